@@ -1,0 +1,251 @@
+// The one narrow interface between the protocol side (server/) and whatever stores files:
+// the cluster router, the NVRAM journal and the log-structured file system all implement
+// `Volume`, and each wraps the one below it (router -> journal -> fs).
+//
+// Design rules every implementation keeps:
+//  * One NFS procedure is one Volume call. That keeps a forwarded request one interconnect
+//    message and a journalled mutation one NVRAM record.
+//  * Every call is synchronous and thread-safe; callers run on executor threads, never on the
+//    network event loop.
+//  * Permission checks happen here, inside the volume, for the credential passed in (`OpContext`),
+//    so that a request forwarded to another node is checked where the inode lives. Export policy
+//    (read-only exports, root squash) is the server's job and is applied before the call.
+//  * Status values are the NFSv3 nfsstat3 numbers, so the server maps nothing.
+//  * Every reply that RFC 1813 gives weak cache consistency data carries it (`Wcc`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nasd::fs {
+
+enum class Status : uint32_t {
+  Ok = 0,
+  Perm = 1,
+  NoEnt = 2,
+  Io = 5,
+  NxIo = 6,
+  Access = 13,
+  Exist = 17,
+  XDev = 18,
+  NoDev = 19,
+  NotDir = 20,
+  IsDir = 21,
+  Inval = 22,
+  FBig = 27,
+  NoSpc = 28,
+  RoFs = 30,
+  MLink = 31,
+  NameTooLong = 63,
+  NotEmpty = 66,
+  DQuot = 69,
+  Stale = 70,
+  Remote = 71,
+  BadHandle = 10001,
+  NotSync = 10002,
+  BadCookie = 10003,
+  NotSupp = 10004,
+  TooSmall = 10005,
+  ServerFault = 10006,
+  BadType = 10007,
+  Jukebox = 10008,
+};
+
+const char* status_name(Status s);
+
+// ftype3 numbering.
+enum class FileType : uint32_t { Reg = 1, Dir = 2, Blk = 3, Chr = 4, Lnk = 5, Sock = 6, Fifo = 7 };
+
+struct Time {
+  int64_t sec = 0;
+  uint32_t nsec = 0;
+  bool operator==(const Time&) const = default;
+};
+
+// What a file handle names inside one volume. `gen` makes a reused inode number stale.
+struct InodeId {
+  uint64_t ino = 0;
+  uint32_t gen = 0;
+  bool operator==(const InodeId&) const = default;
+};
+
+// fattr3.
+struct Attr {
+  FileType type = FileType::Reg;
+  uint32_t mode = 0;  // permission bits and setuid/setgid/sticky only (no S_IFMT)
+  uint32_t nlink = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  uint64_t used = 0;  // bytes of storage actually allocated (sparse files use less)
+  uint32_t rdev_major = 0;
+  uint32_t rdev_minor = 0;
+  uint64_t fsid = 0;
+  uint64_t fileid = 0;
+  Time atime, mtime, ctime;
+};
+
+// wcc_attr: the subset of attributes sampled before an operation.
+struct PreAttr {
+  uint64_t size = 0;
+  Time mtime, ctime;
+};
+
+struct Wcc {
+  std::optional<PreAttr> before;
+  std::optional<Attr> after;
+};
+
+// sattr3.
+enum class TimeHow : uint32_t { DontChange = 0, ServerTime = 1, ClientTime = 2 };
+struct SetAttr {
+  std::optional<uint32_t> mode;
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<uint64_t> size;
+  TimeHow atime_how = TimeHow::DontChange;
+  Time atime;
+  TimeHow mtime_how = TimeHow::DontChange;
+  Time mtime;
+};
+
+// An AUTH_SYS identity after the export's squashing rules were applied.
+struct Cred {
+  uint32_t uid = 65534;
+  uint32_t gid = 65534;
+  std::vector<uint32_t> gids;  // supplementary groups, at most 16 on the wire
+};
+
+// Passed to every call. `journal_seq` and `forced_inode` are set only by the NVRAM journal:
+// the first tags a mutation with the journal record that carries it (the fs persists the highest
+// applied sequence so replay applies each record exactly once); the second makes a replayed
+// CREATE/MKDIR/SYMLINK/MKNOD allocate the very inode the client was originally given.
+struct OpContext {
+  Cred cred;
+  uint64_t journal_seq = 0;
+  std::optional<InodeId> forced_inode;
+};
+
+// ACCESS3 bits.
+enum AccessBits : uint32_t {
+  kAccessRead = 0x01,
+  kAccessLookup = 0x02,
+  kAccessModify = 0x04,
+  kAccessExtend = 0x08,
+  kAccessDelete = 0x10,
+  kAccessExecute = 0x20,
+};
+
+enum class Stability : uint32_t { Unstable = 0, DataSync = 1, FileSync = 2 };
+enum class CreateMode : uint32_t { Unchecked = 0, Guarded = 1, Exclusive = 2 };
+
+struct DirEntry {
+  std::string name;
+  uint64_t fileid = 0;
+  uint64_t cookie = 0;  // resume position after this entry; stable while the entry exists
+  InodeId id;
+  std::optional<Attr> attr;  // filled when the caller asked for attributes (READDIRPLUS)
+};
+
+struct ReaddirResult {
+  std::vector<DirEntry> entries;
+  uint64_t cookieverf = 0;
+  bool eof = false;
+  std::optional<Attr> dir_attr;
+};
+
+struct FsStat {
+  uint64_t total_bytes = 0, free_bytes = 0, avail_bytes = 0;
+  uint64_t total_files = 0, free_files = 0, avail_files = 0;
+  uint32_t invarsec = 0;
+};
+
+// Limits the volume itself imposes; the server combines them with transport limits for FSINFO
+// and PATHCONF.
+struct VolumeLimits {
+  uint64_t max_file_size = 0;
+  uint32_t block_size = 4096;
+  uint32_t link_max = 65000;
+  uint32_t name_max = 255;
+  Time time_delta{0, 1};
+};
+
+class Volume {
+ public:
+  virtual ~Volume() = default;
+
+  virtual uint32_t id() const = 0;
+  virtual InodeId root() const = 0;
+  virtual VolumeLimits limits() const = 0;
+  // Changes whenever data that was written UNSTABLE may have been lost (at each start).
+  virtual uint64_t write_verifier() const = 0;
+
+  virtual Status getattr(const OpContext& ctx, InodeId id, Attr* out) = 0;
+  // `guard_ctime`: SETATTR's guard; NotSync when the object's ctime differs.
+  virtual Status setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
+                         std::optional<Time> guard_ctime, Wcc* wcc) = 0;
+  virtual Status lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
+                        std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) = 0;
+  virtual Status access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
+                        std::optional<Attr>* attr) = 0;
+  virtual Status readlink(const OpContext& ctx, InodeId id, std::string* target,
+                          std::optional<Attr>* attr) = 0;
+  // Reads up to `count` bytes at `offset` into `data` (resized to what was read).
+  virtual Status read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                      std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) = 0;
+  // `committed` is the stability actually achieved (at least `stable`).
+  virtual Status write(const OpContext& ctx, InodeId id, uint64_t offset,
+                       std::span<const uint8_t> data, Stability stable, Stability* committed,
+                       Wcc* wcc) = 0;
+  // Exclusive mode uses `verifier`: a retried exclusive CREATE with the same verifier succeeds
+  // and returns the same object; after it, the client sets the real attributes with SETATTR.
+  virtual Status create(const OpContext& ctx, InodeId dir, std::string_view name, CreateMode mode,
+                        const SetAttr& sa, uint64_t verifier, InodeId* out,
+                        std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
+  virtual Status mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
+                       const SetAttr& sa, InodeId* out, std::optional<Attr>* obj_attr,
+                       Wcc* dir_wcc) = 0;
+  virtual Status symlink(const OpContext& ctx, InodeId dir, std::string_view name,
+                         std::string_view target, const SetAttr& sa, InodeId* out,
+                         std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
+  // type is Chr, Blk, Sock or Fifo; anything else is BadType.
+  virtual Status mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
+                       const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
+                       std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
+  virtual Status remove(const OpContext& ctx, InodeId dir, std::string_view name,
+                        Wcc* dir_wcc) = 0;
+  virtual Status rmdir(const OpContext& ctx, InodeId dir, std::string_view name,
+                       Wcc* dir_wcc) = 0;
+  virtual Status rename(const OpContext& ctx, InodeId from_dir, std::string_view from_name,
+                        InodeId to_dir, std::string_view to_name, Wcc* from_wcc,
+                        Wcc* to_wcc) = 0;
+  virtual Status link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
+                      std::optional<Attr>* file_attr, Wcc* dir_wcc) = 0;
+  // Returns at most `max_entries` entries after `cookie` (0 = from the start), in a stable
+  // order; `eof` when none follow. The caller may drop entries from the tail to fit its reply
+  // (each entry carries its own resume cookie). A cookie the directory cannot resume from is
+  // BadCookie; a non-zero `cookieverf` that no longer matches the directory is BadCookie too.
+  virtual Status readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                         uint32_t max_entries, bool with_attrs, ReaddirResult* out) = 0;
+  virtual Status fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                        std::optional<Attr>* attr) = 0;
+  // Makes everything written to the file so far stable (count 0 = to the end).
+  virtual Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                        Wcc* wcc) = 0;
+};
+
+// How the protocol side finds the volume a file handle names. The cluster router implements it
+// (local volume or a proxy that forwards to the owning node).
+class VolumeResolver {
+ public:
+  virtual ~VolumeResolver() = default;
+  // nullptr when no volume with that id exists anywhere (the handle is stale).
+  virtual Volume* find(uint32_t volume_id) = 0;
+};
+
+}  // namespace nasd::fs

@@ -1,0 +1,90 @@
+// The seam between the ONC RPC transport (server/rpc) and the programs it carries (NFSv3,
+// MOUNT v3). The transport reassembles records, parses the call header and credential,
+// consults the duplicate request cache, and hands the raw argument bytes to a Service on an
+// executor thread. The service decodes its arguments with XDR, runs the procedure and encodes
+// the results; the transport wraps them in the reply header.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nasd::rpc {
+
+enum AuthFlavor : uint32_t { kAuthNone = 0, kAuthSys = 1, kAuthShort = 2 };
+
+// accept_stat (RFC 5531).
+enum class AcceptStat : uint32_t {
+  Success = 0,
+  ProgUnavail = 1,
+  ProgMismatch = 2,
+  ProcUnavail = 3,
+  GarbageArgs = 4,
+  SystemErr = 5,
+};
+
+// auth_stat (RFC 5531), for calls rejected with AUTH_ERROR.
+enum class AuthStat : uint32_t {
+  Ok = 0,
+  BadCred = 1,
+  RejectedCred = 2,
+  BadVerf = 3,
+  RejectedVerf = 4,
+  TooWeak = 5,
+};
+
+// The caller's identity as it arrived on the wire (before any export squashing).
+struct Credential {
+  uint32_t flavor = kAuthNone;
+  uint32_t stamp = 0;
+  std::string machine;
+  uint32_t uid = 65534;
+  uint32_t gid = 65534;
+  std::vector<uint32_t> gids;
+};
+
+struct CallContext {
+  uint32_t xid = 0;
+  uint32_t prog = 0;
+  uint32_t vers = 0;
+  uint32_t proc = 0;
+  Credential cred;
+  sockaddr_storage peer{};
+  socklen_t peer_len = 0;
+  bool tcp = true;
+  uint16_t local_port = 0;  // the port the call arrived on
+};
+
+struct DispatchResult {
+  enum Kind { Accepted, AuthError } kind = Accepted;
+  AcceptStat accept = AcceptStat::Success;
+  AuthStat auth = AuthStat::Ok;
+  // For ProgMismatch: the versions this program supports.
+  uint32_t low_version = 0, high_version = 0;
+};
+
+class Service {
+ public:
+  virtual ~Service() = default;
+  virtual uint32_t program() const = 0;
+  virtual uint32_t low_version() const = 0;
+  virtual uint32_t high_version() const = 0;
+  // Number of procedures in the program (procedures are 0..num_procs()-1), and their names for
+  // statistics.
+  virtual uint32_t num_procs() const = 0;
+  virtual std::string_view proc_name(uint32_t proc) const = 0;
+  // True for non-idempotent procedures whose replies the duplicate request cache keeps
+  // (CREATE, REMOVE, RENAME, WRITE, ...).
+  virtual bool cacheable(uint32_t proc) const = 0;
+  // Decodes `args`, runs the procedure, and appends the XDR-encoded results to `results`.
+  // Called concurrently from executor threads. `results` is only sent when the returned kind is
+  // Accepted and the status Success.
+  virtual DispatchResult dispatch(const CallContext& call, std::span<const uint8_t> args,
+                                  std::vector<uint8_t>* results) = 0;
+};
+
+}  // namespace nasd::rpc
