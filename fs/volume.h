@@ -249,3 +249,19 @@ class VolumeResolver {
 };
 
 }  // namespace nasd::fs
+
+namespace nasd::fs {
+
+// What the NVRAM journal needs of the volume below it: how far the volume's own stable state
+// reaches, counted in journal sequence numbers (OpContext::journal_seq), and a way to push it.
+// The file system keeps its on-disk state a prefix of the operations applied to it, so after a
+// crash it recovers to some `durable_seq()` and the journal replays every record after it.
+class JournalTarget : public Volume {
+ public:
+  // Highest journal_seq whose effects (and all before it) are on stable storage.
+  virtual uint64_t durable_seq() const = 0;
+  // Writes everything applied so far to stable storage; returns the new durable_seq.
+  virtual Status flush(uint64_t* durable_seq) = 0;
+};
+
+}  // namespace nasd::fs
