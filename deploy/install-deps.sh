@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nasd builds, runs and is tested with (see README: Dependencies).
+# Idempotent; skips apt entirely when everything is already there.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libtirpc-dev rpcbind liburing-dev libboost-dev libjemalloc-dev libssl-dev
+  libgtest-dev libgmock-dev
+  libnfs-dev libnfs-utils
+  nfs-ganesha nfs-ganesha-vfs
+  tshark gnuplot-nox
+  clang libclang-rt-14-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+# tshark asks whether non-root users may capture; answer for it.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

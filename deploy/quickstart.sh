@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian machine to a serving one-node nasd: installs the packages,
+# builds, and starts the server with the embedded default export /r/v0 (an LFS volume in a
+# backing file under ./data). Stop it with deploy/stop-node.sh.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+"$ROOT/deploy/install-deps.sh"
+"$ROOT/deploy/build.sh"
+exec "$ROOT/deploy/start-node.sh" "$@"

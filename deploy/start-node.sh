@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Starts one nasd node in the background from a config (default: deploy/nasd.conf) and waits
+# until it accepts NFS connections. Logs go to <data_dir>/nasd.log.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+CONF="$(realpath "${1:-$ROOT/deploy/nasd.conf}")"
+conf_get() { # section key -> value (first match), comments stripped
+  awk -v sec="$1" -v key="$2" '
+    /^\[/ { insec = ($0 ~ "^\\[" sec "[] ]") }
+    insec { sub(/#.*/, ""); split($0, kv, "="); gsub(/[ \t]/, "", kv[1]); if (kv[1] == key) { v = substr($0, index($0, "=") + 1); gsub(/^[ \t]+|[ \t]+$/, "", v); print v; exit } }' "$CONF"
+}
+DATA="$(conf_get node data_dir)"; case "$DATA" in /*) ;; *) DATA="$(dirname "$CONF")/$DATA" ;; esac
+mkdir -p "$DATA"; DATA="$(realpath "$DATA")"
+PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
+if [ -f "$DATA/nasd.pid" ] && kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
+  echo "nasd already running (pid $(cat "$DATA/nasd.pid"))"; exit 0
+fi
+nohup "$BUILD_DIR/cluster/nasd" --config "$CONF" >>"$DATA/nasd.log" 2>&1 &
+echo $! > "$DATA/nasd.pid"
+for _ in $(seq 1 100); do
+  if ! kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
+    echo "nasd exited during start-up; last log lines:"; tail -20 "$DATA/nasd.log"; exit 1
+  fi
+  if (exec 3<>"/dev/tcp/$ADDR/$PORT") 2>/dev/null; then
+    MPORT="$(conf_get node mount_port)"
+    echo "nasd is serving NFSv3 on $ADDR:$PORT (pid $(cat "$DATA/nasd.pid"), log $DATA/nasd.log)"
+    echo "try:  nfs-ls 'nfs://$ADDR/r/v0?nfsport=$PORT&mountport=$MPORT&version=3'"
+    echo "stats: $BUILD_DIR/server/admin/nasd-admin --socket $DATA/nasd.sock stats"
+    exit 0
+  fi
+  sleep 0.2
+done
+echo "nasd did not open $ADDR:$PORT within 20 s; see $DATA/nasd.log"; exit 1
