@@ -71,6 +71,8 @@ class Service {
  public:
   virtual ~Service() = default;
   virtual uint32_t program() const = 0;
+  // A short name for statistics and logs ("nfs", "mount"); empty prints the program number.
+  virtual std::string_view program_name() const { return {}; }
   virtual uint32_t low_version() const = 0;
   virtual uint32_t high_version() const = 0;
   // Number of procedures in the program (procedures are 0..num_procs()-1), and their names for

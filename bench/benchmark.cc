@@ -1,0 +1,159 @@
+#include "bench/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "bench/clock.h"
+#include "bench/load_worker.h"
+#include "bench/report_math.h"
+
+namespace nasd::bench {
+
+namespace {
+
+constexpr int64_t kStartDelayNs = 200000000;  // lets every thread reach its loop before step 1
+
+std::string local_time_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", std::localtime(&t));
+  return buf;
+}
+
+// Runs `fn(worker)` on one thread per worker; the first error wins.
+void for_each_worker(std::vector<std::unique_ptr<LoadWorker>>& workers,
+                     const std::function<bool(LoadWorker&, std::string*)>& fn) {
+  std::mutex mu;
+  std::string first_error;
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    threads.emplace_back([&, wp = w.get()] {
+      std::string error;
+      if (!fn(*wp, &error)) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.empty()) first_error = error;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (!first_error.empty()) throw RunError(first_error);
+}
+
+void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, const Timeline& timeline,
+                    const RunConfig& config, const ProgressFn& progress, const std::atomic<bool>& done) {
+  uint64_t last_ok = 0, last_lat = 0;
+  int64_t last_t = monotonic_ns();
+  while (!done.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int64_t now = monotonic_ns();
+    if (now - last_t < 1000000000 && !done.load()) continue;
+    uint64_t ok = 0, lat = 0, errors = 0;
+    for (const auto& w : workers) {
+      ok += w->live().ok.load(std::memory_order_relaxed);
+      lat += w->live().latency_ns.load(std::memory_order_relaxed);
+      errors += w->live().errors.load(std::memory_order_relaxed);
+    }
+    Progress p;
+    p.steps = timeline.steps();
+    std::optional<size_t> step = timeline.step_at(now);
+    p.step = step ? *step + 1 : timeline.steps();
+    p.requested_ops = config.loads[p.step - 1];
+    p.warmup = step && now < timeline.measure_start(*step);
+    p.elapsed_s = static_cast<double>(now - timeline.step_start(0)) / 1e9;
+    p.total_s = static_cast<double>(timeline.end() - timeline.step_start(0)) / 1e9;
+    double dt = static_cast<double>(now - last_t) / 1e9;
+    p.achieved_ops = dt > 0 ? static_cast<double>(ok - last_ok) / dt : 0;
+    p.mean_ms = ok > last_ok ? static_cast<double>(lat - last_lat) / static_cast<double>(ok - last_ok) / 1e6 : 0;
+    p.errors = errors;
+    if (now >= timeline.step_start(0)) progress(p);
+    last_ok = ok;
+    last_lat = lat;
+    last_t = now;
+  }
+}
+
+}  // namespace
+
+void summarize(const RunConfig& config, RunResult* result) {
+  std::vector<CurvePoint> curve;
+  double seconds = config.step_seconds;
+  for (size_t i = 0; i < result->steps.size(); ++i) {
+    StepResult& s = result->steps[i];
+    s.requested_ops = config.loads[i];
+    s.ok = s.stats.ok();
+    s.errors = s.stats.errors();
+    s.achieved_ops = seconds > 0 ? static_cast<double>(s.ok) / seconds : 0;
+    LatencyHistogram all = s.stats.latency();
+    s.mean_ms = all.mean_ms();
+    s.p50_ms = all.percentile_ms(50);
+    s.p99_ms = all.percentile_ms(99);
+    s.missed = missed_requested_load(s.requested_ops, s.achieved_ops, config.tolerance_pct);
+    curve.push_back({s.achieved_ops, s.mean_ms});
+  }
+  int peak = peak_index(curve);
+  result->peak_ops = peak >= 0 ? curve[peak].ops_per_sec : 0;
+  result->overall_response_ms = overall_response_time(curve);
+}
+
+RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
+  if (config.targets.empty()) throw RunError("no targets");
+  if (config.loads.empty()) throw RunError("no load steps");
+  RunResult result;
+  result.started_at = local_time_now();
+
+  FilesetParams fp;
+  fp.peak_ops = *std::max_element(config.loads.begin(), config.loads.end());
+  fp.mib_per_op = config.mib_per_op;
+  fp.workers = config.processes;
+  fp.targets = config.targets.size();
+  fp.files_per_dir = config.files_per_dir;
+  fp.seed = config.seed;
+  result.shape = plan_fileset(fp);
+
+  std::vector<std::unique_ptr<LoadWorker>> workers;
+  for (size_t i = 0; i < config.processes; ++i) {
+    WorkerOptions wo;
+    wo.id = i;
+    wo.workers = config.processes;
+    wo.max_in_flight = config.max_in_flight;
+    wo.timeout_ms = config.timeout_ms;
+    wo.seed = config.seed;
+    wo.executor.io_size = config.io_size;
+    wo.executor.unstable_writes = config.mix.percent(OpType::kCommit) > 0;
+    workers.push_back(std::make_unique<LoadWorker>(config.targets, config.mix, wo));
+  }
+
+  int64_t build_start = monotonic_ns();
+  for_each_worker(workers, [&](LoadWorker& w, std::string* err) {
+    return w.connect(err) && w.build_fileset(result.shape, config.workdir, err);
+  });
+  result.build_seconds = static_cast<double>(monotonic_ns() - build_start) / 1e9;
+  for (const auto& w : workers) result.fileset_bytes += w->fileset_bytes();
+  for (const auto& s : workers[0]->sessions()) result.facts.push_back(s->facts());
+
+  auto ns = [](double s) { return static_cast<int64_t>(s * 1e9); };
+  Timeline timeline(monotonic_ns() + kStartDelayNs, ns(config.warmup_seconds), ns(config.step_seconds),
+                    config.loads.size());
+  std::atomic<bool> done{false};
+  std::thread watcher;
+  if (progress) watcher = std::thread([&] { watch_progress(workers, timeline, config, progress, done); });
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&, wp = w.get()] { wp->run(timeline, config.loads); });
+  for (auto& t : threads) t.join();
+  done = true;
+  if (watcher.joinable()) watcher.join();
+
+  result.steps.resize(config.loads.size());
+  for (const auto& w : workers) {
+    for (size_t i = 0; i < result.steps.size(); ++i) result.steps[i].stats.merge(w->step_stats()[i]);
+    result.refused += w->refused();
+  }
+  summarize(config, &result);
+  return result;
+}
+
+}  // namespace nasd::bench

@@ -1,0 +1,79 @@
+// A whole run: connect every worker to every target, build the fileset, run the load steps on
+// one shared timeline, and turn what the workers measured into per-step results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/fileset_plan.h"
+#include "bench/mix.h"
+#include "bench/nfs_session.h"
+#include "bench/stats.h"
+#include "bench/target.h"
+
+namespace nasd::bench {
+
+struct RunConfig {
+  std::vector<Target> targets;
+  size_t processes = 2;
+  std::vector<double> loads;      // requested ops/s per step, in run order
+  double warmup_seconds = 5;
+  double step_seconds = 30;
+  OpMix mix = OpMix::specsfs2008();
+  double mib_per_op = 120;
+  size_t files_per_dir = 30;
+  std::string workdir;            // one path component under every export root
+  double tolerance_pct = 10;
+  size_t max_in_flight = 64;      // per process
+  uint32_t io_size = 32768;
+  int timeout_ms = 10000;
+  uint64_t seed = 1;
+};
+
+struct StepResult {
+  double requested_ops = 0;
+  double achieved_ops = 0;
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  uint64_t ok = 0, errors = 0;
+  bool missed = false;
+  StepStats stats;
+};
+
+struct RunResult {
+  std::vector<StepResult> steps;
+  double peak_ops = 0;
+  double overall_response_ms = 0;
+  FilesetShape shape;              // per process and target
+  uint64_t fileset_bytes = 0;      // all processes, all targets, as created
+  double build_seconds = 0;
+  std::vector<ServerFacts> facts;  // per target, as seen by the first process
+  std::string started_at;          // local time, for the report
+  uint64_t refused = 0;            // requests libnfs would not queue
+};
+
+// Turn merged per-step stats into results (throughput, latency, MISSED) and the run summary.
+void summarize(const RunConfig& config, RunResult* result);
+
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Status for the progress line, delivered about once a second from the controlling thread.
+struct Progress {
+  size_t step = 0, steps = 0;
+  double requested_ops = 0;
+  double elapsed_s = 0, total_s = 0;
+  double achieved_ops = 0;  // over the last interval
+  double mean_ms = 0;       // over the last interval
+  uint64_t errors = 0;      // since the start
+  bool warmup = false;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+// Throws RunError when a target cannot be mounted or the fileset cannot be built.
+RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress);
+
+}  // namespace nasd::bench

@@ -1,0 +1,26 @@
+#include "bench/csv_writer.h"
+
+#include <iomanip>
+
+namespace nasd::bench {
+
+void write_csv(std::ostream& out, const RunResult& r) {
+  out << "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op\n";
+  out << std::fixed;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const StepResult& s = r.steps[i];
+    out << i + 1 << ',' << std::setprecision(1) << s.requested_ops << ',' << s.achieved_ops << ','
+        << std::setprecision(3) << s.mean_ms << ',' << s.p50_ms << ',' << s.p99_ms << ',' << s.ok << ','
+        << s.errors << ',' << s.stats.late_issues << ',' << (s.missed ? 1 : 0) << ',';
+    bool first = true;
+    for (OpType op : kAllOpTypes) {
+      uint64_t n = s.stats.per_op[index_of(op)].errors;
+      if (n == 0) continue;
+      out << (first ? "" : ";") << op_name(op) << '=' << n;
+      first = false;
+    }
+    out << '\n';
+  }
+}
+
+}  // namespace nasd::bench

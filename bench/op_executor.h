@@ -1,0 +1,56 @@
+// Sends one NFS procedure of a given type at a randomly chosen object of a worker's fileset and
+// reports the reply. Each call is a single raw libnfs rpc_nfs3_*_async call, so what is counted
+// is exactly what the server executed.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "bench/fileset.h"
+#include "bench/nfs_session.h"
+#include "bench/op_type.h"
+
+namespace nasd::bench {
+
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  // `status` is the reply's nfsstat3 (0 = NFS3_OK) or kRpcFailure; times are monotonic_ns().
+  virtual void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns) = 0;
+};
+
+struct ExecutorOptions {
+  uint32_t io_size = 32768;     // READ/WRITE transfer size, capped by the server's rtmax/wtmax
+  bool unstable_writes = false; // UNSTABLE when the mix has COMMIT to make them stable, else FILE_SYNC
+};
+
+class OpExecutor {
+ public:
+  OpExecutor(NfsSession& session, Fileset& fileset, ReplySink& sink, const ExecutorOptions& options,
+             size_t worker_id);
+
+  // Queues the request; false when libnfs refused it (no reply will come).
+  bool issue(OpType op, std::mt19937_64& rng);
+  size_t in_flight() const { return in_flight_; }
+
+ private:
+  struct Pending;
+  static void on_rpc_reply(rpc_context* rpc, int status, void* data, void* private_data);
+  bool send(Pending* p, OpType op, std::mt19937_64& rng);
+  size_t pick(size_t n, std::mt19937_64& rng) const;
+  const FileHandle& any_object(std::mt19937_64& rng) const;
+  uint64_t pick_offset(uint64_t size, uint32_t count, std::mt19937_64& rng) const;
+
+  NfsSession& session_;
+  Fileset& fileset_;
+  ReplySink& sink_;
+  ExecutorOptions options_;
+  std::string worker_tag_;
+  std::string write_buffer_;
+  uint64_t created_ = 0;
+  size_t in_flight_ = 0;
+  uint32_t mode_flip_ = 0;
+};
+
+}  // namespace nasd::bench

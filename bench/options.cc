@@ -1,0 +1,166 @@
+#include "bench/options.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <map>
+
+#include "bench/step_plan.h"
+
+namespace nasd::bench {
+
+namespace {
+
+double number(const std::string& opt, const std::string& v, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno != 0 || !std::isfinite(d) || d < lo || d > hi) {
+    throw UsageError(opt + ": '" + v + "' is not a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return d;
+}
+
+size_t count(const std::string& opt, const std::string& v, size_t lo, size_t hi) {
+  double d = number(opt, v, static_cast<double>(lo), static_cast<double>(hi));
+  if (d != std::floor(d)) throw UsageError(opt + ": '" + v + "' is not a whole number");
+  return static_cast<size_t>(d);
+}
+
+std::string default_workdir() {
+  return "loadgen-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(getpid());
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(usage: nasd-loadgen [run] --target URL [--target URL ...] (--load OPS [--steps N] | --loads A,B,C) [options]
+       nasd-loadgen plot results.csv [more.csv ...] out.png|out.svg
+
+Targets (each process mounts every target and rotates over them):
+  --target URL            nfs://server[:port]/export[?nfsport=N&mountport=M&uid=U&gid=G] or server:/export
+Load:
+  --load OPS              peak requested load (ops/s); with --steps N, run N steps of OPS/N .. OPS
+  --steps N               number of evenly spaced steps (default 10)
+  --loads A,B,C           explicit requested loads instead of --load/--steps
+  --step-seconds S        measured time per step (default 30)
+  --warmup-seconds S      unmeasured time before each step's measurement (default 5)
+  --processes N           load processes (threads), each with its own connections (default 2)
+  --max-inflight N        requests in flight per process before sends are late (default 64)
+  --tolerance PCT         a step achieving less than (100-PCT)% of its load is MISSED (default 10)
+Workload:
+  --mix NAME              specsfs2008 (default) or sfs97_r1
+  --mix-file FILE         custom mix: `op percent` lines adding up to 100
+  --fileset-mib-per-op X  fileset MiB per requested op/s (SPECsfs2008: 120, the default)
+  --files-per-dir N       files per directory (default 30)
+  --io-size BYTES         READ/WRITE size (default 32768, capped by the server)
+  --workdir NAME          directory created under every export (default loadgen-<time>-<pid>)
+  --seed N                random seed (default 1)
+  --timeout-ms MS         give up on a silent server after MS (default 10000)
+Output:
+  --report FILE           ASCII report (default: stdout)
+  --csv FILE              one row per step
+  --plot FILE             also draw response time against throughput (.png or .svg)
+  --server-name TEXT      system under test, for the report header
+  --notes TEXT            free text for the report's notes
+  --quiet                 no progress line on stderr
+)";
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  double peak = 0;
+  size_t steps = 10;
+  std::string load_list, mix_name, mix_file;
+  bool have_load = false, have_steps = false;
+
+  using Handler = std::function<void(const std::string&)>;
+  const std::map<std::string, Handler> with_value = {
+      {"--target", [&](const std::string& v) {
+         try {
+           o.config.targets.push_back(parse_target(v));
+         } catch (const TargetError& e) {
+           throw UsageError(std::string("--target: ") + e.what());
+         }
+       }},
+      {"--load", [&](const std::string& v) { peak = number("--load", v, 1e-6, 1e9); have_load = true; }},
+      {"--steps", [&](const std::string& v) { steps = count("--steps", v, 1, 1000); have_steps = true; }},
+      {"--loads", [&](const std::string& v) { load_list = v; }},
+      {"--step-seconds", [&](const std::string& v) { o.config.step_seconds = number("--step-seconds", v, 0.1, 1e6); }},
+      {"--warmup-seconds", [&](const std::string& v) { o.config.warmup_seconds = number("--warmup-seconds", v, 0, 1e6); }},
+      {"--processes", [&](const std::string& v) { o.config.processes = count("--processes", v, 1, 1024); }},
+      {"--max-inflight", [&](const std::string& v) { o.config.max_in_flight = count("--max-inflight", v, 1, 65536); }},
+      {"--tolerance", [&](const std::string& v) { o.config.tolerance_pct = number("--tolerance", v, 0, 100); }},
+      {"--mix", [&](const std::string& v) { mix_name = v; }},
+      {"--mix-file", [&](const std::string& v) { mix_file = v; }},
+      {"--fileset-mib-per-op", [&](const std::string& v) { o.config.mib_per_op = number("--fileset-mib-per-op", v, 0, 1e6); }},
+      {"--files-per-dir", [&](const std::string& v) { o.config.files_per_dir = count("--files-per-dir", v, 1, 1000000); }},
+      {"--io-size", [&](const std::string& v) { o.config.io_size = static_cast<uint32_t>(count("--io-size", v, 1, 1 << 20)); }},
+      {"--workdir", [&](const std::string& v) {
+         if (v.empty() || v.find('/') != std::string::npos || v == "." || v == "..") {
+           throw UsageError("--workdir: '" + v + "' must be a single path component");
+         }
+         o.config.workdir = v;
+       }},
+      {"--seed", [&](const std::string& v) { o.config.seed = count("--seed", v, 0, 1e15); }},
+      {"--timeout-ms", [&](const std::string& v) { o.config.timeout_ms = static_cast<int>(count("--timeout-ms", v, 100, 3600000)); }},
+      {"--report", [&](const std::string& v) { o.report_path = v; }},
+      {"--csv", [&](const std::string& v) { o.csv_path = v; }},
+      {"--plot", [&](const std::string& v) { o.plot_path = v; }},
+      {"--server-name", [&](const std::string& v) { o.labels.system_under_test = v; }},
+      {"--notes", [&](const std::string& v) { o.labels.notes = v; }},
+  };
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i], value;
+    bool inline_value = false;
+    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      inline_value = true;
+    }
+    if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (auto h = with_value.find(a); h != with_value.end()) {
+      if (!inline_value) {
+        if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+        value = args[++i];
+      }
+      h->second(value);
+    } else {
+      throw UsageError("unknown option '" + args[i] + "'");
+    }
+  }
+  if (o.help) return o;
+
+  if (o.config.targets.empty()) throw UsageError("at least one --target is required");
+  try {
+    if (!load_list.empty()) {
+      if (have_load || have_steps) throw UsageError("--loads cannot be combined with --load/--steps");
+      o.config.loads = parse_load_list(load_list);
+    } else if (have_load) {
+      o.config.loads = evenly_spaced_loads(peak, static_cast<int>(steps));
+    } else {
+      throw UsageError("give the requested load with --load OPS [--steps N] or --loads A,B,C");
+    }
+  } catch (const StepPlanError& e) {
+    throw UsageError(e.what());
+  }
+  try {
+    if (!mix_file.empty() && !mix_name.empty()) throw UsageError("--mix and --mix-file are exclusive");
+    if (!mix_file.empty()) o.config.mix = OpMix::load(mix_file);
+    if (!mix_name.empty()) o.config.mix = OpMix::builtin(mix_name);
+  } catch (const MixError& e) {
+    throw UsageError(e.what());
+  }
+  if (o.config.workdir.empty()) o.config.workdir = default_workdir();
+  return o;
+}
+
+}  // namespace nasd::bench

@@ -1,0 +1,168 @@
+#include "bench/report_writer.h"
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+namespace nasd::bench {
+
+namespace {
+
+const char* const kRule = "================================================================================";
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fixed(bytes, u == 0 ? 0 : 1) + " " + units[u];
+}
+
+void heading(std::ostream& out, const std::string& title, char underline) {
+  out << title << '\n' << std::string(title.size(), underline) << '\n';
+}
+
+void row(std::ostream& out, const std::string& name, const std::string& value) {
+  out << std::left << std::setw(36) << name << value << '\n';
+}
+
+void performance(std::ostream& out, const RunResult& r) {
+  heading(out, "Performance", '=');
+  out << "    Throughput        Response       Requested\n"
+      << "    (ops/sec)          (msec)        (ops/sec)    Notes\n"
+      << "---------------------  ----------   -----------  ------\n";
+  for (const StepResult& s : r.steps) {
+    out << std::right << std::setw(13) << fixed(s.achieved_ops, 0) << std::setw(18) << fixed(s.mean_ms, 2)
+        << std::setw(15) << fixed(s.requested_ops, 0) << "    " << (s.missed ? "MISSED" : "") << '\n';
+  }
+}
+
+void server_configuration(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  heading(out, "Server Configuration", '=');
+  for (size_t i = 0; i < c.targets.size(); ++i) {
+    out << "Target " << i + 1 << "  " << c.targets[i].text << '\n';
+    if (i < r.facts.size()) {
+      const ServerFacts& f = r.facts[i];
+      row(out, "  Max Read / Write Transfer", std::to_string(f.rtmax) + " / " + std::to_string(f.wtmax) + " bytes");
+      row(out, "  Exported Capacity (FSSTAT)", human_bytes(static_cast<double>(f.total_bytes)) + ", " +
+                                                  human_bytes(static_cast<double>(f.free_bytes)) + " free");
+      row(out, "  Files (FSSTAT)", std::to_string(f.total_files) + ", " + std::to_string(f.free_files) + " free");
+    }
+  }
+}
+
+void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  heading(out, "Load Generator (LG) Configuration", '=');
+  heading(out, "Benchmark Parameters", '-');
+  row(out, "Network Attached Storage Type", "NFS V3 over TCP (libnfs raw RPC)");
+  row(out, "Number of Load Generators", "1");
+  row(out, "Number of Processes per LG", std::to_string(c.processes));
+  row(out, "Max Requests in Flight per Process", std::to_string(c.max_in_flight));
+  row(out, "Transfer Size", std::to_string(c.io_size) + " bytes (capped by rtmax/wtmax)");
+  row(out, "Fileset Size", human_bytes(static_cast<double>(r.fileset_bytes)) + " (" +
+                               fixed(c.mib_per_op, 3) + " MiB per requested op/s)");
+  std::ostringstream shape;
+  shape << r.shape.dirs << " dirs, " << r.shape.file_sizes.size() << " files, " << r.shape.symlinks
+        << " symlinks, " << r.shape.spares << " spares per process per target";
+  row(out, "Fileset Layout", shape.str());
+  row(out, "Fileset Build Time", fixed(r.build_seconds, 1) + " s");
+  row(out, "Operation Mix", c.mix.name());
+  row(out, "  Proportions", c.mix.describe());
+  row(out, "Warmup / Measured Time per Step", fixed(c.warmup_seconds, 1) + " s / " + fixed(c.step_seconds, 1) + " s");
+  row(out, "Missed-Load Tolerance", fixed(c.tolerance_pct, 1) + "%");
+  row(out, "Pacing", "open loop, requests due on a fixed schedule per process");
+  out << '\n';
+  heading(out, "Testbed Configuration", '-');
+  out << "LG No  Processes  Target Filesystems\n"
+      << "-----  ---------  ------------------\n";
+  std::string targets;
+  for (size_t i = 0; i < c.targets.size(); ++i) targets += (i ? ", " : "") + c.targets[i].export_path;
+  out << std::left << std::setw(7) << "1" << std::setw(11) << ("1.." + std::to_string(c.processes)) << targets << '\n';
+}
+
+void uniform_access(std::ostream& out, const RunConfig& c) {
+  heading(out, "Uniform Access Rule Compliance", '=');
+  out << "Each of the " << c.processes << " processes has its own connection to each of the "
+      << c.targets.size() << " targets and its own part of the fileset on each, and sends its\n"
+      << "requests to the targets in strict rotation, so every process accesses every target equally.\n";
+}
+
+void errors(std::ostream& out, const RunResult& r) {
+  heading(out, "Errors", '=');
+  bool any = false;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    for (OpType op : kAllOpTypes) {
+      const OpCounters& c = r.steps[i].stats.per_op[index_of(op)];
+      if (c.errors == 0) continue;
+      any = true;
+      out << "Step " << i + 1 << "  " << std::left << std::setw(12) << op_name(op) << c.errors << " (";
+      bool first = true;
+      for (const auto& [status, n] : c.errors_by_status) {
+        out << (first ? "" : ", ")
+            << (status == kRpcFailure ? std::string("RPC failure") : std::string(nfsstat3_to_str(status))) << " " << n;
+        first = false;
+      }
+      out << ")\n";
+    }
+  }
+  if (!any) out << "None.\n";
+  if (r.refused) out << r.refused << " requests could not be queued by the client library.\n";
+}
+
+void achieved_mix(std::ostream& out, const RunResult& r) {
+  heading(out, "Achieved Operation Mix (all measured intervals)", '=');
+  StepStats all;
+  for (const StepResult& s : r.steps) all.merge(s.stats);
+  uint64_t total = all.ok();
+  out << "Operation      Count    Share   Mean msec   p99 msec\n"
+      << "-----------  --------  ------  ----------  ---------\n";
+  for (OpType op : kAllOpTypes) {
+    const OpCounters& c = all.per_op[index_of(op)];
+    if (c.ok == 0 && c.errors == 0) continue;
+    double share = total ? 100.0 * static_cast<double>(c.ok) / static_cast<double>(total) : 0;
+    out << std::left << std::setw(11) << op_name(op) << std::right << std::setw(10) << c.ok << std::setw(7)
+        << fixed(share, 1) << "%" << std::setw(12) << fixed(c.latency.mean_ms(), 3) << std::setw(11)
+        << fixed(c.latency.percentile_ms(99), 3) << '\n';
+  }
+  out << "Requests sent late (in-flight cap reached): " << all.late_issues << '\n';
+}
+
+}  // namespace
+
+void write_report(std::ostream& out, const RunConfig& c, const RunResult& r, const ReportLabels& labels) {
+  out << "nasd-loadgen NFSv3 Result (SPECsfs2008-style workload, not a SPEC result)\n" << kRule << '\n';
+  out << labels.system_under_test << '\n';
+  out << "nasd-loadgen " << c.mix.name() << " = " << fixed(r.peak_ops, 0) << " Ops/Sec (Overall Response Time = "
+      << fixed(r.overall_response_ms, 2) << " msec)\n";
+  out << kRule << "\n\n";
+  performance(out, r);
+  out << kRule << "\n\n";
+  server_configuration(out, c, r);
+  out << '\n';
+  load_configuration(out, c, r);
+  out << '\n';
+  uniform_access(out, c);
+  out << '\n';
+  errors(out, r);
+  out << '\n';
+  achieved_mix(out, r);
+  if (!labels.notes.empty()) {
+    out << '\n';
+    heading(out, "Other Notes", '=');
+    out << labels.notes << '\n';
+  }
+  out << kRule << '\n' << "Started " << r.started_at << "; generated by nasd-loadgen\n";
+}
+
+}  // namespace nasd::bench

@@ -1,0 +1,129 @@
+#include "cluster/node.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "fs/lfs/lfs_volume.h"
+#include "fs/lfs/options.h"
+#include "nvram/journal.h"
+#include "nvram/journal_options.h"
+#include "nvram/journal_volume.h"
+#include "server/admin/command_registry.h"
+#include "server/admin/control_socket.h"
+#include "server/admin/stats_command.h"
+#include "server/nfs/exports/exports.h"
+#include "server/nfs/handle/handle_codec.h"
+#include "server/nfs/mount/mount_service.h"
+#include "server/nfs/mount/mount_table.h"
+#include "server/nfs/nfs3/nfs3_service.h"
+#include "server/rpc/rpc_server.h"
+#include "server/rpc/rpc_server_options.h"
+
+namespace nasd::cluster {
+namespace {
+
+constexpr uint32_t kNfsProgram = 100003;
+constexpr uint32_t kMountProgram = 100005;
+
+void log_line(const std::string& text) { std::fprintf(stderr, "nasd: %s\n", text.c_str()); }
+
+}  // namespace
+
+Node::Node(Config config)
+    : config_(std::move(config)), options_(NodeOptions::from_config(config_)) {}
+
+Node::~Node() { stop(); }
+
+void Node::start() {
+  if (started_) throw std::logic_error("node started twice");
+  lock_ = std::make_unique<DataDirLock>(options_.data_dir);
+  umask(022);
+  journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_));
+  volumes_ = std::make_shared<LocalVolumes>();
+  open_volumes();
+  start_rpc();
+  start_admin();
+  started_ = true;
+}
+
+// Each volume is recovered in two steps before it is served: the LFS rolls forward from its
+// last checkpoint to the last complete log unit, then the journal replays every record that
+// the LFS had not yet absorbed. Only then do clients see it.
+void Node::open_volumes() {
+  auto sections = config_.sections("volume");
+  if (sections.empty()) throw ConfigError(config_.origin() + ": no [volume NAME] section");
+  for (const ConfigSection* s : sections) {
+    fs::LfsOptions opts = fs::LfsOptions::from_config(*s, config_, options_.data_dir);
+    std::string err;
+    if (!std::filesystem::exists(opts.backing)) {
+      log_line("volume " + s->name() + ": creating " + opts.backing);
+      if (!fs::LfsVolume::mkfs(opts, &err))
+        throw std::runtime_error("volume " + s->name() + ": mkfs failed: " + err);
+    }
+    std::shared_ptr<fs::LfsVolume> lfs = fs::LfsVolume::open(opts, &err);
+    if (!lfs) throw std::runtime_error("volume " + s->name() + ": " + err);
+    auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
+    nvram::ReplayReport r = journaled->recover();
+    std::ostringstream msg;
+    msg << "volume " << s->name() << " (id " << lfs->id() << "): recovered to journal seq "
+        << r.durable_seq_before << ", replayed " << r.applied << " of " << r.records
+        << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
+    log_line(msg.str());
+    lfs_.push_back(lfs);
+    journaled_.push_back(journaled);
+    volumes_->add(journaled);
+  }
+}
+
+void Node::start_rpc() {
+  const ConfigSection* node = config_.section("node");
+  rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
+  ro.log = log_line;
+  auto exports = nfs::Exports::from_config(config_);
+  auto handles = nfs::HandleCodec::from_key_file(options_.handle_key);
+  auto mounts = std::make_shared<nfs::MountTable>(options_.in_data_dir("rmtab"));
+  rpc_ = std::make_unique<rpc::RpcServer>(ro);
+  rpc_->add_service(std::make_shared<nfs::Nfs3Service>(volumes_, exports, handles));
+  rpc_->add_service(std::make_shared<nfs::MountService>(volumes_, exports, handles, mounts));
+  rpc_->start();
+  const auto& ports = rpc_->bound_ports();
+  rpc_->register_with_rpcbind(kNfsProgram, 3, ports.at(0));
+  for (uint32_t v = 1; v <= 3; v++) rpc_->register_with_rpcbind(kMountProgram, v, ports.at(1));
+}
+
+void Node::start_admin() {
+  commands_ = std::make_unique<admin::CommandRegistry>();
+  admin::add_stats_command(*commands_, rpc_->stats());
+  commands_->add_command("nvram", "NVRAM journal fill level, commits, flushes, mirror state",
+                         [this](const std::vector<std::string>&) { return journal_->status(); });
+  commands_->add_command("volumes", "volumes of this node: id, name, backing, space, cleaner",
+                         [this](const std::vector<std::string>&) { return volumes_status(); });
+  control_ = std::make_unique<admin::ControlSocket>(options_.admin_socket, *commands_);
+  control_->start();
+}
+
+std::string Node::volumes_status() const {
+  std::ostringstream out;
+  for (const auto& v : lfs_) out << v->status_text() << "\n";
+  return out.str();
+}
+
+void Node::stop() {
+  if (!started_) return;
+  started_ = false;
+  if (control_) control_->stop();
+  if (rpc_) rpc_->stop();
+  if (journal_) journal_->shutdown();
+  journaled_.clear();
+  for (auto& v : lfs_) v->close();
+  lfs_.clear();
+  volumes_.reset();
+  journal_.reset();
+  lock_.reset();
+}
+
+}  // namespace nasd::cluster

@@ -1,0 +1,67 @@
+// A nasd node: everything one process serves, wired in request-flow order from the bottom up:
+// volumes (LFS) -> NVRAM journal (replayed before anything is served) -> name space -> NFS and
+// MOUNT programs -> RPC transport, plus the admin control socket.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/data_dir_lock.h"
+#include "cluster/local_volumes.h"
+#include "cluster/node_options.h"
+#include "util/config.h"
+
+namespace nasd::fs {
+class LfsVolume;
+}
+namespace nasd::nvram {
+class Journal;
+class JournalVolume;
+}
+namespace nasd::rpc {
+class RpcServer;
+}
+namespace nasd::admin {
+class CommandRegistry;
+class ControlSocket;
+}
+
+namespace nasd::cluster {
+
+class Node {
+ public:
+  explicit Node(Config config);
+  ~Node();  // stop()
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Opens (creating on first start) the journal and volumes, replays the journal, then starts
+  // serving. Throws with a message that names what failed; nothing keeps running after a throw.
+  void start();
+  // Clean stop: no new requests, running ones finish, the journal drains into the volumes and
+  // each volume writes a checkpoint. Idempotent.
+  void stop();
+
+  const NodeOptions& options() const { return options_; }
+
+ private:
+  void open_volumes();
+  void start_rpc();
+  void start_admin();
+  std::string volumes_status() const;
+
+  Config config_;
+  NodeOptions options_;
+  std::unique_ptr<DataDirLock> lock_;
+  std::shared_ptr<nvram::Journal> journal_;
+  std::vector<std::shared_ptr<fs::LfsVolume>> lfs_;
+  std::vector<std::shared_ptr<nvram::JournalVolume>> journaled_;
+  std::shared_ptr<LocalVolumes> volumes_;
+  std::unique_ptr<rpc::RpcServer> rpc_;
+  std::unique_ptr<admin::CommandRegistry> commands_;
+  std::unique_ptr<admin::ControlSocket> control_;
+  bool started_ = false;
+};
+
+}  // namespace nasd::cluster

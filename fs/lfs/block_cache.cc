@@ -1,0 +1,87 @@
+#include "fs/lfs/block_cache.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <set>
+
+namespace nasd::fs::lfs {
+
+CachedBlock::CachedBlock(uint64_t i, uint64_t k) : ino(i), key(k) {
+  data = static_cast<uint8_t*>(std::aligned_alloc(kBlockSize, kBlockSize));
+  if (!data) throw std::bad_alloc();
+  std::memset(data, 0, kBlockSize);
+}
+
+CachedBlock::~CachedBlock() { std::free(data); }
+
+BlockCache::~BlockCache() {
+  lru_.clear();
+  dirty_.clear();
+}
+
+CachedBlock* BlockCache::find(uint64_t ino, uint64_t key) {
+  auto it = map_.find({ino, key});
+  if (it == map_.end()) return nullptr;
+  CachedBlock* b = it->second.get();
+  hits_++;
+  if (!b->dirty) {
+    lru_.erase(lru_.iterator_to(*b));
+    lru_.push_back(*b);
+  }
+  return b;
+}
+
+CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key) {
+  auto owned = std::make_unique<CachedBlock>(ino, key);
+  CachedBlock* b = owned.get();
+  map_[{ino, key}] = std::move(owned);
+  lru_.push_back(*b);
+  return b;
+}
+
+void BlockCache::mark_dirty(CachedBlock* b) {
+  if (b->dirty) return;
+  lru_.erase(lru_.iterator_to(*b));
+  b->dirty = true;
+  dirty_.push_back(*b);
+}
+
+void BlockCache::mark_clean(CachedBlock* b) {
+  if (!b->dirty) return;
+  dirty_.erase(dirty_.iterator_to(*b));
+  b->dirty = false;
+  b->fresh = false;
+  lru_.push_back(*b);
+}
+
+void BlockCache::erase(CachedBlock* b) {
+  if (b->dirty) dirty_.erase(dirty_.iterator_to(*b));
+  else lru_.erase(lru_.iterator_to(*b));
+  map_.erase({b->ino, b->key});
+}
+
+std::vector<CachedBlock*> BlockCache::range(uint64_t ino, uint64_t from, uint64_t to) {
+  std::vector<CachedBlock*> out;
+  for (auto it = map_.lower_bound({ino, from}); it != map_.end(); ++it) {
+    if (it->first.first != ino || it->first.second >= to) break;
+    out.push_back(it->second.get());
+  }
+  return out;
+}
+
+std::vector<uint64_t> BlockCache::dirty_inodes() const {
+  std::set<uint64_t> inos;
+  for (const CachedBlock& b : dirty_) inos.insert(b.ino);
+  return {inos.begin(), inos.end()};
+}
+
+void BlockCache::trim() {
+  while (bytes() > budget_ && !lru_.empty()) {
+    CachedBlock& b = lru_.front();
+    lru_.pop_front();
+    map_.erase({b.ino, b.key});
+  }
+}
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,71 @@
+// Cache of file blocks (data and block-map nodes) keyed by (inode, key) rather than by disk
+// address, because in a log-structured volume a block gets a new address on every write.
+// Dirty blocks are pinned until a flush writes them; clean ones sit on an LRU list (Boost.Intrusive)
+// and are evicted when the cache exceeds its byte budget.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <boost/intrusive/list.hpp>
+
+#include "fs/lfs/layout.h"
+
+namespace nasd::fs::lfs {
+
+struct CachedBlock : public boost::intrusive::list_base_hook<> {
+  CachedBlock(uint64_t i, uint64_t k);
+  ~CachedBlock();
+  CachedBlock(const CachedBlock&) = delete;
+  CachedBlock& operator=(const CachedBlock&) = delete;
+
+  uint64_t ino;
+  uint64_t key;             // file block number, or a block-map node key
+  uint64_t addr = kNoAddr;  // where the on-disk copy lives (the pointer in the block map)
+  bool dirty = false;
+  bool fresh = false;       // dirty and not yet on disk: counted as a pending allocation
+  uint8_t* data;            // kBlockSize bytes, block aligned (O_DIRECT friendly)
+};
+
+class BlockCache {
+ public:
+  explicit BlockCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+  ~BlockCache();
+
+  // nullptr on a miss. A hit moves a clean block to the MRU end.
+  CachedBlock* find(uint64_t ino, uint64_t key);
+  // Inserts a zero-filled clean block (the key must not be cached).
+  CachedBlock* insert(uint64_t ino, uint64_t key);
+  void mark_dirty(CachedBlock* b);
+  void mark_clean(CachedBlock* b);
+  void erase(CachedBlock* b);
+
+  // Every cached block of `ino` with from <= key < to, in key order.
+  std::vector<CachedBlock*> range(uint64_t ino, uint64_t from, uint64_t to);
+  // Inodes that own dirty blocks.
+  std::vector<uint64_t> dirty_inodes() const;
+  size_t dirty_count() const { return dirty_.size(); }
+  size_t size() const { return map_.size(); }
+  uint64_t bytes() const { return map_.size() * kBlockSize; }
+  uint64_t budget() const { return budget_; }
+
+  // Evicts clean blocks, oldest first, until the cache fits its budget.
+  void trim();
+
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+  void count_miss() { misses_++; }
+
+ private:
+  using List = boost::intrusive::list<CachedBlock>;
+  using Key = std::pair<uint64_t, uint64_t>;
+  uint64_t budget_;
+  std::map<Key, std::unique_ptr<CachedBlock>> map_;
+  List lru_;    // clean blocks, least recently used first
+  List dirty_;  // dirty blocks, in no particular order
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace nasd::fs::lfs

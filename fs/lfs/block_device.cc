@@ -1,0 +1,188 @@
+#include "fs/lfs/block_device.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "fs/lfs/layout.h"
+
+namespace nasd::fs::lfs {
+
+namespace {
+constexpr unsigned kQueueDepth = 64;
+}
+
+std::unique_ptr<BlockDevice> BlockDevice::open(const std::string& path, uint64_t create_bytes,
+                                               std::string* err) {
+  int flags = O_RDWR | O_CLOEXEC | (create_bytes ? O_CREAT : 0);
+  int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) {
+    *err = path + ": " + strerror(errno);
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    *err = path + ": " + strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  uint64_t size = 0;
+  if (S_ISBLK(st.st_mode)) {
+    if (ioctl(fd, BLKGETSIZE64, &size) != 0) {
+      *err = path + ": cannot read device size: " + strerror(errno);
+      ::close(fd);
+      return nullptr;
+    }
+  } else if (S_ISREG(st.st_mode)) {
+    size = uint64_t(st.st_size);
+    if (create_bytes > size) {
+      if (ftruncate(fd, off_t(create_bytes)) != 0) {
+        *err = path + ": cannot size file: " + strerror(errno);
+        ::close(fd);
+        return nullptr;
+      }
+      size = create_bytes;
+    }
+  } else {
+    *err = path + ": not a regular file or block device";
+    ::close(fd);
+    return nullptr;
+  }
+  auto dev = std::unique_ptr<BlockDevice>(new BlockDevice(fd, size, path));
+  if (io_uring_queue_init(kQueueDepth, &dev->io_ring_, 0) != 0 ||
+      io_uring_queue_init(4, &dev->sync_ring_, 0) != 0) {
+    *err = "io_uring_queue_init failed";
+    return nullptr;  // destructor closes the fd; rings were zeroed in the constructor
+  }
+  return dev;
+}
+
+BlockDevice::BlockDevice(int fd, uint64_t size, std::string path)
+    : fd_(fd), size_(size), path_(std::move(path)) {
+  std::memset(&io_ring_, 0, sizeof io_ring_);
+  std::memset(&sync_ring_, 0, sizeof sync_ring_);
+  io_ring_.ring_fd = -1;
+  sync_ring_.ring_fd = -1;
+}
+
+BlockDevice::~BlockDevice() {
+  if (io_ring_.ring_fd >= 0) io_uring_queue_exit(&io_ring_);
+  if (sync_ring_.ring_fd >= 0) io_uring_queue_exit(&sync_ring_);
+  ::close(fd_);
+}
+
+// One vectored transfer, resubmitting the remainder after a short read/write.
+bool BlockDevice::run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, bool is_write) {
+  size_t first = 0;
+  while (first < iov.size()) {
+    io_uring_sqe* sqe = io_uring_get_sqe(ring);
+    if (!sqe) return false;
+    unsigned n = unsigned(std::min<size_t>(iov.size() - first, IOV_MAX));
+    if (is_write) io_uring_prep_writev(sqe, fd_, &iov[first], n, off);
+    else io_uring_prep_readv(sqe, fd_, &iov[first], n, off);
+    if (io_uring_submit_and_wait(ring, 1) < 0) return false;
+    io_uring_cqe* cqe;
+    if (io_uring_wait_cqe(ring, &cqe) != 0) return false;
+    int res = cqe->res;
+    io_uring_cqe_seen(ring, cqe);
+    if (res == -EINTR || res == -EAGAIN) continue;
+    if (res <= 0) return false;  // error, or a read past the end
+    size_t done = size_t(res);
+    off += done;
+    while (done > 0 && first < iov.size()) {
+      if (done >= iov[first].iov_len) {
+        done -= iov[first].iov_len;
+        first++;
+      } else {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + done;
+        iov[first].iov_len -= done;
+        done = 0;
+      }
+    }
+  }
+  return true;
+}
+
+bool BlockDevice::read(uint64_t block, uint32_t nblocks, void* buf) {
+  if ((block + nblocks) * kBlockSize > size_) return false;
+  std::vector<iovec> iov{{buf, size_t(nblocks) * kBlockSize}};
+  std::lock_guard<std::mutex> g(io_mu_);
+  return run(&io_ring_, iov, block * kBlockSize, false);
+}
+
+bool BlockDevice::write(const std::vector<Write>& writes) {
+  std::lock_guard<std::mutex> g(io_mu_);
+  // Submit in batches that fit the ring; each transfer is checked individually.
+  size_t i = 0;
+  while (i < writes.size()) {
+    size_t batch = std::min<size_t>(writes.size() - i, kQueueDepth);
+    std::vector<std::vector<iovec>> iovs(batch);
+    for (size_t k = 0; k < batch; k++) {
+      const Write& w = writes[i + k];
+      size_t bytes = 0;
+      for (auto& v : w.iov) bytes += v.iov_len;
+      if (w.block * kBlockSize + bytes > size_ || w.iov.size() > IOV_MAX) return false;
+      iovs[k] = w.iov;
+      io_uring_sqe* sqe = io_uring_get_sqe(&io_ring_);
+      if (!sqe) return false;
+      io_uring_prep_writev(sqe, fd_, iovs[k].data(), unsigned(iovs[k].size()),
+                           w.block * kBlockSize);
+      io_uring_sqe_set_data64(sqe, k);
+    }
+    if (io_uring_submit_and_wait(&io_ring_, unsigned(batch)) < 0) return false;
+    std::vector<bool> redo(batch, false);
+    bool any_redo = false;
+    for (size_t k = 0; k < batch; k++) {
+      io_uring_cqe* cqe;
+      if (io_uring_wait_cqe(&io_ring_, &cqe) != 0) return false;
+      size_t idx = size_t(io_uring_cqe_get_data64(cqe));
+      int res = cqe->res;
+      io_uring_cqe_seen(&io_ring_, cqe);
+      size_t want = 0;
+      for (auto& v : writes[i + idx].iov) want += v.iov_len;
+      if (res < 0 && res != -EINTR && res != -EAGAIN) return false;
+      if (res < 0 || size_t(res) != want) { redo[idx] = true; any_redo = true; }
+    }
+    // Rare short or interrupted writes are simply redone whole, synchronously.
+    if (any_redo) {
+      for (size_t k = 0; k < batch; k++) {
+        if (!redo[k]) continue;
+        std::vector<iovec> iov = writes[i + k].iov;
+        if (!run(&io_ring_, iov, writes[i + k].block * kBlockSize, true)) return false;
+      }
+    }
+    i += batch;
+  }
+  return true;
+}
+
+bool BlockDevice::write(uint64_t block, const void* buf, uint32_t nblocks) {
+  Write w;
+  w.block = block;
+  w.iov.push_back({const_cast<void*>(buf), size_t(nblocks) * kBlockSize});
+  return write(std::vector<Write>{w});
+}
+
+bool BlockDevice::sync() {
+  std::lock_guard<std::mutex> g(sync_mu_);
+  for (int attempt = 0; attempt < 3; attempt++) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&sync_ring_);
+    if (!sqe) return false;
+    io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+    if (io_uring_submit_and_wait(&sync_ring_, 1) < 0) return false;
+    io_uring_cqe* cqe;
+    if (io_uring_wait_cqe(&sync_ring_, &cqe) != 0) return false;
+    int res = cqe->res;
+    io_uring_cqe_seen(&sync_ring_, cqe);
+    if (res == 0) return true;
+    if (res != -EINTR && res != -EAGAIN) return false;
+  }
+  return false;
+}
+
+}  // namespace nasd::fs::lfs

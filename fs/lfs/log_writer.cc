@@ -1,0 +1,148 @@
+#include "fs/lfs/log_writer.h"
+
+#include <cstring>
+
+#include "fs/lfs/checksum.h"
+
+namespace nasd::fs::lfs {
+
+LogWriter::LogWriter(BlockDevice* dev, const Superblock& sb, SegmentTable* sut)
+    : dev_(dev), sb_(sb), sut_(sut) {}
+
+void LogWriter::ensure_next_segment() {
+  if (pos_.next_seg < sb_.nsegments && pos_.next_seg != pos_.seg) return;
+  uint32_t s = sut_->take_free();
+  if (s < sb_.nsegments) pos_.next_seg = s;
+}
+
+// Starts a unit at the write position, moving to the announced next segment when fewer than two
+// blocks (summary + one) are left in this one.
+bool LogWriter::open_unit() {
+  uint32_t seg = pos_.seg, off = pos_.off;
+  if (!units_.empty()) {
+    const Unit& last = units_.back();
+    seg = last.seg;
+    off = last.off + 1 + uint32_t(last.blocks.size());
+  }
+  uint32_t next = pos_.next_seg;
+  if (!units_.empty()) next = units_.back().summary.next_seg;
+  if (off + 2 > sb_.segment_blocks) {
+    if (next >= sb_.nsegments || next == seg) return false;
+    seg = next;
+    off = 0;
+    next = sut_->take_free();
+    if (next >= sb_.nsegments) next = sb_.nsegments;  // announced as "none"; see FORMAT.md
+  }
+  Unit u;
+  u.seg = seg;
+  u.off = off;
+  u.summary.next_seg = next;
+  u.capacity = std::min<uint32_t>(uint32_t(kMaxRecords), sb_.segment_blocks - off - 1);
+  units_.push_back(std::move(u));
+  open_ = true;
+  inode_block_ = -1;
+  return true;
+}
+
+uint64_t LogWriter::add_block(const SummaryRecord& rec, const uint8_t* data,
+                              std::unique_ptr<uint8_t[]> owned) {
+  if (!open_ || current().blocks.size() >= current().capacity ||
+      current().summary.records.size() >= kMaxRecords) {
+    open_ = false;
+    if (!open_unit()) return kNoAddr;
+  }
+  Unit& u = current();
+  uint64_t addr = sb_.segment_start(u.seg) + u.off + 1 + u.blocks.size();
+  u.summary.records.push_back(rec);
+  u.blocks.push_back(PendingBlock{owned ? owned.get() : data, std::move(owned)});
+  return addr;
+}
+
+uint64_t LogWriter::append(const SummaryRecord& rec, const uint8_t* data) {
+  return add_block(rec, data, nullptr);
+}
+
+uint64_t LogWriter::append_copy(const SummaryRecord& rec, const uint8_t* data) {
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[kBlockSize]);
+  std::memcpy(copy.get(), data, kBlockSize);
+  return add_block(rec, nullptr, std::move(copy));
+}
+
+bool LogWriter::append_inode(const Inode& in, uint64_t* addr, uint16_t* slot) {
+  bool need_block = !open_ || inode_block_ < 0;
+  if (!need_block) {
+    Unit& u = current();
+    need_block = u.summary.records[inode_block_].offset >= kInodesPerBlock;
+  }
+  if (need_block) {
+    std::unique_ptr<uint8_t[]> blk(new uint8_t[kBlockSize]);
+    std::memset(blk.get(), 0, kBlockSize);
+    SummaryRecord rec;
+    rec.kind = RecordKind::InodeBlock;
+    rec.offset = 0;
+    if (add_block(rec, nullptr, std::move(blk)) == kNoAddr) return false;
+    inode_block_ = int(current().blocks.size() - 1);
+  }
+  Unit& u = current();
+  SummaryRecord& rec = u.summary.records[inode_block_];
+  uint8_t* blk = u.blocks[inode_block_].owned.get();
+  *slot = uint16_t(rec.offset);
+  encode_inode(in, blk + rec.offset * kInodeBytes);
+  rec.offset++;
+  *addr = sb_.segment_start(u.seg) + u.off + 1 + uint64_t(inode_block_);
+  return true;
+}
+
+void LogWriter::append_record(const SummaryRecord& rec) {
+  if (!open_ || current().summary.records.size() >= kMaxRecords) {
+    open_ = false;
+    if (!open_unit()) return;
+  }
+  current().summary.records.push_back(rec);
+}
+
+bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
+  if (units_.empty()) return true;
+  std::vector<std::unique_ptr<uint8_t[]>> summaries;
+  std::vector<BlockDevice::Write> writes;
+  for (size_t i = 0; i < units_.size(); i++) {
+    Unit& u = units_[i];
+    Summary& s = u.summary;
+    s.lsn = pos_.lsn++;
+    s.prev_crc = pos_.prev_crc;
+    s.journal_seq = journal_seq;
+    s.time = now;
+    s.flags = (i + 1 == units_.size()) ? kUnitGroupEnd : 0;
+    size_t bi = 0;
+    for (SummaryRecord& r : s.records) {
+      if (r.has_block()) r.block_crc = crc32c(u.blocks[bi++].data, kBlockSize);
+    }
+    summaries.emplace_back(new uint8_t[kBlockSize]);
+    encode_summary(&s, summaries.back().get());
+    pos_.prev_crc = s.crc;
+    BlockDevice::Write w;
+    w.block = sb_.segment_start(u.seg) + u.off;
+    w.iov.push_back({summaries.back().get(), kBlockSize});
+    for (auto& b : u.blocks) w.iov.push_back({const_cast<uint8_t*>(b.data), kBlockSize});
+    sut_->add_live(w.block, 0, now);  // segment age follows its newest write
+    writes.push_back(std::move(w));
+    blocks_written_ += 1 + u.blocks.size();
+  }
+  const Unit& last = units_.back();
+  pos_.seg = last.seg;
+  pos_.off = last.off + 1 + uint32_t(last.blocks.size());
+  pos_.next_seg = last.summary.next_seg;
+  units_written_ += units_.size();
+  units_.clear();
+  open_ = false;
+  inode_block_ = -1;
+  return dev_->write(writes);
+}
+
+uint64_t LogWriter::blocks_available() const {
+  uint64_t here = sb_.segment_blocks > pos_.off ? sb_.segment_blocks - pos_.off : 0;
+  uint64_t next = pos_.next_seg < sb_.nsegments ? sb_.segment_blocks : 0;
+  return here + next + uint64_t(sut_->free_count()) * sb_.segment_blocks;
+}
+
+}  // namespace nasd::fs::lfs

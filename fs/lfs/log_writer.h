@@ -1,0 +1,74 @@
+// Appends blocks to the log. Blocks are gathered into units (a summary block followed by up to
+// kMaxRecords blocks, never crossing a segment); a group of units is written with one batch of
+// io_uring writes by commit_group(), whose last unit carries kUnitGroupEnd. Addresses are final
+// the moment a block is appended, so callers can update pointers before the write happens.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fs/lfs/block_device.h"
+#include "fs/lfs/checkpoint.h"
+#include "fs/lfs/inode.h"
+#include "fs/lfs/segment_table.h"
+#include "fs/lfs/summary.h"
+
+namespace nasd::fs::lfs {
+
+class LogWriter {
+ public:
+  LogWriter(BlockDevice* dev, const Superblock& sb, SegmentTable* sut);
+
+  void set_position(const LogPosition& pos) { pos_ = pos; }
+  // Where the next unit goes; valid between groups (what a checkpoint records).
+  const LogPosition& position() const { return pos_; }
+  // Picks a next segment when none could be reserved before (call before a checkpoint).
+  void ensure_next_segment();
+
+  // Appends a block whose bytes stay unchanged until commit_group(); kNoAddr when the log has
+  // no segment left to go to.
+  uint64_t append(const SummaryRecord& rec, const uint8_t* data);
+  // Same, for a block the writer keeps (imap blocks).
+  uint64_t append_copy(const SummaryRecord& rec, const uint8_t* data);
+  // Packs the inode into the current inode block; returns its block address and slot.
+  bool append_inode(const Inode& in, uint64_t* addr, uint16_t* slot);
+  void append_record(const SummaryRecord& rec);  // a record without a block (InodeFree)
+
+  bool group_empty() const { return units_.empty() && !open_; }
+  // Writes every pending unit; the last one ends the group and carries `journal_seq`.
+  bool commit_group(uint64_t journal_seq, int64_t now);
+
+  // Blocks the log can still take before it runs out of segments.
+  uint64_t blocks_available() const;
+  uint64_t units_written() const { return units_written_; }
+  uint64_t blocks_written() const { return blocks_written_; }
+
+ private:
+  struct PendingBlock {
+    const uint8_t* data;
+    std::unique_ptr<uint8_t[]> owned;
+  };
+  struct Unit {
+    uint32_t seg = 0, off = 0;  // where its summary goes
+    Summary summary;
+    std::vector<PendingBlock> blocks;
+    uint32_t capacity = 0;      // blocks that fit after the summary
+  };
+
+  bool open_unit();
+  Unit& current() { return units_.back(); }
+  uint64_t add_block(const SummaryRecord& rec, const uint8_t* data,
+                     std::unique_ptr<uint8_t[]> owned);
+
+  BlockDevice* dev_;
+  Superblock sb_;
+  SegmentTable* sut_;
+  LogPosition pos_;
+  std::vector<Unit> units_;  // the group being built; the last one may still take blocks
+  bool open_ = false;
+  int inode_block_ = -1;     // index in current().blocks of the inode block being filled
+  uint64_t units_written_ = 0, blocks_written_ = 0;
+};
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,31 @@
+#include "fs/lfs/options.h"
+
+#include "util/config.h"
+
+namespace nasd::fs::lfs {
+
+LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& config,
+                                   const std::string& base_dir) {
+  (void)config;
+  auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime"});
+  if (!unknown.empty())
+    throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
+  LfsOptions o;
+  int64_t id = section.get_int("id", 0);
+  if (id < 0 || id > int64_t(UINT32_MAX))
+    throw ConfigError("[volume " + section.name() + "] id out of range");
+  o.volume_id = uint32_t(id);
+  std::string backing = section.get("backing", section.name() + ".lfs");
+  if (backing.empty()) throw ConfigError("[volume " + section.name() + "] empty backing");
+  o.backing = (backing[0] == '/' || base_dir.empty()) ? backing : base_dir + "/" + backing;
+  o.size = section.get_size("size", o.size);
+  o.segment_size = section.get_size("segment_size", o.segment_size);
+  o.cache_bytes = section.get_size("cache", o.cache_bytes);
+  std::string atime = section.get("atime", "off");
+  if (atime != "on" && atime != "off")
+    throw ConfigError("[volume " + section.name() + "] atime must be on or off");
+  o.atime = atime == "on";
+  return o;
+}
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,32 @@
+// How one LFS volume is configured: the [volume NAME] section of nasd.conf.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nasd {
+class Config;
+class ConfigSection;
+}  // namespace nasd
+
+namespace nasd::fs::lfs {
+
+struct LfsOptions {
+  std::string backing;                     // file or block device
+  uint64_t size = 8ull << 30;              // bytes, used when creating a file
+  uint64_t segment_size = 4ull << 20;
+  uint64_t cache_bytes = 512ull << 20;     // block + inode cache budget
+  bool atime = false;                      // update atime on READ
+  uint32_t volume_id = 0;
+  int flush_interval_ms = 1000;            // write-behind of unstable data / journalled ops
+  int checkpoint_interval_ms = 30000;
+  bool background_threads = true;          // write-behind + cleaner threads
+
+  // Reads `id`, `backing`, `size`, `segment_size`, `cache` and `atime`. A relative `backing`
+  // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or
+  // unknown keys.
+  static LfsOptions from_config(const ConfigSection& section, const Config& config,
+                                const std::string& base_dir);
+};
+
+}  // namespace nasd::fs::lfs

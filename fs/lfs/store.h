@@ -1,0 +1,164 @@
+// The storage engine under an LFS volume: inodes and file blocks kept in caches, written to the
+// log by flush() as atomic groups, made durable by sync_to() (group commit), summarized by
+// checkpoint(), and recovered by roll-forward on open(). It knows nothing of names, directories
+// or permissions (that is LfsVolume's job) and is not thread-safe: the volume serializes calls,
+// except sync_to()/durable_seq(), which run without the volume lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fs/lfs/block_cache.h"
+#include "fs/lfs/block_device.h"
+#include "fs/lfs/block_map.h"
+#include "fs/lfs/checkpoint.h"
+#include "fs/lfs/inode_cache.h"
+#include "fs/lfs/inode_map.h"
+#include "fs/lfs/log_writer.h"
+#include "fs/lfs/options.h"
+#include "fs/lfs/segment_table.h"
+#include "fs/volume.h"
+
+namespace nasd::fs::lfs {
+
+struct LogUnit;
+
+Time now_time();
+
+struct StoreStats {
+  uint64_t flushes = 0, checkpoints = 0, syncs = 0;
+  uint64_t recovered_units = 0;
+  uint64_t cleaned_segments = 0, cleaner_blocks_copied = 0, cleaner_passes = 0;
+};
+
+class Store {
+ public:
+  // Writes an empty volume (superblock + first checkpoint, no inodes).
+  static bool format(const LfsOptions& opts, std::string* err);
+  // Loads the newest checkpoint and rolls the log forward.
+  static std::unique_ptr<Store> open(const LfsOptions& opts, std::string* err);
+  ~Store();
+
+  const Superblock& superblock() const { return sb_; }
+  const InodeMap& imap() const { return imap_; }
+  const SegmentTable& segments() const { return sut_; }
+  const StoreStats& stats() const { return stats_; }
+  const BlockCache& block_cache() const { return bcache_; }
+  const InodeCache& inode_cache() const { return icache_; }
+  BlockDevice& device() { return *dev_; }
+  bool failed() const { return failed_; }
+
+  // --- Inodes ------------------------------------------------------------------------------
+  // Stale when `id` does not name a live inode of that generation.
+  Status get(InodeId id, CachedInode** out);
+  // The live inode `ino` whatever its generation (NoEnt when free).
+  Status load(uint64_t ino, CachedInode** out);
+  // A fresh inode (ino/gen set, everything else zero). `forced` picks the number (replay).
+  Status allocate(std::optional<InodeId> forced, CachedInode** out);
+  void mark_dirty(CachedInode* c) { icache_.mark_dirty(c); }
+  // Frees the inode's blocks and number; `c` is invalid afterwards.
+  Status release(CachedInode* c);
+
+  // --- File blocks -------------------------------------------------------------------------
+  // `*data` is nullptr for a hole. Pointers stay valid until the next trim().
+  Status read_block(CachedInode* c, uint64_t lblk, const uint8_t** data);
+  // A block to modify (read first unless `overwrite_all`); the inode becomes dirty.
+  Status modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data);
+  // True when the block has storage (on disk or pending), i.e. writing it allocates nothing.
+  Status is_allocated(CachedInode* c, uint64_t lblk, bool* allocated);
+  // Drops every block at or beyond the block holding byte `new_size` (and zeroes the tail).
+  Status truncate(CachedInode* c, uint64_t new_size);
+  uint64_t used_bytes(const CachedInode* c) const {
+    return (c->inode.blocks + c->pending_blocks) * kBlockSize;
+  }
+
+  // --- Space -------------------------------------------------------------------------------
+  // Bytes clients may fill; the rest of the device is the cleaner's reserve.
+  uint64_t capacity_bytes() const;
+  uint64_t used_space_bytes() const;
+  // Admits an operation that allocates about `new_blocks` blocks: NoSpc when the volume is
+  // full; otherwise makes sure the log has room (flushing and cleaning as needed).
+  Status reserve(uint64_t new_blocks);
+  // Cleans up to `max_segments` segments now; returns how many became free.
+  uint32_t clean(uint32_t max_segments);
+  bool needs_cleaning() const;
+
+  // --- Durability --------------------------------------------------------------------------
+  // Highest journal_seq applied so far (the next group records it).
+  void note_journal_seq(uint64_t seq) { applied_jseq_ = std::max(applied_jseq_, seq); }
+  bool has_dirty() const;
+  uint64_t dirty_blocks() const { return bcache_.dirty_count(); }
+  // Writes all dirty state as one atomic group of units.
+  Status flush();
+  // flush() + imap blocks + checkpoint region, all synced.
+  Status checkpoint();
+  // LSN of the last unit written (not necessarily durable).
+  uint64_t written_lsn() const;
+  // Makes everything up to `lsn` durable; concurrent callers share one fdatasync.
+  Status sync_to(uint64_t lsn);
+  uint64_t durable_seq() const { return durable_jseq_.load(); }
+  uint64_t log_bytes_since_checkpoint() const;
+  // Evicts clean cached blocks and inodes beyond the budget.
+  void trim();
+
+  // --- Walking (fsck, usage recount) --------------------------------------------------------
+  // Calls fn(addr, kind, offset) for every block the inode owns: nodes with their key, data
+  // with the file block number. Returns the first read error.
+  Status for_each_block(CachedInode* c,
+                        const std::function<void(uint64_t, RecordKind, uint64_t)>& fn);
+  // Recomputes the segment usage table from the inode map and block maps.
+  Status recount_usage();
+  // Cleaner: if the record's block at `addr` is still live, queue it to be rewritten.
+  Status relocate(const SummaryRecord& rec, uint64_t addr, const uint8_t* data, bool* live);
+
+ private:
+  Store(std::unique_ptr<BlockDevice> dev, const Superblock& sb, const LfsOptions& opts);
+  bool load_checkpoint(std::string* err);
+  void roll_forward();
+  void apply_group(const std::vector<LogUnit>& group);
+
+  Status get_node(CachedInode* c, const NodeId& id, bool create, CachedBlock** out);
+  Status lookup_addr(CachedInode* c, uint64_t lblk, uint64_t* addr);
+  Status set_pointer(CachedInode* c, uint64_t lblk, uint64_t addr, uint64_t* old);
+  Status free_subtree(CachedInode* c, const NodeId& id, uint64_t from_rel, bool* now_empty);
+  void drop_block_addr(CachedInode* c, uint64_t addr);
+  Status walk_node(CachedInode* c, const NodeId& id,
+                   const std::function<void(uint64_t, RecordKind, uint64_t)>& fn);
+  Status write_inode_group(CachedInode* c, int64_t now);
+  Status ensure_log_room(uint64_t blocks);
+  uint64_t reserve_blocks() const;
+  void fail();
+
+  std::unique_ptr<BlockDevice> dev_;
+  Superblock sb_;
+  LfsOptions opts_;
+  InodeMap imap_;
+  SegmentTable sut_;
+  LogWriter log_;
+  BlockCache bcache_;
+  InodeCache icache_;
+  StoreStats stats_;
+  uint64_t cp_seq_ = 0;
+  uint64_t pending_blocks_ = 0;  // fresh dirty data blocks, all inodes
+  std::vector<std::pair<uint64_t, uint32_t>> frees_;  // InodeFree records for the next group
+  uint64_t applied_jseq_ = 0;
+  uint64_t written_jseq_ = 0;
+  uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
+  bool failed_ = false;
+  bool cleaning_ = false;
+
+  mutable std::mutex written_mu_;  // written_lsn_/written_jseq_snapshot_ for sync_to()
+  uint64_t written_lsn_ = 0;
+  uint64_t written_jseq_snapshot_ = 0;
+  std::mutex sync_mu_;
+  uint64_t durable_lsn_ = 0;
+  std::atomic<uint64_t> durable_jseq_{0};
+};
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,224 @@
+// Store: writing dirty state to the log (flush), checkpoints and group commit.
+#include <algorithm>
+#include <cstring>
+
+#include "fs/lfs/endian.h"
+#include "fs/lfs/store.h"
+
+namespace nasd::fs::lfs {
+
+bool Store::has_dirty() const {
+  return icache_.dirty_count() > 0 || bcache_.dirty_count() > 0 || !frees_.empty() ||
+         applied_jseq_ != written_jseq_;
+}
+
+// Appends one inode's dirty data, then its dirty block-map nodes bottom-up (each node's address
+// is known only once its children are placed), then the inode itself.
+Status Store::write_inode_group(CachedInode* c, int64_t now) {
+  Inode& in = c->inode;
+  SummaryRecord rec;
+  rec.ino = in.ino;
+  rec.gen = in.gen;
+  for (CachedBlock* b : bcache_.range(in.ino, 0, kNodeKeyBit)) {
+    if (!b->dirty) continue;
+    rec.kind = RecordKind::Data;
+    rec.offset = b->key;
+    uint64_t addr = log_.append(rec, b->data);
+    if (addr == kNoAddr) return Status::NoSpc;
+    uint64_t old;
+    Status st = set_pointer(c, b->key, addr, &old);
+    if (st != Status::Ok) return st;
+    if (old != kNoAddr) sut_.sub_live(old, kBlockSize);
+    else in.blocks++;
+    if (b->fresh) {
+      c->pending_blocks--;
+      pending_blocks_--;
+    }
+    sut_.add_live(addr, kBlockSize, now);
+    b->addr = addr;
+    bcache_.mark_clean(b);
+  }
+  for (uint32_t level = 1; level <= kTreeCount; level++) {
+    uint64_t lo = node_key(NodeId{0, level, 0});
+    uint64_t hi = node_key(NodeId{0, level + 1, 0});
+    for (CachedBlock* b : bcache_.range(in.ino, lo, hi)) {
+      if (!b->dirty) continue;
+      NodeId id = node_from_key(b->key);
+      rec.kind = RecordKind::Node;
+      rec.offset = b->key;
+      uint64_t addr = log_.append(rec, b->data);
+      if (addr == kNoAddr) return Status::NoSpc;
+      uint64_t old;
+      if (is_root(id)) {
+        old = in.tree[id.tree];
+        in.tree[id.tree] = addr;
+      } else {
+        CachedBlock* parent;
+        Status st = get_node(c, parent_of(id), true, &parent);
+        if (st != Status::Ok) return st;
+        uint32_t slot = slot_in_parent(id);
+        old = get64(parent->data + slot * 8);
+        put64(parent->data + slot * 8, addr);
+        bcache_.mark_dirty(parent);
+      }
+      if (old != kNoAddr) sut_.sub_live(old, kBlockSize);
+      else in.blocks++;
+      sut_.add_live(addr, kBlockSize, now);
+      b->addr = addr;
+      bcache_.mark_clean(b);
+    }
+  }
+  uint64_t addr;
+  uint16_t slot;
+  if (!log_.append_inode(in, &addr, &slot)) return Status::NoSpc;
+  const ImapEntry* e = imap_.find(in.ino);
+  if (e && e->addr != kNoAddr) sut_.sub_live(e->addr, kInodeBytes);
+  imap_.set(in.ino, ImapEntry{addr, slot, true, in.gen});
+  sut_.add_live(addr, kInodeBytes, now);
+  icache_.mark_clean(c);
+  return Status::Ok;
+}
+
+Status Store::flush() {
+  if (failed_) return Status::Io;
+  if (!has_dirty()) return Status::Ok;
+  int64_t now = now_time().sec;
+  // Frees go first: a number freed and reused within one group must end up live.
+  for (auto& [ino, gen] : frees_) {
+    SummaryRecord r;
+    r.kind = RecordKind::InodeFree;
+    r.ino = ino;
+    r.gen = gen;
+    log_.append_record(r);
+  }
+  frees_.clear();
+  // Every inode with dirty blocks is itself dirty (modify_block marks it).
+  std::vector<CachedInode*> dirty = icache_.dirty();
+  std::sort(dirty.begin(), dirty.end(),
+            [](CachedInode* a, CachedInode* b) { return a->inode.ino < b->inode.ino; });
+  for (CachedInode* c : dirty) {
+    Status st = write_inode_group(c, now);
+    if (st != Status::Ok) {
+      fail();  // in-memory pointers may already name unwritten blocks
+      return st == Status::NoSpc ? Status::Io : st;
+    }
+  }
+  if (log_.group_empty()) {
+    // Only the journal sequence advanced: record it with an empty unit so durable_seq() moves.
+    log_.append_record(SummaryRecord{RecordKind::InodeFree, 0, 0, 0, 0});
+  }
+  uint64_t jseq = applied_jseq_;
+  if (!log_.commit_group(jseq, now)) {
+    fail();
+    return Status::Io;
+  }
+  written_jseq_ = jseq;
+  {
+    std::lock_guard<std::mutex> g(written_mu_);
+    written_lsn_ = log_.position().lsn - 1;
+    written_jseq_snapshot_ = jseq;
+  }
+  stats_.flushes++;
+  return Status::Ok;
+}
+
+uint64_t Store::written_lsn() const {
+  std::lock_guard<std::mutex> g(written_mu_);
+  return written_lsn_;
+}
+
+Status Store::sync_to(uint64_t lsn) {
+  std::lock_guard<std::mutex> g(sync_mu_);
+  if (durable_lsn_ >= lsn) return Status::Ok;
+  uint64_t target_lsn, target_jseq;
+  {
+    std::lock_guard<std::mutex> w(written_mu_);
+    target_lsn = written_lsn_;
+    target_jseq = written_jseq_snapshot_;
+  }
+  if (!dev_->sync()) {
+    failed_ = true;
+    return Status::Io;
+  }
+  stats_.syncs++;
+  durable_lsn_ = target_lsn;
+  durable_jseq_ = std::max(durable_jseq_.load(), target_jseq);
+  return Status::Ok;
+}
+
+Status Store::checkpoint() {
+  if (failed_) return Status::Io;
+  Status st = flush();
+  if (st != Status::Ok) return st;
+  int64_t now = now_time().sec;
+  log_.ensure_next_segment();
+  alignas(kBlockSize) uint8_t blk[kBlockSize];
+  std::vector<uint32_t> dirty(imap_.dirty_blocks().begin(), imap_.dirty_blocks().end());
+  for (uint32_t b : dirty) {
+    imap_.encode_block(b, blk);
+    SummaryRecord r;
+    r.kind = RecordKind::ImapBlock;
+    r.offset = b;
+    uint64_t addr = log_.append_copy(r, blk);
+    if (addr == kNoAddr) {
+      fail();
+      return Status::Io;
+    }
+    uint64_t old = imap_.block_addr(b);
+    if (old != kNoAddr) sut_.sub_live(old, kBlockSize);
+    imap_.set_block_addr(b, addr);
+    sut_.add_live(addr, kBlockSize, now);
+  }
+  imap_.clear_dirty();
+  if (!log_.commit_group(written_jseq_, now)) {
+    fail();
+    return Status::Io;
+  }
+  {
+    std::lock_guard<std::mutex> g(written_mu_);
+    written_lsn_ = log_.position().lsn - 1;
+  }
+  Checkpoint cp;
+  cp.seq = cp_seq_ + 1;
+  cp.head = log_.position();
+  cp.durable_jseq = written_jseq_;
+  cp.next_ino = imap_.next_ino();
+  cp.time = now;
+  cp.imap_addrs = imap_.block_addrs();
+  cp.imap_addrs.resize(imap_.block_count(), kNoAddr);
+  cp.sut = sut_.usage();
+  std::vector<uint8_t> img = encode_checkpoint(cp);
+  if (img.size() > size_t(sb_.cp_blocks) * kBlockSize) {
+    fail();
+    return Status::Io;
+  }
+  {
+    // The log must be durable before the checkpoint that points into it.
+    std::lock_guard<std::mutex> g(sync_mu_);
+    if (!dev_->sync() || !dev_->write(sb_.cp_block[cp.seq % 2], img.data(),
+                                      uint32_t(img.size() / kBlockSize)) ||
+        !dev_->sync()) {
+      fail();
+      return Status::Io;
+    }
+    stats_.syncs += 2;
+    durable_lsn_ = cp.head.lsn - 1;
+    durable_jseq_ = std::max(durable_jseq_.load(), written_jseq_);
+  }
+  cp_seq_ = cp.seq;
+  cp_blocks_written_ = log_.blocks_written();
+  stats_.checkpoints++;
+  sut_.release_empty({cp.head.seg, cp.head.next_seg});
+  return Status::Ok;
+}
+
+uint64_t Store::log_bytes_since_checkpoint() const {
+  return (log_.blocks_written() - cp_blocks_written_) * kBlockSize;
+}
+
+void Store::trim() {
+  bcache_.trim();
+  icache_.trim();
+}
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,506 @@
+#include "nvram/journal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+#include "nvram/log.h"
+#include "nvram/log_layout.h"
+
+namespace nasd::nvram {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How much the feeder hands the mirror per round; bounds how long a trim can be held back.
+constexpr uint64_t kFeedBatchBytes = 1 << 20;
+
+uint64_t micros_since(Clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+}
+
+// Header fields other processes (a reader, the page cache after a crash) may look at are
+// stored whole.
+void store_u64(uint64_t& field, uint64_t value) {
+  std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
+}
+
+std::string human_bytes(uint64_t n) {
+  char buf[32];
+  if (n >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", n / double(1ull << 30));
+  else if (n >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+}  // namespace
+
+std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
+                                       std::unique_ptr<Mirror> mirror) {
+  auto region = Region::open(options.path, options.size, options.mode);
+  std::shared_ptr<Journal> j(new Journal(options, std::move(region), std::move(mirror)));
+  j->recover_from_region();
+  j->write_behind_.start();
+  if (j->mirror_) {
+    j->feeder_ = std::thread([raw = j.get()] { raw->feed_mirror(); });
+    log_line("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
+    j->mirror_->start(j.get());
+  }
+  return j;
+}
+
+Journal::Journal(const JournalOptions& options, std::unique_ptr<Region> region,
+                 std::unique_ptr<Mirror> mirror)
+    : options_(options),
+      region_(std::move(region)),
+      mirror_(std::move(mirror)),
+      epoch_(static_cast<uint32_t>(region_->header()->epoch)),
+      write_behind_([this] { flush_targets_and_trim(); }, options.flush_interval) {
+  degraded_ = mirror_ != nullptr;
+}
+
+Journal::~Journal() {
+  write_behind_.stop();
+  if (mirror_) mirror_->stop();
+  {
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+    feed_cv_.notify_all();
+    commit_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+  if (feeder_.joinable()) feeder_.join();
+}
+
+void Journal::recover_from_region() {
+  RegionHeader* h = region_->header();
+  head_ = h->head;
+  ScanResult scan = scan_log(*region_, head_, head_ + region_->log_size());
+  if (scan.end < h->tail)
+    log_line("ERROR: " + region_->path() + ": committed records between positions " +
+             std::to_string(scan.end) + " and " + std::to_string(h->tail) +
+             " are damaged and cannot be replayed");
+  reserved_end_ = committed_ = scan.end;
+  store_u64(h->tail, scan.end);
+  if (!region_->persist_header())
+    throw std::runtime_error("nvram region " + region_->path() + ": msync failed");
+  std::lock_guard lk(targets_mu_);
+  for (const RecordView& r : scan.records) {
+    recovered_[r.volume].push_back(r);
+    uint64_t& m = max_recovered_seq_[r.volume];
+    m = std::max(m, r.seq);
+  }
+  for (auto& [vol, recs] : recovered_)
+    std::stable_sort(recs.begin(), recs.end(),
+                     [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+  live_records_ = scan.records.size();
+  counters_.records_recovered = scan.records.size();
+  if (!scan.records.empty())
+    log_line(region_->path() + ": found " + std::to_string(scan.records.size()) +
+             " records to recover (epoch " + std::to_string(epoch_) + ")");
+}
+
+void Journal::attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target) {
+  std::lock_guard lk(targets_mu_);
+  targets_[volume] = std::move(target);
+  warned_unattached_.erase(volume);
+}
+
+void Journal::detach(uint32_t volume) {
+  std::shared_ptr<fs::JournalTarget> dropped;  // released outside the lock
+  std::lock_guard lk(targets_mu_);
+  auto it = targets_.find(volume);
+  if (it == targets_.end()) return;
+  dropped = std::move(it->second);
+  targets_.erase(it);
+}
+
+std::vector<RecordView> Journal::recovered(uint32_t volume) const {
+  std::lock_guard lk(targets_mu_);
+  auto it = recovered_.find(volume);
+  return it == recovered_.end() ? std::vector<RecordView>{} : it->second;
+}
+
+uint64_t Journal::max_recovered_seq(uint32_t volume) const {
+  std::lock_guard lk(targets_mu_);
+  auto it = max_recovered_seq_.find(volume);
+  return it == max_recovered_seq_.end() ? 0 : it->second;
+}
+
+void Journal::release_recovered(uint32_t volume, uint64_t replayed, uint64_t errors) {
+  {
+    std::lock_guard lk(targets_mu_);
+    recovered_.erase(volume);
+  }
+  std::lock_guard lk(mu_);
+  counters_.records_replayed += replayed;
+  counters_.replay_errors += errors;
+}
+
+uint64_t Journal::max_payload() const { return nvram::max_payload(region_->log_size()); }
+
+uint64_t Journal::complete_end_locked() const {
+  return copying_.empty() ? reserved_end_ : *copying_.begin();
+}
+
+bool Journal::over_threshold_locked() const {
+  return used_locked() * 100 > region_->log_size() * options_.flush_threshold_pct;
+}
+
+fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
+                           std::span<const std::span<const uint8_t>> parts, uint64_t* ticket) {
+  uint64_t payload = 0;
+  for (auto p : parts) payload += p.size();
+  if (payload > max_payload()) return fs::Status::Io;
+  const uint64_t footprint = record_footprint(payload);
+  const uint64_t log_size = region_->log_size();
+
+  std::unique_lock lk(mu_);
+  const auto wait_start = Clock::now();
+  const auto deadline = wait_start + options_.space_wait;
+  bool waited = false;
+  uint64_t pos;
+  for (;;) {
+    if (stopping_) return fs::Status::Jukebox;
+    pos = place_record(reserved_end_, footprint, log_size);
+    if (pos + footprint - head_ <= log_size) break;
+    if (!waited) {
+      waited = true;
+      ++counters_.space_waits;
+    }
+    // Full: write-behind flushes the file systems and trims; nothing is dropped.
+    write_behind_.nudge();
+    if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
+        place_record(reserved_end_, footprint, log_size) + footprint - head_ > log_size) {
+      ++counters_.space_timeouts;
+      space_wait_latency_.add(micros_since(wait_start));
+      return fs::Status::Jukebox;
+    }
+  }
+  if (waited) space_wait_latency_.add(micros_since(wait_start));
+  if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
+  copying_.insert(pos);
+  reserved_end_ = pos + footprint;
+  ++live_records_;
+  ++counters_.appends;
+  const bool nudge = over_threshold_locked();
+  lk.unlock();
+
+  if (nudge) write_behind_.nudge();
+  RecordKey key;
+  key.pos = pos;
+  key.seq = seq;
+  key.volume = volume;
+  key.epoch = epoch_;
+  key.type = type;
+  encode_record(region_->at(pos), key, parts);
+
+  lk.lock();
+  const bool was_first = *copying_.begin() == pos;
+  copying_.erase(pos);
+  if (was_first) {
+    // The complete prefix grew: a commit leader or the feeder may now go further.
+    commit_cv_.notify_all();
+    feed_cv_.notify_one();
+  }
+  *ticket = pos + footprint;
+  return fs::Status::Ok;
+}
+
+uint64_t Journal::count_records(uint64_t from, uint64_t to) const {
+  uint64_t n = 0;
+  walk_headers(*region_, from, to, [&n](const RecordHeader&) {
+    ++n;
+    return true;
+  });
+  return n;
+}
+
+void Journal::commit_locked(std::unique_lock<std::mutex>& lk) {
+  commit_running_ = true;
+  const uint64_t from = committed_, to = complete_end_locked();
+  lk.unlock();
+  const auto t0 = Clock::now();
+  // Data first, then the commit marker: in host mode the marker never covers unsynced bytes.
+  bool ok = region_->persist_log(from, to);
+  store_u64(region_->header()->tail, to);
+  ok = region_->persist_header() && ok;
+  const uint64_t latency = micros_since(t0);
+  const uint64_t records = count_records(from, to);
+  if (!ok) log_line("ERROR: msync of " + region_->path() + " failed; commits are not host-durable");
+  lk.lock();
+  committed_ = to;
+  commit_running_ = false;
+  ++counters_.commits;
+  counters_.records_committed += records;
+  counters_.max_group = std::max(counters_.max_group, records);
+  if (!ok) persist_failed_ = true;
+  commit_latency_.add(latency);
+  commit_cv_.notify_all();
+}
+
+fs::Status Journal::wait_committed(uint64_t ticket) {
+  if (ticket == 0) return fs::Status::Ok;
+  std::unique_lock lk(mu_);
+  while (committed_ < ticket) {
+    // Leader/follower: whoever finds no commit running commits the whole complete prefix,
+    // which covers every waiter whose record is in by then.
+    if (!commit_running_ && complete_end_locked() >= ticket)
+      commit_locked(lk);
+    else
+      commit_cv_.wait(lk);
+  }
+  return wait_mirror(lk, ticket);
+}
+
+fs::Status Journal::wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticket) {
+  if (!mirror_) return fs::Status::Ok;
+  const fs::Status lost = options_.mirror_policy == MirrorPolicy::Fail ? fs::Status::Jukebox
+                                                                        : fs::Status::Ok;
+  const auto deadline = Clock::now() + options_.mirror_timeout;
+  while (mirror_acked_ < ticket) {
+    if (!mirror_connected_ || stopping_) return lost;
+    if (commit_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
+        mirror_acked_ < ticket && mirror_connected_) {
+      mirror_connected_ = false;
+      declare_degraded_locked("no ack within " + std::to_string(options_.mirror_timeout.count()) +
+                              " ms");
+      lk.unlock();
+      mirror_->reset("ack timeout");
+      lk.lock();
+      return lost;
+    }
+  }
+  return fs::Status::Ok;
+}
+
+bool Journal::accepts_mutations() const {
+  if (!mirror_ || options_.mirror_policy == MirrorPolicy::Continue) return true;
+  std::lock_guard lk(mu_);
+  return mirror_connected_;
+}
+
+void Journal::trim() {
+  std::map<uint32_t, uint64_t> durable;
+  {
+    std::lock_guard lk(targets_mu_);
+    for (const auto& [vol, target] : targets_) durable[vol] = target->durable_seq();
+  }
+  std::lock_guard trim_lock(trim_mu_);
+
+  std::unique_lock lk(mu_);
+  const uint64_t limit = std::min(committed_, feed_pin_);
+  uint64_t trimmed = 0;
+  std::optional<uint32_t> blocked_by;
+  const uint64_t new_head =
+      walk_headers(*region_, head_, limit, [&](const RecordHeader& h) {
+        auto it = durable.find(h.volume);
+        if (it == durable.end()) {
+          blocked_by = h.volume;
+          return false;
+        }
+        if (h.seq > it->second) return false;
+        ++trimmed;
+        return true;
+      });
+  // A trailing skip up to `limit` is free as well.
+  const uint64_t old_head = head_;
+  lk.unlock();
+
+  if (blocked_by) {
+    std::lock_guard tl(targets_mu_);
+    if (warned_unattached_.insert(*blocked_by).second)
+      log_line("records of volume " + std::to_string(*blocked_by) +
+               ", which no file system is attached for, are kept and hold back trimming");
+  }
+  if (new_head == old_head) return;
+  // The new head must be durable before its space is reused, or a restart would scan from the
+  // old head into overwritten records.
+  store_u64(region_->header()->head, new_head);
+  if (!region_->persist_header()) log_line("ERROR: msync of " + region_->path() + " failed");
+
+  lk.lock();
+  head_ = new_head;
+  live_records_ -= trimmed;
+  ++counters_.trims;
+  counters_.records_trimmed += trimmed;
+  space_cv_.notify_all();
+  feed_cv_.notify_one();
+  lk.unlock();
+  if (mirror_) mirror_->trim(new_head);
+}
+
+void Journal::flush_targets_and_trim() {
+  std::lock_guard fl(flush_mu_);
+  {
+    std::lock_guard lk(mu_);
+    if (live_records_ == 0) return;
+  }
+  std::vector<std::pair<uint32_t, std::shared_ptr<fs::JournalTarget>>> targets;
+  {
+    std::lock_guard lk(targets_mu_);
+    targets.assign(targets_.begin(), targets_.end());
+  }
+  for (auto& [vol, target] : targets) {
+    const auto t0 = Clock::now();
+    uint64_t durable = 0;
+    fs::Status st = target->flush(&durable);
+    fs_flush_latency_.add(micros_since(t0));
+    if (st != fs::Status::Ok)
+      log_line("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
+    std::lock_guard lk(mu_);
+    ++counters_.fs_flushes;
+  }
+  trim();
+}
+
+void Journal::shutdown() {
+  write_behind_.stop();
+  flush_targets_and_trim();
+  if (mirror_) mirror_->stop();
+  std::lock_guard lk(mu_);
+  stopping_ = true;
+  feed_cv_.notify_all();
+  commit_cv_.notify_all();
+  space_cv_.notify_all();
+}
+
+void Journal::declare_degraded_locked(const std::string& why) {
+  ++counters_.mirror_losses;
+  if (degraded_) return;
+  degraded_ = true;
+  log_line("mirror " + mirror_->describe() + " lost (" + why + "): journal DEGRADED, " +
+           (options_.mirror_policy == MirrorPolicy::Fail
+                ? "policy fail: mutations fail with NFS3ERR_JUKEBOX until the mirror is back"
+                : "policy continue: mutations are committed to local NVRAM only"));
+}
+
+MirrorHello Journal::mirror_hello() {
+  std::lock_guard lk(mu_);
+  const RegionHeader* h = region_->header();
+  return MirrorHello{h->uuid, h->log_size, head_, complete_end_locked(), h->epoch};
+}
+
+void Journal::mirror_connected(uint64_t resume_pos) {
+  std::lock_guard lk(mu_);
+  mirror_connected_ = true;
+  mirror_sent_ = std::max(resume_pos, head_);
+  mirror_acked_ = std::max(mirror_acked_, resume_pos);
+  if (degraded_)
+    log_line("mirror " + mirror_->describe() + " connected, resyncing from position " +
+             std::to_string(mirror_sent_) + ": journal no longer degraded");
+  degraded_ = false;
+  feed_cv_.notify_one();
+  commit_cv_.notify_all();
+}
+
+void Journal::mirror_acked(uint64_t end_pos) {
+  std::lock_guard lk(mu_);
+  if (end_pos > mirror_acked_) mirror_acked_ = end_pos;
+  ++counters_.mirror_acks;
+  commit_cv_.notify_all();
+}
+
+void Journal::mirror_lost(const std::string& why) {
+  std::lock_guard lk(mu_);
+  const bool was_connected = mirror_connected_;
+  mirror_connected_ = false;
+  if (was_connected || !degraded_) declare_degraded_locked(why);
+  commit_cv_.notify_all();
+}
+
+void Journal::feed_mirror() {
+  std::unique_lock lk(mu_);
+  while (!stopping_) {
+    const uint64_t from = std::max(mirror_sent_, head_);
+    const uint64_t end = complete_end_locked();
+    if (!mirror_connected_ || from >= end) {
+      feed_cv_.wait(lk);
+      continue;
+    }
+    const uint64_t limit = std::min(end, from + kFeedBatchBytes);
+    feed_pin_ = from;
+    lk.unlock();
+    ScanResult batch = scan_log(*region_, from, limit);
+    const bool sent = batch.stop == DecodeResult::Ok && mirror_->replicate(batch.records);
+    if (batch.stop != DecodeResult::Ok)
+      log_line("ERROR: feeding the mirror: complete record at position " +
+               std::to_string(batch.end) + " does not validate");
+    lk.lock();
+    feed_pin_ = UINT64_MAX;
+    if (sent) {
+      mirror_sent_ = std::max(mirror_sent_, batch.end);
+    } else {
+      // Not connected (or broken): wait for the next mirror_connected() to set the resume point.
+      feed_cv_.wait_for(lk, std::chrono::milliseconds(100));
+    }
+  }
+}
+
+JournalStats Journal::stats() const {
+  std::lock_guard lk(mu_);
+  JournalStats s = counters_;
+  s.log_bytes = region_->log_size();
+  s.used_bytes = used_locked();
+  s.live_records = live_records_;
+  s.mirror_configured = mirror_ != nullptr;
+  s.mirror_connected = mirror_connected_;
+  s.degraded = degraded_ || persist_failed_;
+  s.mirror_acked_pos = mirror_acked_;
+  const uint64_t end = complete_end_locked();
+  s.mirror_lag_bytes = mirror_ && end > mirror_acked_ ? end - mirror_acked_ : 0;
+  return s;
+}
+
+std::string Journal::status() const {
+  const JournalStats s = stats();
+  uint64_t head, tail;
+  {
+    std::lock_guard lk(mu_);
+    head = head_;
+    tail = reserved_end_;
+  }
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * s.used_bytes / double(s.log_bytes));
+  std::string out;
+  out += "nvram: " + region_->path() + " (" + human_bytes(s.log_bytes) + " log, mode " +
+         durability_mode_name(region_->mode()) + ", epoch " + std::to_string(epoch_) + ")" +
+         (s.degraded ? " DEGRADED" : "") + "\n";
+  out += "  fill: " + human_bytes(s.used_bytes) + " (" + pct + "), " +
+         std::to_string(s.live_records) + " records, head " + std::to_string(head) + " tail " +
+         std::to_string(tail) + "\n";
+  char group[32];
+  std::snprintf(group, sizeof group, "%.2f",
+                s.commits ? double(s.records_committed) / double(s.commits) : 0.0);
+  out += "  commits: " + std::to_string(s.commits) + " flushes for " +
+         std::to_string(s.records_committed) + " records (avg group " + group + ", max " +
+         std::to_string(s.max_group) + "), latency " + commit_latency_.summary() + "\n";
+  out += "  write-behind: " + std::to_string(s.fs_flushes) + " fs flushes (latency " +
+         fs_flush_latency_.summary() + "), " + std::to_string(s.trims) + " trims freed " +
+         std::to_string(s.records_trimmed) + " records\n";
+  out += "  back-pressure: " + std::to_string(s.space_waits) + " waits for space, " +
+         std::to_string(s.space_timeouts) + " timed out (wait " + space_wait_latency_.summary() +
+         ")\n";
+  out += "  recovery: " + std::to_string(s.records_recovered) + " records found, " +
+         std::to_string(s.records_replayed) + " replayed, " + std::to_string(s.replay_errors) +
+         " replay errors\n";
+  if (mirror_)
+    out += "  mirror: " + mirror_->describe() + (s.mirror_connected ? " connected" : " NOT connected") +
+           ", acked to " + std::to_string(s.mirror_acked_pos) + ", lag " +
+           human_bytes(s.mirror_lag_bytes) + ", " + std::to_string(s.mirror_acks) + " acks, " +
+           std::to_string(s.mirror_losses) + " losses\n";
+  else
+    out += "  mirror: none\n";
+  return out;
+}
+
+}  // namespace nasd::nvram

@@ -1,0 +1,153 @@
+// The NVRAM journal: one region shared by every volume of the node, a circular log of operation
+// records, group commit, write-behind trimming, back-pressure and (optionally) a mirror partner.
+//
+// Life of a record:
+//   append()         reserves space (waiting while the log is full), copies the record in and
+//                    publishes it; records may finish copying out of order;
+//   wait_committed() returns once the record and every record before it are committed: the
+//                    commit marker (header tail) covers them, they are msynced in host mode, and
+//                    the mirror (if any) acknowledged them. Concurrent waiters share one flush:
+//                    the first waiter that finds no flush running commits everything complete;
+//   trim()           frees records the file systems report durable (seq <= durable_seq()); the
+//                    write-behind thread asks the file systems to flush first.
+//
+// Committing only a complete prefix of the log is what makes acknowledged records survive: a
+// crash can leave a half-copied record, but only after every acknowledged one.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fs/volume.h"
+#include "nvram/journal_options.h"
+#include "nvram/mirror.h"
+#include "nvram/record.h"
+#include "nvram/region.h"
+#include "nvram/stats.h"
+#include "nvram/write_behind.h"
+
+namespace nasd::nvram {
+
+class Journal : private Mirror::Listener {
+ public:
+  // Opens (or creates) the region and scans it; recovered records wait in recovered() until their
+  // volume replays them. `mirror` may be null; when set the journal starts it. Throws
+  // std::runtime_error when the region cannot be used.
+  static std::shared_ptr<Journal> open(const JournalOptions& options,
+                                       std::unique_ptr<Mirror> mirror = nullptr);
+  // Stops the background threads and unmaps the region without flushing any file system: to the
+  // region this looks like a crash, which it survives. Call shutdown() for a clean stop.
+  ~Journal() override;
+
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // --- for JournalVolume -------------------------------------------------------------------
+  // Makes the volume's file system known to write-behind and trimming. Records of a volume that
+  // was never attached are kept (they cannot be trimmed), never dropped.
+  void attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target);
+  void detach(uint32_t volume);
+  // The volume's records found at open, in sequence order; dropped by release_recovered().
+  std::vector<RecordView> recovered(uint32_t volume) const;
+  uint64_t max_recovered_seq(uint32_t volume) const;
+  void release_recovered(uint32_t volume, uint64_t replayed, uint64_t errors);
+
+  // Largest payload one record may carry.
+  uint64_t max_payload() const;
+  // Appends one record whose payload is the concatenation of `parts`. On Ok, `*ticket` is what
+  // wait_committed() takes. Io when the record can never fit; Jukebox when no space appeared
+  // within space_wait (the caller then makes the operation durable some other way).
+  fs::Status append(uint32_t volume, uint64_t seq, RecordType type,
+                    std::span<const std::span<const uint8_t>> parts, uint64_t* ticket);
+  // Blocks until the record (and all before it) is committed. Ok, or Jukebox when the mirror is
+  // lost and the policy is Fail. A ticket of 0 is trivially committed.
+  fs::Status wait_committed(uint64_t ticket);
+  // False while mutations would fail anyway (mirror lost under the Fail policy).
+  bool accepts_mutations() const;
+
+  // --- write-behind ------------------------------------------------------------------------
+  // Asks every attached file system to flush, then trims. One at a time.
+  void flush_targets_and_trim();
+  // Frees records the file systems already absorbed.
+  void trim();
+
+  // Clean stop: flushes every file system, trims, stops the threads.
+  void shutdown();
+
+  const JournalOptions& options() const { return options_; }
+  JournalStats stats() const;
+  // Multi-line human readable status for the admin command.
+  std::string status() const;
+
+ private:
+  Journal(const JournalOptions& options, std::unique_ptr<Region> region,
+          std::unique_ptr<Mirror> mirror);
+  void recover_from_region();
+  uint64_t complete_end_locked() const;
+  uint64_t used_locked() const { return reserved_end_ - head_; }
+  bool over_threshold_locked() const;
+  fs::Status wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticket);
+  void commit_locked(std::unique_lock<std::mutex>& lk);
+  uint64_t count_records(uint64_t from, uint64_t to) const;
+  void feed_mirror();
+  void declare_degraded_locked(const std::string& why);
+
+  // Mirror::Listener
+  MirrorHello mirror_hello() override;
+  void mirror_connected(uint64_t resume_pos) override;
+  void mirror_acked(uint64_t end_pos) override;
+  void mirror_lost(const std::string& why) override;
+
+  const JournalOptions options_;
+  std::unique_ptr<Region> region_;
+  std::unique_ptr<Mirror> mirror_;
+  const uint32_t epoch_;
+
+  mutable std::mutex mu_;
+  std::condition_variable commit_cv_;  // commit progress, completed copies, mirror acks
+  std::condition_variable space_cv_;   // log space freed
+  uint64_t head_ = 0;                  // oldest live record
+  uint64_t reserved_end_ = 0;          // where the next record goes
+  std::set<uint64_t> copying_;         // records reserved but not yet completely copied
+  uint64_t committed_ = 0;             // commit marker
+  bool commit_running_ = false;
+  uint64_t live_records_ = 0;
+  bool persist_failed_ = false;        // an msync failed: host-mode durability is in doubt
+
+  // Mirror feeding (guarded by mu_).
+  std::condition_variable feed_cv_;
+  bool mirror_connected_ = false;
+  bool degraded_ = false;
+  uint64_t mirror_sent_ = 0;
+  uint64_t mirror_acked_ = 0;
+  uint64_t feed_pin_ = UINT64_MAX;     // trim must not pass a record the feeder is reading
+  bool stopping_ = false;
+  std::thread feeder_;
+
+  // Volumes (guarded by targets_mu_; never held together with mu_).
+  mutable std::mutex targets_mu_;
+  std::map<uint32_t, std::shared_ptr<fs::JournalTarget>> targets_;
+  std::map<uint32_t, std::vector<RecordView>> recovered_;
+  std::map<uint32_t, uint64_t> max_recovered_seq_;
+  std::set<uint32_t> warned_unattached_;
+
+  std::mutex flush_mu_;  // one flush_targets_and_trim at a time
+  std::mutex trim_mu_;   // trims never overlap
+  WriteBehind write_behind_;
+
+  // Counters (guarded by mu_ unless atomic).
+  JournalStats counters_;
+  LatencyHistogram commit_latency_;
+  LatencyHistogram fs_flush_latency_;
+  LatencyHistogram space_wait_latency_;
+};
+
+}  // namespace nasd::nvram

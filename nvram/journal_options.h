@@ -1,0 +1,39 @@
+// Settings of the NVRAM journal, read from the [nvram] section of the configuration.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "nvram/region.h"
+#include "util/config.h"
+
+namespace nasd::nvram {
+
+// What the journal does when its mirror partner is unreachable.
+enum class MirrorPolicy {
+  Continue,  // keep serving, committing to local NVRAM only (logged as DEGRADED)
+  Fail,      // fail mutations with NFS3ERR_JUKEBOX until the partner is back
+};
+
+struct JournalOptions {
+  std::string path;                  // region file
+  uint64_t size = 2ull << 30;        // region bytes (header page + log)
+  DurabilityMode mode = DurabilityMode::Process;
+  // Write-behind asks the file systems to flush once the log is this full (percent)...
+  uint32_t flush_threshold_pct = 50;
+  // ... and at least this often while it holds records.
+  std::chrono::milliseconds flush_interval{5000};
+  // Longest a mutation waits for log space before the volume writes it through instead.
+  std::chrono::milliseconds space_wait{10000};
+  std::string mirror;                // "host:port" of the partner's nasd-mirror; empty = none
+  MirrorPolicy mirror_policy = MirrorPolicy::Continue;
+  // Longest a commit waits for the partner's ack before declaring the mirror lost.
+  std::chrono::milliseconds mirror_timeout{2000};
+
+  // Reads [nvram] (every key optional) and [node] data_dir, which relative paths are under.
+  // Throws ConfigError naming the key on a bad or unknown value.
+  static JournalOptions from_config(const Config& cfg);
+};
+
+}  // namespace nasd::nvram

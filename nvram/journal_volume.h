@@ -1,0 +1,120 @@
+// nvram::JournalVolume: the Volume the router sees for a local volume. Reads pass straight to
+// the file system; every mutation is applied to the file system (in memory there) and recorded
+// in NVRAM before it is acknowledged, so the file system may write its own state lazily.
+//
+// Ordering, and why it is safe:
+//  1. The volume's mutation lock is taken; the operation gets the next sequence number and runs
+//     on the fs with OpContext::journal_seq = seq. Holding the lock across "run" and "append"
+//     makes the volume's log order equal its sequence order equal its execution order, so replay
+//     in seq order repeats exactly the history the clients saw.
+//  2. The record is appended (including results the fs chose, such as the allocated inode,
+//     which replay forces through OpContext::forced_inode). Only successful operations are
+//     logged: a failed one changed nothing, and its unused seq is a harmless gap.
+//  3. The lock is released, then the caller waits for the group commit of its record. A commit
+//     covers a complete prefix of the log, so when an operation is acknowledged, every
+//     operation it could depend on (all earlier ones of this volume) is committed as well.
+//     Another client may see the effect of an operation before it is committed (the fs has it
+//     in memory); it can then only be lost together with an operation that was never
+//     acknowledged, which NFS allows just like a reply lost in a crash.
+//  4. If the log stays full for space_wait, the fs is flushed instead (durable_seq >= seq): the
+//     operation is then durable without a record, and later records still apply on top of it.
+//  5. The fs only ever becomes durable up to some seq; after a crash the journal replays the
+//     records above that, each exactly once.
+// UNSTABLE writes are logged like the rest but do not wait for the commit (in process mode they
+// are durable once copied); COMMIT waits until the volume's latest record is committed and does
+// not touch the fs, whose own sync is exactly the work NVRAM exists to defer.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "fs/volume.h"
+#include "nvram/journal.h"
+#include "nvram/op_codec.h"
+#include "nvram/replay.h"
+
+namespace nasd::nvram {
+
+class JournalVolume : public fs::Volume {
+ public:
+  // Attaches `target` to the journal. Mutations answer NFS3ERR_JUKEBOX until recover() ran.
+  JournalVolume(std::shared_ptr<Journal> journal, std::shared_ptr<fs::JournalTarget> target);
+  ~JournalVolume() override;
+
+  // Replays the journal's records for this volume (seq > target durable_seq, in seq order),
+  // flushes the fs, trims, and opens the volume for mutations. Call once, before serving.
+  ReplayReport recover();
+
+  const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
+
+  uint32_t id() const override { return id_; }
+  fs::InodeId root() const override { return target_->root(); }
+  fs::VolumeLimits limits() const override { return target_->limits(); }
+  // The fs's verifier: it changes at every start, so clients resend what was only UNSTABLE.
+  uint64_t write_verifier() const override { return target_->write_verifier(); }
+
+  fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
+  fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
+                     std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
+  fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                    std::optional<fs::Attr>* dir_attr) override;
+  fs::Status access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
+                    uint32_t* granted, std::optional<fs::Attr>* attr) override;
+  fs::Status readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
+                      std::optional<fs::Attr>* attr) override;
+  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
+                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override;
+  fs::Status write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                   std::span<const uint8_t> data, fs::Stability stable, fs::Stability* committed,
+                   fs::Wcc* wcc) override;
+  fs::Status create(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
+                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                    fs::Wcc* dir_wcc) override;
+  fs::Status mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   const fs::SetAttr& sa, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status symlink(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                     std::string_view target, const fs::SetAttr& sa, fs::InodeId* out,
+                     std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) override;
+  fs::Status mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
+                   uint32_t rdev_minor, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::Wcc* dir_wcc) override;
+  fs::Status rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status rename(const fs::OpContext& ctx, fs::InodeId from_dir, std::string_view from_name,
+                    fs::InodeId to_dir, std::string_view to_name, fs::Wcc* from_wcc,
+                    fs::Wcc* to_wcc) override;
+  fs::Status link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
+                  std::string_view name, std::optional<fs::Attr>* file_attr,
+                  fs::Wcc* dir_wcc) override;
+  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
+                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                     fs::ReaddirResult* out) override;
+  fs::Status fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                    std::optional<fs::Attr>* attr) override;
+  fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
+                    fs::Wcc* wcc) override;
+
+ private:
+  // Runs `execute(fs_ctx, &created)` on the fs under the mutation lock and journals `op`
+  // (with `data` after the encoded prefix). Waits for the commit when `wait`.
+  template <typename Execute>
+  fs::Status journalled(const fs::OpContext& ctx, JournalOp& op, bool wait, Execute&& execute);
+  fs::Status write_through(uint64_t seq);
+
+  const std::shared_ptr<Journal> journal_;
+  const std::shared_ptr<fs::JournalTarget> target_;
+  const uint32_t id_;
+
+  std::mutex mutation_mu_;
+  bool recovered_ = false;     // guarded by mutation_mu_
+  uint64_t next_seq_ = 1;      // guarded by mutation_mu_
+  uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
+};
+
+}  // namespace nasd::nvram

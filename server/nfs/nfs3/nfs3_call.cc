@@ -1,0 +1,47 @@
+#include "server/nfs/nfs3/nfs3_call.h"
+
+#include <cstring>
+
+namespace nasd::nfs::nfs3 {
+
+nfsstat3 Nfs3Call::open(const nfs_fh3& fh, Target* out) const {
+  HandleTarget named;
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(fh.data.data_val),
+                                 fh.data.data_len);
+  if (deps_.handles->decode(bytes, &named) != fs::Status::Ok) return NFS3ERR_BADHANDLE;
+  fs::Volume* volume = deps_.volumes->find(named.volume_id);
+  if (!volume) return NFS3ERR_STALE;
+  const ExportPolicy* policy = deps_.exports->for_volume(named.volume_id, call_.peer);
+  if (!policy) return NFS3ERR_ACCES;
+  out->volume = volume;
+  out->volume_id = named.volume_id;
+  out->inode = named.inode;
+  out->policy = policy;
+  out->ctx = fs::OpContext{};
+  out->ctx.cred = policy->credential_for(call_.cred);
+  return NFS3_OK;
+}
+
+nfsstat3 Nfs3Call::open_for_change(const nfs_fh3& fh, Target* out) const {
+  nfsstat3 st = open(fh, out);
+  if (st == NFS3_OK && out->policy->read_only) return NFS3ERR_ROFS;
+  return st;
+}
+
+rpc::DispatchResult Nfs3Call::reply_with(xdrproc_t routine, const void* res) {
+  rpc::DispatchResult r;
+  if (!xdr::append_encoded(routine, res, results_)) r.accept = rpc::AcceptStat::SystemErr;
+  return r;
+}
+
+rpc::DispatchResult Nfs3Call::garbage_args() {
+  rpc::DispatchResult r;
+  r.accept = rpc::AcceptStat::GarbageArgs;
+  return r;
+}
+
+nfsstat3 check_name(const char* name) {
+  return std::strchr(name, '/') ? NFS3ERR_INVAL : NFS3_OK;
+}
+
+}  // namespace nasd::nfs::nfs3

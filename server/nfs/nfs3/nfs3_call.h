@@ -1,0 +1,81 @@
+// One NFSv3 call being served, and the steps every procedure shares: decode the arguments,
+// turn a file handle into a volume + inode under the caller's export policy, encode the reply.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fs/volume.h"
+#include "server/nfs/exports/exports.h"
+#include "server/nfs/handle/handle_codec.h"
+#include "server/nfs/nfs3/convert.h"
+#include "server/nfs/xdr/nfs3_prot.h"
+#include "server/nfs/xdr/xdr_codec.h"
+#include "server/rpc/service.h"
+
+namespace nasd::nfs::nfs3 {
+
+// What the NFS program needs from the rest of the server.
+struct Nfs3Deps {
+  std::shared_ptr<fs::VolumeResolver> volumes;
+  std::shared_ptr<Exports> exports;
+  std::shared_ptr<HandleCodec> handles;
+};
+
+// Largest READ/WRITE payload: the full 1 MiB over TCP; over UDP what fits a datagram with room
+// for the RPC and NFS headers.
+inline constexpr uint32_t kMaxTransferTcp = NFS3_MAXDATA;
+inline constexpr uint32_t kMaxTransferUdp = 32 * 1024;
+
+// An object a file handle named, opened for one call.
+struct Target {
+  fs::Volume* volume = nullptr;
+  uint32_t volume_id = 0;
+  fs::InodeId inode;
+  const ExportPolicy* policy = nullptr;
+  fs::OpContext ctx;  // the caller's credential after the export's squashing
+};
+
+class Nfs3Call {
+ public:
+  Nfs3Call(const Nfs3Deps& deps, const rpc::CallContext& call, std::span<const uint8_t> args,
+           std::vector<uint8_t>* results)
+      : deps_(deps), call_(call), args_(args), results_(results) {}
+
+  template <typename T>
+  bool decode(xdr::Decoded<T>& args) {
+    return args.decode(args_);
+  }
+  std::span<const uint8_t> raw_args() const { return args_; }
+
+  // BADHANDLE for a malformed or forged handle, STALE when no volume has its id, ACCES when
+  // the export policy does not list the caller. NFS3_OK fills `out`.
+  nfsstat3 open(const nfs_fh3& fh, Target* out) const;
+  // As open(), and ROFS when the export is read-only: for procedures that change the volume.
+  nfsstat3 open_for_change(const nfs_fh3& fh, Target* out) const;
+
+  FileHandle handle_for(const Target& t, fs::InodeId inode) const {
+    return deps_.handles->encode(t.volume_id, inode);
+  }
+  uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
+
+  template <typename T>
+  rpc::DispatchResult reply(xdr::Routine<T> routine, const T& res) {
+    return reply_with(xdr::as_proc(routine), &res);
+  }
+  rpc::DispatchResult reply_with(xdrproc_t routine, const void* res);
+  static rpc::DispatchResult garbage_args();
+
+ private:
+  const Nfs3Deps& deps_;
+  const rpc::CallContext& call_;
+  std::span<const uint8_t> args_;
+  std::vector<uint8_t>* results_;
+};
+
+// A name a client sent for a directory entry: NFS3ERR_INVAL for one containing '/', which no
+// directory entry can hold; NFS3_OK otherwise (empty names are the volume's to reject).
+nfsstat3 check_name(const char* name);
+
+}  // namespace nasd::nfs::nfs3

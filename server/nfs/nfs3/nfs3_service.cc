@@ -1,0 +1,90 @@
+#include "server/nfs/nfs3/nfs3_service.h"
+
+#include <exception>
+
+#include "server/nfs/nfs3/procedures.h"
+
+namespace nasd::nfs {
+namespace {
+
+using nfs3::Nfs3Call;
+
+rpc::DispatchResult proc_null(Nfs3Call&) { return {}; }
+
+struct ProcEntry {
+  const char* name;
+  nfs3::Procedure run;
+  bool cacheable;  // non-idempotent: the duplicate request cache keeps the reply
+};
+
+// Indexed by procedure number (RFC 1813 section 3.3).
+constexpr ProcEntry kProcs[] = {
+    {"NULL", proc_null, false},
+    {"GETATTR", nfs3::proc_getattr, false},
+    {"SETATTR", nfs3::proc_setattr, true},
+    {"LOOKUP", nfs3::proc_lookup, false},
+    {"ACCESS", nfs3::proc_access, false},
+    {"READLINK", nfs3::proc_readlink, false},
+    {"READ", nfs3::proc_read, false},
+    {"WRITE", nfs3::proc_write, true},
+    {"CREATE", nfs3::proc_create, true},
+    {"MKDIR", nfs3::proc_mkdir, true},
+    {"SYMLINK", nfs3::proc_symlink, true},
+    {"MKNOD", nfs3::proc_mknod, true},
+    {"REMOVE", nfs3::proc_remove, true},
+    {"RMDIR", nfs3::proc_rmdir, true},
+    {"RENAME", nfs3::proc_rename, true},
+    {"LINK", nfs3::proc_link, true},
+    {"READDIR", nfs3::proc_readdir, false},
+    {"READDIRPLUS", nfs3::proc_readdirplus, false},
+    {"FSSTAT", nfs3::proc_fsstat, false},
+    {"FSINFO", nfs3::proc_fsinfo, false},
+    {"PATHCONF", nfs3::proc_pathconf, false},
+    {"COMMIT", nfs3::proc_commit, true},
+};
+constexpr uint32_t kNumProcs = sizeof(kProcs) / sizeof(kProcs[0]);
+static_assert(kNumProcs == 22);
+
+}  // namespace
+
+Nfs3Service::Nfs3Service(std::shared_ptr<fs::VolumeResolver> volumes,
+                         std::shared_ptr<Exports> exports, std::shared_ptr<HandleCodec> handles)
+    : deps_(std::make_unique<nfs3::Nfs3Deps>(
+          nfs3::Nfs3Deps{std::move(volumes), std::move(exports), std::move(handles)})) {}
+
+Nfs3Service::~Nfs3Service() = default;
+
+uint32_t Nfs3Service::num_procs() const { return kNumProcs; }
+
+std::string_view Nfs3Service::proc_name(uint32_t proc) const {
+  return proc < kNumProcs ? kProcs[proc].name : "UNKNOWN";
+}
+
+bool Nfs3Service::cacheable(uint32_t proc) const {
+  return proc < kNumProcs && kProcs[proc].cacheable;
+}
+
+rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,
+                                          std::span<const uint8_t> args,
+                                          std::vector<uint8_t>* results) {
+  rpc::DispatchResult r;
+  if (call.vers != 3) {
+    r.accept = rpc::AcceptStat::ProgMismatch;
+    r.low_version = r.high_version = 3;
+    return r;
+  }
+  if (call.proc >= kNumProcs) {
+    r.accept = rpc::AcceptStat::ProcUnavail;
+    return r;
+  }
+  Nfs3Call nfs_call(*deps_, call, args, results);
+  try {
+    return kProcs[call.proc].run(nfs_call);
+  } catch (const std::exception&) {
+    // A volume that throws (e.g. out of memory) fails this call, never the server.
+    r.accept = rpc::AcceptStat::SystemErr;
+    return r;
+  }
+}
+
+}  // namespace nasd::nfs

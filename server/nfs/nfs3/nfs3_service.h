@@ -1,0 +1,36 @@
+// The NFS version 3 program (100003) as an rpc::Service.
+#pragma once
+
+#include <memory>
+
+#include "fs/volume.h"
+#include "server/nfs/exports/exports.h"
+#include "server/nfs/handle/handle_codec.h"
+#include "server/rpc/service.h"
+
+namespace nasd::nfs {
+
+namespace nfs3 {
+struct Nfs3Deps;
+}
+
+class Nfs3Service : public rpc::Service {
+ public:
+  Nfs3Service(std::shared_ptr<fs::VolumeResolver> volumes, std::shared_ptr<Exports> exports,
+              std::shared_ptr<HandleCodec> handles);
+  ~Nfs3Service() override;
+
+  uint32_t program() const override { return 100003; }
+  uint32_t low_version() const override { return 3; }
+  uint32_t high_version() const override { return 3; }
+  uint32_t num_procs() const override;
+  std::string_view proc_name(uint32_t proc) const override;
+  bool cacheable(uint32_t proc) const override;
+  rpc::DispatchResult dispatch(const rpc::CallContext& call, std::span<const uint8_t> args,
+                               std::vector<uint8_t>* results) override;
+
+ private:
+  std::unique_ptr<nfs3::Nfs3Deps> deps_;
+};
+
+}  // namespace nasd::nfs

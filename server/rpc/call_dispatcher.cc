@@ -1,0 +1,121 @@
+#include "server/rpc/call_dispatcher.h"
+
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace nasd::rpc {
+
+CallDispatcher::CallDispatcher(Executor* executor, DuplicateRequestCache* drc, CallStats* stats)
+    : executor_(executor), drc_(drc), stats_(stats) {}
+
+void CallDispatcher::add_service(std::shared_ptr<Service> service) {
+  if (find(service->program()) != nullptr)
+    throw std::invalid_argument("program " + std::to_string(service->program()) +
+                                " registered twice");
+  std::vector<std::string> names;
+  for (uint32_t p = 0; p < service->num_procs(); ++p)
+    names.emplace_back(service->proc_name(p));
+  std::string prog_name(service->program_name());
+  if (prog_name.empty()) prog_name = std::to_string(service->program());
+  for (uint32_t v = service->low_version(); v <= service->high_version(); ++v)
+    stats_->add_program(service->program(), v, prog_name, names);
+  services_.push_back(std::move(service));
+}
+
+Service* CallDispatcher::find(uint32_t prog) const {
+  for (const auto& s : services_)
+    if (s->program() == prog) return s.get();
+  return nullptr;
+}
+
+CallDispatcher::Outcome CallDispatcher::reject(TransportCounter counter, EncodedReply reply) {
+  stats_->count(counter);
+  return {Outcome::SendNow, std::make_shared<const EncodedReply>(std::move(reply))};
+}
+
+CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
+                                               const CallOrigin& origin,
+                                               Clock::time_point received,
+                                               ReplyCallback on_reply) {
+  DecodedCall decoded = decode_call_header(record);
+  CallContext& call = decoded.call;
+  switch (decoded.status) {
+    case CallHeaderStatus::Malformed:
+      stats_->count(TransportCounter::BadRecords);
+      return {Outcome::Close, nullptr};
+    case CallHeaderStatus::RpcVersionMismatch:
+      return reject(TransportCounter::RpcMismatch, encode_rpc_mismatch_reply(call.xid));
+    case CallHeaderStatus::AuthError:
+      return reject(TransportCounter::AuthErrors,
+                    encode_auth_error_reply(call.xid, decoded.auth_stat));
+    case CallHeaderStatus::Ok:
+      break;
+  }
+
+  // Services are only added before the transport starts, so this lookup needs no lock.
+  Service* service = find(call.prog);
+  if (service == nullptr)
+    return reject(TransportCounter::ProgUnavail,
+                  encode_accepted_reply(call.xid, AcceptStat::ProgUnavail, {}));
+  if (call.vers < service->low_version() || call.vers > service->high_version())
+    return reject(TransportCounter::ProgMismatch,
+                  encode_accepted_reply(call.xid, AcceptStat::ProgMismatch, {},
+                                        service->low_version(), service->high_version()));
+  if (call.proc >= service->num_procs())
+    return reject(TransportCounter::ProcUnavail,
+                  encode_accepted_reply(call.xid, AcceptStat::ProcUnavail, {}));
+
+  std::memcpy(&call.peer, &origin.peer, sizeof call.peer);
+  call.peer_len = origin.peer_len;
+  call.tcp = origin.tcp;
+  call.local_port = origin.local_port;
+
+  std::optional<DrcKey> drc_key;
+  if (drc_ != nullptr && service->cacheable(call.proc)) {
+    std::span<const uint8_t> args(record.data() + decoded.args_offset,
+                                  record.size() - decoded.args_offset);
+    drc_key = DrcKey::make(call, args);
+    DuplicateRequestCache::Lookup seen = drc_->begin(*drc_key);
+    if (seen.state == DuplicateRequestCache::State::Done) {
+      stats_->count(TransportCounter::DrcHits);
+      return {Outcome::SendNow, seen.reply};
+    }
+    if (seen.state == DuplicateRequestCache::State::InProgress) {
+      stats_->count(TransportCounter::DrcInProgressDrops);
+      return {Outcome::Drop, nullptr};
+    }
+  }
+
+  size_t args_offset = decoded.args_offset;
+  auto task = [this, service, call = std::move(call), record = std::move(record), args_offset,
+               drc_key, received, on_reply = std::move(on_reply)]() {
+    std::span<const uint8_t> args(record.data() + args_offset, record.size() - args_offset);
+    std::vector<uint8_t> results;
+    DispatchResult result;
+    try {
+      result = service->dispatch(call, args, &results);
+    } catch (const std::exception&) {
+      // A procedure that throws must not take the server down; the client sees SYSTEM_ERR.
+      result = DispatchResult{};
+      result.accept = AcceptStat::SystemErr;
+    }
+    auto reply = std::make_shared<const EncodedReply>(
+        encode_dispatch_reply(call.xid, result, std::move(results)));
+    if (drc_key) drc_->complete(*drc_key, reply);
+    bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
+    stats_->record_call(call.prog, call.vers, call.proc, !ok,
+                        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                                              received));
+    on_reply(std::move(reply));
+  };
+  if (!executor_->submit(std::move(task))) {
+    if (drc_key) drc_->abandon(*drc_key);
+    return {Outcome::Drop, nullptr};
+  }
+  return {Outcome::Pending, nullptr};
+}
+
+}  // namespace nasd::rpc

@@ -1,0 +1,69 @@
+// The transport-independent path of one call: decode the header, find the service, consult
+// the duplicate request cache, run the procedure on an executor thread and encode the reply.
+// TCP connections and UDP endpoints differ only in how records arrive and replies leave, so
+// both hand their records here.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "server/rpc/call_header.h"
+#include "server/rpc/call_stats.h"
+#include "server/rpc/duplicate_request_cache.h"
+#include "server/rpc/executor.h"
+#include "server/rpc/service.h"
+
+namespace nasd::rpc {
+
+// Where a record came from, as the transport knows it.
+struct CallOrigin {
+  sockaddr_storage peer{};
+  socklen_t peer_len = 0;
+  bool tcp = true;
+  uint16_t local_port = 0;
+};
+
+class CallDispatcher {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Reply = std::shared_ptr<const EncodedReply>;
+  // Invoked on an executor thread with the finished reply.
+  using ReplyCallback = std::function<void(Reply)>;
+
+  struct Outcome {
+    enum Kind {
+      SendNow,  // `reply` is ready (rejection or cached reply); send it
+      Pending,  // running on the executor; the callback will deliver the reply
+      Drop,     // nothing to send (retransmission of a call still executing)
+      Close,    // undecodable record: close the connection / drop the datagram
+    } kind = Drop;
+    Reply reply;
+  };
+
+  // `drc` may be null (no duplicate request cache). All pointers must outlive the dispatcher.
+  CallDispatcher(Executor* executor, DuplicateRequestCache* drc, CallStats* stats);
+
+  // Before the first call: makes the program reachable and declares its statistics.
+  void add_service(std::shared_ptr<Service> service);
+  const std::vector<std::shared_ptr<Service>>& services() const { return services_; }
+
+  // Called on an event loop thread for each complete record.
+  Outcome handle(std::vector<uint8_t> record, const CallOrigin& origin, Clock::time_point received,
+                 ReplyCallback on_reply);
+
+ private:
+  Service* find(uint32_t prog) const;
+  Outcome reject(TransportCounter counter, EncodedReply reply);
+
+  Executor* executor_;
+  DuplicateRequestCache* drc_;
+  CallStats* stats_;
+  std::vector<std::shared_ptr<Service>> services_;
+};
+
+}  // namespace nasd::rpc

@@ -1,0 +1,160 @@
+#include "server/rpc/duplicate_request_cache.h"
+
+#include <netinet/in.h>
+
+#include <boost/intrusive/list.hpp>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+namespace nasd::rpc {
+namespace {
+
+constexpr size_t kShards = 16;
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  // splitmix64 finaliser over a running combination: cheap and well distributed.
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+struct DrcKeyHash {
+  size_t operator()(const DrcKey& k) const {
+    uint64_t a, b;
+    std::memcpy(&a, k.address.data(), 8);
+    std::memcpy(&b, k.address.data() + 8, 8);
+    uint64_t h = mix(a, b);
+    h = mix(h, (uint64_t{k.family} << 16) | k.port);
+    h = mix(h, (uint64_t{k.xid} << 32) | k.proc);
+    h = mix(h, (uint64_t{k.prog} << 32) | k.vers);
+    return mix(h, k.args_hash);
+  }
+};
+
+}  // namespace
+
+DrcKey DrcKey::make(const CallContext& call, std::span<const uint8_t> args) {
+  DrcKey key;
+  key.family = call.peer.ss_family;
+  if (call.peer.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&call.peer);
+    std::memcpy(key.address.data(), &sin->sin_addr, 4);
+    key.port = ntohs(sin->sin_port);
+  } else if (call.peer.ss_family == AF_INET6) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&call.peer);
+    std::memcpy(key.address.data(), &sin6->sin6_addr, 16);
+    key.port = ntohs(sin6->sin6_port);
+  }
+  key.xid = call.xid;
+  key.prog = call.prog;
+  key.vers = call.vers;
+  key.proc = call.proc;
+  key.args_hash = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(args.data()), args.size()));
+  return key;
+}
+
+struct DrcEntry : boost::intrusive::list_base_hook<> {
+  DrcKey key;
+  bool done = false;
+  DuplicateRequestCache::Reply reply;
+  DuplicateRequestCache::Clock::time_point completed_at{};
+};
+
+struct DuplicateRequestCache::Shard {
+  std::mutex mu;
+  std::unordered_map<DrcKey, DrcEntry, DrcKeyHash> entries;
+  boost::intrusive::list<DrcEntry> lru;  // front = most recently used
+
+  ~Shard() { lru.clear(); }  // unlink before the map frees the entries
+
+  void erase(DrcEntry& e) {
+    lru.erase(lru.iterator_to(e));
+    DrcKey key = e.key;
+    entries.erase(key);
+  }
+  void touch(DrcEntry& e) {
+    lru.erase(lru.iterator_to(e));
+    lru.push_front(e);
+  }
+  // Drops expired completed entries from the cold end, then the coldest entries over capacity.
+  void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl) {
+    while (!lru.empty() && lru.back().done && lru.back().completed_at + ttl <= now)
+      erase(lru.back());
+    while (entries.size() > capacity) erase(lru.back());
+  }
+};
+
+DuplicateRequestCache::DuplicateRequestCache(Options options)
+    : options_(options),
+      per_shard_capacity_(std::max<size_t>(1, (options.capacity + kShards - 1) / kShards)),
+      shards_(new Shard[kShards]) {}
+
+DuplicateRequestCache::~DuplicateRequestCache() = default;
+
+DuplicateRequestCache::Shard& DuplicateRequestCache::shard_for(const DrcKey& key) {
+  return shards_[DrcKeyHash{}(key) % kShards];
+}
+
+DuplicateRequestCache::Lookup DuplicateRequestCache::begin(const DrcKey& key,
+                                                           Clock::time_point now) {
+  Shard& s = shard_for(key);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(key);
+  if (it != s.entries.end()) {
+    DrcEntry& e = it->second;
+    if (!e.done) return {State::InProgress, nullptr};
+    if (e.completed_at + options_.ttl > now) {
+      s.touch(e);
+      return {State::Done, e.reply};
+    }
+    s.erase(e);  // expired: the call runs again
+  }
+  auto [pos, inserted] = s.entries.try_emplace(key);
+  pos->second.key = key;
+  s.lru.push_front(pos->second);
+  s.trim(per_shard_capacity_, now, options_.ttl);
+  return {State::New, nullptr};
+}
+
+void DuplicateRequestCache::complete(const DrcKey& key, Reply reply, Clock::time_point now) {
+  Shard& s = shard_for(key);
+  std::lock_guard lock(s.mu);
+  auto [pos, inserted] = s.entries.try_emplace(key);
+  DrcEntry& e = pos->second;
+  if (inserted) {
+    // Evicted while executing under pressure: keep the reply anyway.
+    e.key = key;
+    s.lru.push_front(e);
+  } else {
+    s.touch(e);
+  }
+  e.done = true;
+  e.reply = std::move(reply);
+  e.completed_at = now;
+  s.trim(per_shard_capacity_, now, options_.ttl);
+}
+
+void DuplicateRequestCache::abandon(const DrcKey& key) {
+  Shard& s = shard_for(key);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(key);
+  if (it != s.entries.end() && !it->second.done) s.erase(it->second);
+}
+
+size_t DuplicateRequestCache::size() const {
+  size_t n = 0;
+  for (size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    n += shards_[i].entries.size();
+  }
+  return n;
+}
+
+}  // namespace nasd::rpc

@@ -1,0 +1,81 @@
+// The duplicate request cache (DRC). NFS clients retransmit a call when a reply is late; for a
+// non-idempotent procedure (REMOVE, RENAME, CREATE, ...) running it twice turns a success into
+// an error. The cache remembers replies of procedures the service marks cacheable(), so that a
+// retransmission gets the original reply bytes, and it remembers calls still executing so that
+// a retransmission of those is dropped (the client will retransmit again later).
+//
+// Keyed by the client's address and port (clients reuse their source port on reconnect for this
+// reason), the xid, program, version, procedure and a hash of the argument bytes (guards
+// against xid reuse after a client restart). Bounded with LRU eviction; completed entries expire
+// after a time to live. Sharded mutexes keep executor threads from serialising on one lock.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "server/rpc/call_header.h"
+#include "server/rpc/service.h"
+
+namespace nasd::rpc {
+
+struct DrcKey {
+  std::array<uint8_t, 16> address{};  // IPv4 uses the first 4 bytes
+  uint16_t family = 0;
+  uint16_t port = 0;
+  uint32_t xid = 0, prog = 0, vers = 0, proc = 0;
+  uint64_t args_hash = 0;
+
+  bool operator==(const DrcKey&) const = default;
+  static DrcKey make(const CallContext& call, std::span<const uint8_t> args);
+};
+
+class DuplicateRequestCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Reply = std::shared_ptr<const EncodedReply>;
+
+  struct Options {
+    size_t capacity = 8192;                        // entries, over all shards
+    std::chrono::milliseconds ttl{std::chrono::minutes(2)};  // for completed entries
+  };
+
+  enum class State { New, InProgress, Done };
+  struct Lookup {
+    State state = State::New;
+    Reply reply;  // set for Done
+  };
+
+  explicit DuplicateRequestCache(Options options);
+  DuplicateRequestCache() : DuplicateRequestCache(Options{}) {}
+  ~DuplicateRequestCache();
+  DuplicateRequestCache(const DuplicateRequestCache&) = delete;
+  DuplicateRequestCache& operator=(const DuplicateRequestCache&) = delete;
+
+  // New: the caller owns the call now and must complete() or abandon() it.
+  // InProgress: the original is still executing; drop this copy.
+  // Done: send `reply` instead of executing.
+  Lookup begin(const DrcKey& key, Clock::time_point now = Clock::now());
+  // Records the reply of a call begun with New.
+  void complete(const DrcKey& key, Reply reply, Clock::time_point now = Clock::now());
+  // Forgets a call begun with New that produced no reply.
+  void abandon(const DrcKey& key);
+
+  size_t size() const;
+  size_t capacity() const { return options_.capacity; }
+
+ private:
+  struct Shard;
+  Shard& shard_for(const DrcKey& key);
+
+  Options options_;
+  size_t per_shard_capacity_;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace nasd::rpc

@@ -1,0 +1,71 @@
+#include "server/rpc/record_marking.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace nasd::rpc {
+
+void write_record_mark(uint8_t* out, uint32_t length) {
+  uint32_t mark = kLastFragmentBit | length;
+  out[0] = static_cast<uint8_t>(mark >> 24);
+  out[1] = static_cast<uint8_t>(mark >> 16);
+  out[2] = static_cast<uint8_t>(mark >> 8);
+  out[3] = static_cast<uint8_t>(mark);
+}
+
+RecordReassembler::RecordReassembler(size_t max_record_bytes) : max_record_(max_record_bytes) {}
+
+bool RecordReassembler::start_fragment() {
+  uint32_t mark = (uint32_t{header_[0]} << 24) | (uint32_t{header_[1]} << 16) |
+                  (uint32_t{header_[2]} << 8) | uint32_t{header_[3]};
+  header_filled_ = 0;
+  last_fragment_ = (mark & kLastFragmentBit) != 0;
+  fragment_left_ = mark & ~kLastFragmentBit;
+  // Checked against the announced length, before any body byte is buffered.
+  if (partial_.size() + fragment_left_ > max_record_) {
+    failed_ = true;
+    partial_.clear();
+    partial_.shrink_to_fit();
+    return false;
+  }
+  in_fragment_ = true;
+  if (fragment_left_ == 0) finish_fragment();
+  return true;
+}
+
+void RecordReassembler::finish_fragment() {
+  in_fragment_ = false;
+  if (!last_fragment_) return;
+  ready_.push_back(std::move(partial_));
+  partial_ = {};
+}
+
+bool RecordReassembler::feed(std::span<const uint8_t> bytes) {
+  if (failed_) return false;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    if (!in_fragment_) {
+      size_t take = std::min(kRecordMarkSize - header_filled_, bytes.size() - pos);
+      std::copy_n(bytes.data() + pos, take, header_ + header_filled_);
+      header_filled_ += take;
+      pos += take;
+      if (header_filled_ == kRecordMarkSize && !start_fragment()) return false;
+      continue;
+    }
+    size_t take = std::min(fragment_left_, bytes.size() - pos);
+    partial_.insert(partial_.end(), bytes.begin() + pos, bytes.begin() + pos + take);
+    fragment_left_ -= take;
+    pos += take;
+    if (fragment_left_ == 0) finish_fragment();
+  }
+  return true;
+}
+
+std::vector<uint8_t> RecordReassembler::pop_record() {
+  assert(!ready_.empty());
+  std::vector<uint8_t> record = std::move(ready_.front());
+  ready_.pop_front();
+  return record;
+}
+
+}  // namespace nasd::rpc

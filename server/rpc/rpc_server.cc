@@ -1,0 +1,146 @@
+#include "server/rpc/rpc_server.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "server/rpc/socket_util.h"
+#include "server/rpc/tcp_acceptor.h"
+#include "server/rpc/udp_endpoint.h"
+
+namespace nasd::rpc {
+namespace {
+
+// How often start() retries when port 0 got a TCP port whose UDP twin is taken.
+constexpr int kEphemeralBindAttempts = 16;
+
+}  // namespace
+
+// One event loop, its thread, and the acceptors and endpoints it runs.
+struct RpcServer::Worker {
+  EventLoop loop;
+  std::vector<std::unique_ptr<TcpAcceptor>> acceptors;
+  std::vector<std::unique_ptr<UdpEndpoint>> endpoints;
+  std::thread thread;
+};
+
+RpcServer::RpcServer(RpcServerOptions options)
+    : options_(std::move(options)),
+      drc_(options_.drc),
+      // The executor exists from construction so that the dispatcher can hold a plain pointer;
+      // its threads idle until calls arrive.
+      executor_(std::make_unique<Executor>(options_.threads ? options_.threads : 16)),
+      dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, &stats_),
+      rpcbind_(options_.rpcbind) {}
+
+RpcServer::~RpcServer() { stop(); }
+
+void RpcServer::note(const std::string& text) const {
+  if (options_.log)
+    options_.log(text);
+  else
+    std::fprintf(stderr, "nasd rpc: %s\n", text.c_str());
+}
+
+void RpcServer::add_service(std::shared_ptr<Service> service) {
+  if (running_) throw std::logic_error("RpcServer::add_service after start()");
+  dispatcher_.add_service(std::move(service));
+}
+
+void RpcServer::bind_listeners() {
+  for (uint16_t wanted : options_.ports) {
+    for (int attempt = 0;; ++attempt) {
+      Listener l;
+      SocketAddress addr = parse_socket_address(options_.bind_address, wanted);
+      l.tcp_fd = open_tcp_listener(addr);
+      l.port = bound_port(l.tcp_fd);
+      if (!options_.udp) {
+        listeners_.push_back(l);
+        break;
+      }
+      addr.set_port(l.port);
+      try {
+        l.udp_fd = open_udp_socket(addr);
+        listeners_.push_back(l);
+        break;
+      } catch (const std::system_error& e) {
+        ::close(l.tcp_fd);
+        if (wanted != 0 || e.code().value() != EADDRINUSE || attempt + 1 >= kEphemeralBindAttempts)
+          throw;
+      }
+    }
+  }
+  for (const auto& l : listeners_) bound_ports_.push_back(l.port);
+}
+
+void RpcServer::close_listeners() {
+  for (auto& l : listeners_) {
+    if (l.tcp_fd >= 0) ::close(l.tcp_fd);
+    if (l.udp_fd >= 0) ::close(l.udp_fd);
+  }
+  listeners_.clear();
+}
+
+void RpcServer::start() {
+  if (running_) return;
+  if (stopped_) throw std::logic_error("RpcServer::start after stop()");
+  try {
+    bind_listeners();
+    unsigned n = options_.workers ? options_.workers : std::thread::hardware_concurrency();
+    if (n == 0) n = 1;
+    for (unsigned i = 0; i < n; ++i) {
+      auto w = std::make_unique<Worker>();
+      for (const auto& l : listeners_) {
+        w->acceptors.push_back(std::make_unique<TcpAcceptor>(w->loop, l.tcp_fd, l.port,
+                                                             dispatcher_, stats_, options_.tcp));
+        if (l.udp_fd >= 0)
+          w->endpoints.push_back(std::make_unique<UdpEndpoint>(
+              w->loop, l.udp_fd, l.port, dispatcher_, stats_, options_.udp_max_in_flight));
+      }
+      workers_.push_back(std::move(w));
+    }
+  } catch (...) {
+    workers_.clear();
+    close_listeners();
+    bound_ports_.clear();
+    throw;
+  }
+  for (auto& w : workers_) {
+    Worker* raw = w.get();
+    // Operations are armed from the loop's own thread: io_uring submission is single-threaded.
+    w->loop.post([raw] {
+      for (auto& a : raw->acceptors) a->start();
+      for (auto& e : raw->endpoints) e->start();
+    });
+    w->thread = std::thread([raw] { raw->loop.run(); });
+  }
+  running_ = true;
+}
+
+bool RpcServer::register_with_rpcbind(uint32_t prog, uint32_t vers, uint16_t port) {
+  SocketAddress addr = parse_socket_address(options_.bind_address, port);
+  std::string why;
+  bool ok = rpcbind_.add(prog, vers, /*tcp=*/true, addr, &why);
+  if (ok && options_.udp) ok = rpcbind_.add(prog, vers, /*tcp=*/false, addr, &why);
+  if (!ok && options_.rpcbind.mode != RpcbindMode::Off) note(why);
+  return ok;
+}
+
+void RpcServer::stop() {
+  if (!running_) return;
+  running_ = false;
+  stopped_ = true;
+  rpcbind_.remove_all();
+  for (auto& w : workers_) w->loop.stop();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+  // Procedures already running or queued finish (their replies go nowhere); only then may the
+  // loops' objects go, since finished calls post to them.
+  executor_->stop();
+  workers_.clear();
+  close_listeners();
+}
+
+}  // namespace nasd::rpc

@@ -1,0 +1,102 @@
+// One accepted TCP connection on one event loop. Reads record-marked calls, hands each to the
+// CallDispatcher, and writes replies in whatever order they complete (RPC matches replies to
+// calls by xid, so a slow procedure does not hold back the others).
+//
+// Flow control: at most `max_in_flight` calls per connection may be executing or have replies
+// waiting to be written; beyond that the connection stops reading (and the client's TCP
+// window closes) until replies drain. Records already received stay queued in the
+// reassembler meanwhile, so the bound holds even when one recv() carried many calls.
+//
+// All methods run on the owning loop's thread. Executor threads reach the connection only
+// through EventLoop::post() holding a weak_ptr, so a reply for a connection that has closed
+// is simply dropped.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "server/rpc/call_dispatcher.h"
+#include "server/rpc/call_stats.h"
+#include "server/rpc/event_loop.h"
+#include "server/rpc/record_marking.h"
+
+namespace nasd::rpc {
+
+struct TcpLimits {
+  size_t max_record = 2 << 20;
+  size_t max_in_flight = 128;
+  size_t recv_buffer = 64 << 10;
+};
+
+class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
+ public:
+  using ClosedCallback = std::function<void(TcpConnection*)>;
+
+  // Takes ownership of `fd`. `on_closed` runs (on the loop) once the socket is closed and no
+  // operation refers to this object any more; the owner then drops its reference.
+  TcpConnection(EventLoop& loop, CallDispatcher& dispatcher, CallStats& stats, int fd,
+                CallOrigin origin, TcpLimits limits, ClosedCallback on_closed);
+  ~TcpConnection();
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+
+  void start();
+  // Stops reading and writing; pending replies are discarded.
+  void close();
+
+  size_t in_flight() const { return in_flight_; }
+
+ private:
+  template <void (TcpConnection::*Handler)(int)>
+  class Op : public EventLoop::Completion {
+   public:
+    explicit Op(TcpConnection* c) : c_(c) {}
+    void on_complete(int result) override { (c_->*Handler)(result); }
+
+   private:
+    TcpConnection* c_;
+  };
+
+  void on_recv(int result);
+  void on_send(int result);
+  void arm_recv();
+  void dispatch_ready_records();
+  void deliver(CallDispatcher::Reply reply);
+  void arm_send();
+  void finish_if_idle();
+  bool reading_paused() const { return in_flight_ >= limits_.max_in_flight; }
+
+  EventLoop& loop_;
+  CallDispatcher& dispatcher_;
+  CallStats& stats_;
+  int fd_;
+  CallOrigin origin_;
+  TcpLimits limits_;
+  ClosedCallback on_closed_;
+
+  RecordReassembler reassembler_;
+  std::vector<uint8_t> recv_buf_;
+  Op<&TcpConnection::on_recv> recv_op_{this};
+  Op<&TcpConnection::on_send> send_op_{this};
+  bool recv_pending_ = false;
+  bool send_pending_ = false;
+  bool peer_closed_ = false;  // EOF seen: answer what was received, then close
+  bool closing_ = false;
+  bool finished_ = false;
+  size_t in_flight_ = 0;
+
+  // Replies waiting to be written; the front one may be partly sent already.
+  std::deque<CallDispatcher::Reply> send_queue_;
+  size_t front_offset_ = 0;
+  static constexpr size_t kMaxIov = 64;  // up to 32 replies per sendmsg
+  iovec iov_[kMaxIov]{};
+  msghdr send_msg_{};
+};
+
+}  // namespace nasd::rpc

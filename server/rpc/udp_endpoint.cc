@@ -1,0 +1,116 @@
+#include "server/rpc/udp_endpoint.h"
+
+#include <cerrno>
+#include <memory>
+
+namespace nasd::rpc {
+namespace {
+
+constexpr size_t kMaxDatagram = 65536;
+
+}  // namespace
+
+// One reply datagram in flight; owns everything the kernel reads until completion.
+struct UdpEndpoint::SendOp final : EventLoop::Completion {
+  UdpEndpoint* endpoint = nullptr;
+  CallDispatcher::Reply reply;
+  sockaddr_storage to{};
+  iovec iov[2]{};
+  msghdr msg{};
+
+  void on_complete(int result) override {
+    --endpoint->sends_pending_;
+    if (result >= 0) {
+      endpoint->stats_.count(TransportCounter::RepliesSent);
+      endpoint->stats_.count(TransportCounter::BytesSent, static_cast<uint64_t>(result));
+    }
+    delete this;
+  }
+};
+
+UdpEndpoint::UdpEndpoint(EventLoop& loop, int fd, uint16_t port, CallDispatcher& dispatcher,
+                         CallStats& stats, size_t max_in_flight)
+    : loop_(loop),
+      fd_(fd),
+      port_(port),
+      dispatcher_(dispatcher),
+      stats_(stats),
+      max_in_flight_(max_in_flight),
+      buf_(kMaxDatagram) {}
+
+UdpEndpoint::~UdpEndpoint() = default;
+
+void UdpEndpoint::start() { arm_recv(); }
+
+void UdpEndpoint::arm_recv() {
+  iov_ = {buf_.data(), buf_.size()};
+  msg_ = {};
+  msg_.msg_name = &peer_;
+  msg_.msg_namelen = sizeof peer_;
+  msg_.msg_iov = &iov_;
+  msg_.msg_iovlen = 1;
+  loop_.recvmsg(fd_, &msg_, &recv_op_);
+}
+
+void UdpEndpoint::on_datagram(int result) {
+  if (loop_.stopping()) return;
+  if (result < 0) return arm_recv();  // e.g. ECONNREFUSED from an earlier reply: not fatal
+  stats_.count(TransportCounter::UdpDatagrams);
+  stats_.count(TransportCounter::BytesReceived, static_cast<uint64_t>(result));
+  if (msg_.msg_flags & MSG_TRUNC) {
+    stats_.count(TransportCounter::BadRecords);
+    return arm_recv();
+  }
+  if (in_flight_ >= max_in_flight_) {
+    stats_.count(TransportCounter::UdpDropped);
+    return arm_recv();
+  }
+  CallOrigin origin;
+  origin.peer = peer_;
+  origin.peer_len = msg_.msg_namelen;
+  origin.tcp = false;
+  origin.local_port = port_;
+  std::vector<uint8_t> record(buf_.begin(), buf_.begin() + result);
+  EventLoop* loop = &loop_;
+  auto outcome = dispatcher_.handle(
+      std::move(record), origin, CallDispatcher::Clock::now(),
+      [this, loop, origin](CallDispatcher::Reply reply) {
+        // The endpoint outlives every task posted to its loop (see RpcServer::stop).
+        loop->post([this, origin, reply = std::move(reply)]() mutable {
+          --in_flight_;
+          send(origin, std::move(reply));
+        });
+      });
+  switch (outcome.kind) {
+    case CallDispatcher::Outcome::SendNow:
+      send(origin, std::move(outcome.reply));
+      break;
+    case CallDispatcher::Outcome::Pending:
+      ++in_flight_;
+      break;
+    case CallDispatcher::Outcome::Drop:
+    case CallDispatcher::Outcome::Close:  // a datagram has no connection to close
+      break;
+  }
+  arm_recv();
+}
+
+void UdpEndpoint::send(const CallOrigin& to, CallDispatcher::Reply reply) {
+  auto op = std::make_unique<SendOp>();
+  op->endpoint = this;
+  op->reply = std::move(reply);
+  op->to = to.peer;
+  auto head = op->reply->udp_head();
+  op->iov[0] = {const_cast<uint8_t*>(head.data()), head.size()};
+  op->iov[1] = {const_cast<uint8_t*>(op->reply->body.data()), op->reply->body.size()};
+  op->msg.msg_name = &op->to;
+  op->msg.msg_namelen = to.peer_len;
+  op->msg.msg_iov = op->iov;
+  op->msg.msg_iovlen = op->reply->body.empty() ? 1 : 2;
+  if (loop_.sendmsg(fd_, &op->msg, 0, op.get())) {
+    ++sends_pending_;
+    op.release();  // deleted by its own completion
+  }
+}
+
+}  // namespace nasd::rpc

@@ -1,0 +1,139 @@
+#include "tests/e2e/net_util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace nasd::e2e {
+namespace {
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return sa;
+}
+
+std::runtime_error sys_error(const std::string& what) {
+  return std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+// Binds a socket to 127.0.0.1:0 and keeps it open, so two picks cannot return the same port.
+Fd bound_ephemeral(uint16_t* port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in sa = loopback(0);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) throw sys_error("bind");
+  socklen_t len = sizeof sa;
+  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+    throw sys_error("getsockname");
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+}
+
+uint16_t pick_free_port() {
+  uint16_t port = 0;
+  bound_ephemeral(&port);
+  return port;
+}
+
+void pick_free_ports(uint16_t* a, uint16_t* b) {
+  Fd first = bound_ephemeral(a);
+  Fd second = bound_ephemeral(b);
+}
+
+bool tcp_port_open(uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) return false;
+  sockaddr_in sa = loopback(port);
+  return connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+}
+
+Fd tcp_connect(uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in sa = loopback(port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect 127.0.0.1:" + std::to_string(port));
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+Fd udp_connect(uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_DGRAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in sa = loopback(port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect udp 127.0.0.1:" + std::to_string(port));
+  return fd;
+}
+
+bool send_all(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET) return false;
+      throw sys_error("send");
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool recv_exact(int fd, void* data, size_t len, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char* p = static_cast<char*>(data);
+  while (len > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    ssize_t n = recv(fd, p, len, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool wait_for_close(int fd, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char sink[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return false;
+    ssize_t n = recv(fd, sink, sizeof sink, 0);
+    if (n == 0) return true;
+    if (n < 0 && errno != EINTR && errno != EAGAIN) return true;  // reset counts as closed
+  }
+}
+
+}  // namespace nasd::e2e

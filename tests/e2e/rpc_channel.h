@@ -1,0 +1,64 @@
+// One libnfs rpc_context connected to a loopback port, with a synchronous call: it queues a raw
+// libnfs request (rpc_nfs3_*_async, rpc_mount3_*_async) and drives the socket until the reply
+// arrives or a deadline passes. This is what lets a test issue each procedure with exactly the
+// arguments it wants, and see the reply exactly as decoded.
+#pragma once
+
+#include <nfsc/libnfs.h>  // defines EXTERN, which the raw headers need
+#include <nfsc/libnfs-raw.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nasd::e2e {
+
+// A call that produced no decoded reply: connection trouble, a timeout, or an RPC-level
+// rejection (PROG_MISMATCH, GARBAGE_ARGS, AUTH_ERROR...).
+class RpcError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Credential {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;
+};
+
+class RpcChannel {
+ public:
+  RpcChannel(uint16_t port, const Credential& cred,
+             std::chrono::milliseconds timeout = std::chrono::seconds(15));
+  ~RpcChannel();
+  RpcChannel(const RpcChannel&) = delete;
+  RpcChannel& operator=(const RpcChannel&) = delete;
+
+  void set_credential(const Credential& cred);
+  const Credential& credential() const { return cred_; }
+
+  // `issue(rpc, cb, private_data)` queues the request; `on_reply(data)` runs with libnfs's
+  // decoded reply, which is only valid during that call, so it copies what it needs.
+  using Issue = std::function<int(rpc_context*, rpc_cb, void*)>;
+  using OnReply = std::function<void(void* data)>;
+  void call(const Issue& issue, const OnReply& on_reply);
+
+ private:
+  struct Pending;
+  static void on_complete(rpc_context* rpc, int status, void* data, void* private_data);
+  void wait(Pending* p, const char* what);
+
+  rpc_context* rpc_ = nullptr;
+  Credential cred_;
+  std::chrono::milliseconds timeout_;
+  bool broken_ = false;  // after a timeout or disconnect: libnfs state is unknown, refuse calls
+  // Requests still queued inside libnfs when we gave up on them; freed after the context.
+  std::list<std::unique_ptr<Pending>> abandoned_;
+};
+
+}  // namespace nasd::e2e

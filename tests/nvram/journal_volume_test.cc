@@ -1,0 +1,198 @@
+// JournalVolume over the MemTarget double: every acknowledged mutation survives a crash of the
+// file system's unflushed state, and replay applies each record exactly once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "nvram/journal_volume.h"
+#include "tests/nvram/mem_target.h"
+#include "tests/nvram/test_util.h"
+
+namespace nasd::nvram {
+namespace {
+
+using fs::Status;
+
+class JournalVolumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    opts = testing::small_options(dir.file("nv"), 8 << 20);
+    target = std::make_shared<testing::MemTarget>(7);
+    open();
+  }
+  void open() {
+    journal = Journal::open(opts);
+    volume = std::make_unique<JournalVolume>(journal, target);
+    report = volume->recover();
+  }
+  // Drops the volume and journal without a clean shutdown and loses the fs's unflushed state.
+  void crash() {
+    volume.reset();
+    journal.reset();
+    target->crash();
+  }
+  void crash_and_reopen() {
+    crash();
+    open();
+  }
+
+  fs::InodeId mkdir(fs::InodeId parent, const std::string& name) {
+    fs::InodeId out;
+    std::optional<fs::Attr> a;
+    fs::Wcc w;
+    EXPECT_EQ(volume->mkdir(ctx, parent, name, {}, &out, &a, &w), Status::Ok);
+    return out;
+  }
+  fs::InodeId create(fs::InodeId parent, const std::string& name) {
+    fs::InodeId out;
+    std::optional<fs::Attr> a;
+    fs::Wcc w;
+    EXPECT_EQ(volume->create(ctx, parent, name, fs::CreateMode::Guarded, {}, 0, &out, &a, &w),
+              Status::Ok);
+    return out;
+  }
+  Status write(fs::InodeId f, uint64_t off, const std::vector<uint8_t>& data,
+               fs::Stability stable, fs::Stability* committed) {
+    fs::Wcc w;
+    return volume->write(ctx, f, off, data, stable, committed, &w);
+  }
+
+  // A mixed history touching every journalled operation.
+  void run_history(int round) {
+    const std::string r = std::to_string(round);
+    fs::InodeId d = mkdir(volume->root(), "dir" + r);
+    fs::InodeId f = create(d, "file");
+    fs::Stability c;
+    for (int b = 0; b < 3; ++b)
+      ASSERT_EQ(write(f, b * 4096, testing::pattern(round * 10 + b, 4096), fs::Stability::FileSync, &c),
+                Status::Ok);
+    fs::SetAttr sa;
+    sa.mode = 0600;
+    fs::Wcc w, w2;
+    ASSERT_EQ(volume->setattr(ctx, f, sa, std::nullopt, &w), Status::Ok);
+    fs::InodeId l, n;
+    std::optional<fs::Attr> a;
+    ASSERT_EQ(volume->symlink(ctx, d, "link", "file", {}, &l, &a, &w), Status::Ok);
+    ASSERT_EQ(volume->mknod(ctx, d, "fifo", fs::FileType::Fifo, {}, 0, 0, &n, &a, &w), Status::Ok);
+    ASSERT_EQ(volume->link(ctx, f, d, "hard", &a, &w), Status::Ok);
+    ASSERT_EQ(volume->rename(ctx, d, "file", d, "renamed", &w, &w2), Status::Ok);
+    fs::InodeId gone = create(d, "temp");
+    (void)gone;
+    ASSERT_EQ(volume->remove(ctx, d, "temp", &w), Status::Ok);
+    mkdir(d, "empty");
+    ASSERT_EQ(volume->rmdir(ctx, d, "empty", &w), Status::Ok);
+    // A file whose inode number is reused after removal must come back with the same id.
+    fs::InodeId again = create(d, "again");
+    ASSERT_EQ(write(again, 100, testing::pattern(round, 10), fs::Stability::Unstable, &c),
+              Status::Ok);
+  }
+
+  testing::ScratchDir dir;
+  JournalOptions opts;
+  std::shared_ptr<testing::MemTarget> target;
+  std::shared_ptr<Journal> journal;
+  std::unique_ptr<JournalVolume> volume;
+  ReplayReport report;
+  fs::OpContext ctx;
+};
+
+TEST_F(JournalVolumeTest, EveryMutationSurvivesLosingTheUnflushedFs) {
+  run_history(1);
+  uint64_t d;
+  ASSERT_EQ(target->flush(&d), Status::Ok);  // round 1 is durable in the fs itself
+  run_history(2);
+  const std::string before = testing::tree_snapshot(*volume);
+  const size_t applied_before_crash = target->applied_seqs().size();
+
+  crash();
+  EXPECT_NE(testing::tree_snapshot(*target), before) << "the crash should have lost round 2";
+  open();
+  EXPECT_EQ(testing::tree_snapshot(*volume), before);
+  EXPECT_EQ(report.durable_seq_before, d);
+  EXPECT_GT(report.skipped, 0u);
+  EXPECT_GT(report.applied, 0u);
+  EXPECT_EQ(report.failed, 0u);
+
+  // Exactly once: nothing at or below the durable seq was applied again, nothing twice.
+  auto seqs = target->applied_seqs();
+  std::vector<uint64_t> replayed(seqs.begin() + static_cast<long>(applied_before_crash), seqs.end());
+  EXPECT_EQ(replayed.size(), report.applied);
+  std::set<uint64_t> unique(replayed.begin(), replayed.end());
+  EXPECT_EQ(unique.size(), replayed.size());
+  EXPECT_TRUE(std::all_of(replayed.begin(), replayed.end(), [&](uint64_t s) { return s > d; }));
+  EXPECT_TRUE(std::is_sorted(replayed.begin(), replayed.end()));
+}
+
+TEST_F(JournalVolumeTest, ReplayTwiceAppliesNothingTheSecondTime) {
+  run_history(1);
+  const std::string before = testing::tree_snapshot(*volume);
+  crash_and_reopen();
+  EXPECT_GT(report.applied, 0u);
+  crash_and_reopen();  // recover() flushed the fs, so the records are absorbed
+  EXPECT_EQ(report.applied, 0u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), before);
+  run_history(2);  // sequence numbers continue above everything seen
+  const std::string after = testing::tree_snapshot(*volume);
+  crash_and_reopen();
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), after);
+}
+
+TEST_F(JournalVolumeTest, StabilityAndCommit) {
+  fs::InodeId f = create(volume->root(), "f");
+  fs::Stability c;
+  ASSERT_EQ(write(f, 0, testing::pattern(1, 512), fs::Stability::Unstable, &c), Status::Ok);
+  EXPECT_EQ(c, fs::Stability::Unstable);
+  ASSERT_EQ(write(f, 512, testing::pattern(2, 512), fs::Stability::DataSync, &c), Status::Ok);
+  EXPECT_EQ(c, fs::Stability::FileSync);
+  fs::Wcc w;
+  ASSERT_EQ(volume->commit(ctx, f, 0, 0, &w), Status::Ok);
+  ASSERT_TRUE(w.after.has_value());
+  EXPECT_EQ(w.after->size, 1024u);
+  EXPECT_EQ(volume->commit(ctx, {999, 1}, 0, 0, &w), Status::Stale);
+  EXPECT_EQ(volume->write_verifier(), target->write_verifier());
+  EXPECT_EQ(target->flushes(), 0u) << "COMMIT must not force the fs to sync";
+}
+
+TEST_F(JournalVolumeTest, FailedMutationsAreNotJournalled) {
+  fs::Wcc w;
+  EXPECT_EQ(volume->remove(ctx, volume->root(), "missing", &w), Status::NoEnt);
+  create(volume->root(), "x");
+  fs::InodeId out;
+  std::optional<fs::Attr> a;
+  EXPECT_EQ(volume->create(ctx, volume->root(), "x", fs::CreateMode::Guarded, {}, 0, &out, &a, &w),
+            Status::Exist);
+  EXPECT_EQ(journal->stats().appends, 1u);
+  crash_and_reopen();
+  EXPECT_EQ(report.applied, 1u);
+  EXPECT_EQ(report.failed, 0u);
+}
+
+TEST_F(JournalVolumeTest, TooLargeForTheRegionIsIoAndLeavesTheFsAlone) {
+  fs::InodeId f = create(volume->root(), "f");
+  const size_t before = target->applied_seqs().size();
+  std::vector<uint8_t> huge(journal->max_payload() + 1);
+  fs::Stability c;
+  EXPECT_EQ(write(f, 0, huge, fs::Stability::FileSync, &c), Status::Io);
+  EXPECT_EQ(target->applied_seqs().size(), before);
+}
+
+TEST(JournalVolumeLifecycle, MutationsWaitForRecovery) {
+  testing::ScratchDir dir;
+  auto journal = Journal::open(testing::small_options(dir.file("nv"), 1 << 20));
+  auto target = std::make_shared<testing::MemTarget>(1);
+  JournalVolume v(journal, target);
+  fs::OpContext ctx;
+  fs::InodeId out;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  EXPECT_EQ(v.mkdir(ctx, v.root(), "d", {}, &out, &a, &w), Status::Jukebox);
+  fs::Attr attr;
+  EXPECT_EQ(v.getattr(ctx, v.root(), &attr), Status::Ok) << "reads need no recovery";
+  v.recover();
+  EXPECT_EQ(v.mkdir(ctx, v.root(), "d", {}, &out, &a, &w), Status::Ok);
+}
+
+}  // namespace
+}  // namespace nasd::nvram

@@ -1,0 +1,44 @@
+// Helpers shared by the nvram tests: scratch directories and small journal setups.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "nvram/journal.h"
+#include "nvram/journal_options.h"
+#include "fs/volume.h"
+
+namespace nasd::nvram::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed at the end of the test.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Options for a small journal in `dir` that never flushes on its own unless asked.
+JournalOptions small_options(const std::string& region_path, uint64_t size,
+                             DurabilityMode mode = DurabilityMode::Process);
+
+// Bytes filled with a pattern derived from `seed`, so a test can tell every block apart.
+std::vector<uint8_t> pattern(uint64_t seed, size_t n);
+
+}  // namespace nasd::nvram::testing
+
+namespace nasd::nvram::testing {
+
+// Everything a client could observe about a volume's tree except timestamps, one line per
+// object, for comparing a volume before a crash with the volume after replay.
+std::string tree_snapshot(fs::Volume& volume);
+
+}  // namespace nasd::nvram::testing

@@ -1,0 +1,126 @@
+#include "server/rpc/duplicate_request_cache.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace nasd::rpc {
+namespace {
+
+using Clock = DuplicateRequestCache::Clock;
+using State = DuplicateRequestCache::State;
+
+CallContext call_from(const char* ip, uint16_t port, uint32_t xid, uint32_t proc = 8) {
+  CallContext c;
+  auto* sin = reinterpret_cast<sockaddr_in*>(&c.peer);
+  sin->sin_family = AF_INET;
+  sin->sin_port = htons(port);
+  inet_pton(AF_INET, ip, &sin->sin_addr);
+  c.xid = xid;
+  c.prog = 100003;
+  c.vers = 3;
+  c.proc = proc;
+  return c;
+}
+
+std::shared_ptr<const EncodedReply> reply(uint32_t xid) {
+  return std::make_shared<const EncodedReply>(encode_accepted_reply(xid, AcceptStat::Success, {}));
+}
+
+const std::vector<uint8_t> kArgs = {1, 2, 3, 4};
+
+TEST(DuplicateRequestCache, NewThenInProgressThenDone) {
+  DuplicateRequestCache drc;
+  DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, 42), kArgs);
+  EXPECT_EQ(drc.begin(key).state, State::New);
+  EXPECT_EQ(drc.begin(key).state, State::InProgress);
+  auto r = reply(42);
+  drc.complete(key, r);
+  auto hit = drc.begin(key);
+  EXPECT_EQ(hit.state, State::Done);
+  EXPECT_EQ(hit.reply, r);  // the very same bytes
+}
+
+TEST(DuplicateRequestCache, KeyDistinguishesEveryField) {
+  DuplicateRequestCache drc;
+  DrcKey base = DrcKey::make(call_from("10.0.0.1", 800, 42), kArgs);
+  ASSERT_EQ(drc.begin(base).state, State::New);
+  drc.complete(base, reply(42));
+  std::vector<DrcKey> others = {
+      DrcKey::make(call_from("10.0.0.2", 800, 42), kArgs),
+      DrcKey::make(call_from("10.0.0.1", 801, 42), kArgs),
+      DrcKey::make(call_from("10.0.0.1", 800, 43), kArgs),
+      DrcKey::make(call_from("10.0.0.1", 800, 42, 9), kArgs),
+      DrcKey::make(call_from("10.0.0.1", 800, 42), std::vector<uint8_t>{1, 2, 3, 5}),
+  };
+  for (const auto& k : others) EXPECT_EQ(drc.begin(k).state, State::New);
+}
+
+TEST(DuplicateRequestCache, CompletedEntriesExpire) {
+  DuplicateRequestCache::Options o;
+  o.ttl = std::chrono::seconds(10);
+  DuplicateRequestCache drc(o);
+  DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, 1), kArgs);
+  Clock::time_point t0 = Clock::now();
+  ASSERT_EQ(drc.begin(key, t0).state, State::New);
+  drc.complete(key, reply(1), t0);
+  EXPECT_EQ(drc.begin(key, t0 + std::chrono::seconds(9)).state, State::Done);
+  EXPECT_EQ(drc.begin(key, t0 + std::chrono::seconds(11)).state, State::New);
+}
+
+TEST(DuplicateRequestCache, BoundedWithLeastRecentlyUsedEviction) {
+  DuplicateRequestCache::Options o;
+  o.capacity = 160;  // 10 per shard
+  DuplicateRequestCache drc(o);
+  std::vector<DrcKey> keys;
+  for (uint32_t xid = 0; xid < 2000; ++xid) {
+    keys.push_back(DrcKey::make(call_from("10.0.0.1", 800, xid), kArgs));
+    ASSERT_EQ(drc.begin(keys.back()).state, State::New);
+    drc.complete(keys.back(), reply(xid));
+    // Keep the first key hot: it must survive all the eviction around it.
+    EXPECT_EQ(drc.begin(keys.front()).state, State::Done) << "after xid " << xid;
+  }
+  EXPECT_LE(drc.size(), 160u);
+  EXPECT_EQ(drc.begin(keys.back()).state, State::Done);
+  // Probing inserts, so probe the old keys last. Each shard keeps only its newest ~10 entries.
+  size_t remembered = 0;
+  for (size_t i = 1; i < 1000; ++i) remembered += drc.begin(keys[i]).state == State::Done;
+  EXPECT_EQ(remembered, 0u) << "old entries should have been evicted";
+}
+
+TEST(DuplicateRequestCache, AbandonForgetsInProgressCall) {
+  DuplicateRequestCache drc;
+  DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, 5), kArgs);
+  ASSERT_EQ(drc.begin(key).state, State::New);
+  drc.abandon(key);
+  EXPECT_EQ(drc.begin(key).state, State::New);
+}
+
+TEST(DuplicateRequestCache, ConcurrentRetransmissionsExecuteOnce) {
+  DuplicateRequestCache drc;
+  std::atomic<int> owners{0}, hits{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (uint32_t xid = 0; xid < 500; ++xid) {
+        DrcKey key = DrcKey::make(call_from("10.0.0.9", 900, xid), kArgs);
+        auto l = drc.begin(key);
+        if (l.state == State::New) {
+          ++owners;
+          drc.complete(key, reply(xid));
+        } else if (l.state == State::Done) {
+          EXPECT_EQ(l.reply->head[7], static_cast<uint8_t>(xid));  // xid low byte after mark
+          ++hits;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(owners.load(), 500);  // each xid ran exactly once across all threads
+  EXPECT_GT(hits.load(), 0);
+}
+
+}  // namespace
+}  // namespace nasd::rpc
