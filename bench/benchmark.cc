@@ -151,8 +151,16 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   for (const auto& w : workers) {
     for (size_t i = 0; i < result.steps.size(); ++i) result.steps[i].stats.merge(w->step_stats()[i]);
     result.refused += w->refused();
+    if (!w->failure().empty()) result.failures.push_back(w->failure());
   }
   summarize(config, &result);
+  if (config.cleanup && result.failures.empty()) {
+    try {
+      for_each_worker(workers, [](LoadWorker& w, std::string* err) { return w.remove_fileset(err); });
+    } catch (const RunError& e) {
+      result.cleanup_error = e.what();  // the measurements stand; only the tidying failed
+    }
+  }
   return result;
 }
 

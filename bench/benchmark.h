@@ -31,6 +31,7 @@ struct RunConfig {
   uint32_t io_size = 32768;
   int timeout_ms = 10000;
   uint64_t seed = 1;
+  bool cleanup = false;           // remove the fileset after the last step
 };
 
 struct StepResult {
@@ -52,6 +53,8 @@ struct RunResult {
   std::vector<ServerFacts> facts;  // per target, as seen by the first process
   std::string started_at;          // local time, for the report
   uint64_t refused = 0;            // requests libnfs would not queue
+  std::vector<std::string> failures;  // processes that stopped early, and why: the run is invalid
+  std::string cleanup_error;          // why --cleanup left something behind ("" when it did not)
 };
 
 // Turn merged per-step stats into results (throughput, latency, MISSED) and the run summary.

@@ -11,6 +11,7 @@
 namespace nasd::bench {
 
 struct FilesetDir {
+  std::string name;                    // in Fileset::top
   FileHandle fh;
   std::vector<std::string> names;      // files and symlinks that exist here (LOOKUP picks one)
   std::vector<std::string> removable;  // empty files REMOVE may take; CREATE puts new ones here
@@ -23,7 +24,10 @@ struct FilesetFile {
 
 struct Fileset {
   FileHandle export_root;  // FSSTAT / FSINFO go here
-  FileHandle top;          // <workdir>/p<worker>
+  std::string workdir;     // shared by all workers, in export_root
+  FileHandle workdir_fh;
+  std::string owner;       // this worker's directory in workdir: p<worker>t<target>
+  FileHandle top;
   std::vector<FilesetDir> dirs;
   std::vector<FilesetFile> files;
   std::vector<FileHandle> symlinks;

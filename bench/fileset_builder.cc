@@ -33,11 +33,12 @@ class Builder {
   Builder(NfsSession& s, const FilesetShape& shape, Fileset* out, std::string* error)
       : s_(s), rpc_(s.rpc()), shape_(shape), out_(out), error_(error) {}
 
-  bool run(const std::string& workdir, size_t worker) {
+  bool run(const std::string& workdir, const std::string& owner) {
     out_->export_root = s_.root();
-    FileHandle work;
-    if (!mkdir_or_lookup(s_.root(), workdir, &work)) return false;
-    if (!mkdir_batch(work, {"p" + std::to_string(worker)}, &out_->top, "worker directory")) return false;
+    out_->workdir = workdir;
+    out_->owner = owner;
+    if (!mkdir_or_lookup(s_.root(), workdir, &out_->workdir_fh)) return false;
+    if (!mkdir_batch(out_->workdir_fh, {owner}, &out_->top, "MKDIR " + workdir + "/" + owner)) return false;
     return make_dirs() && make_files() && make_symlinks() && fill_files();
   }
 
@@ -85,7 +86,7 @@ class Builder {
   }
 
   bool mkdir_batch(const FileHandle& parent, const std::vector<std::string>& names, FileHandle* outs,
-                   const char* what) {
+                   const std::string& what) {
     nfs_fh3 dir = parent.view();
     return batch(what, names.size(),
         [&](size_t i, rpc_cb cb, void* ctx) {
@@ -108,7 +109,10 @@ class Builder {
     std::vector<FileHandle> fhs(names.size());
     if (!mkdir_batch(out_->top, names, fhs.data(), "MKDIR directories")) return false;
     out_->dirs.resize(names.size());
-    for (size_t i = 0; i < names.size(); ++i) out_->dirs[i].fh = fhs[i];
+    for (size_t i = 0; i < names.size(); ++i) {
+      out_->dirs[i].name = names[i];
+      out_->dirs[i].fh = fhs[i];
+    }
     return true;
   }
 
@@ -235,14 +239,14 @@ class Builder {
 }  // namespace
 
 bool build_fileset(NfsSession& session, const FilesetShape& shape, const std::string& workdir,
-                   size_t worker, Fileset* out, std::string* error) {
+                   const std::string& owner, Fileset* out, std::string* error) {
   *out = Fileset{};
   if (shape.dirs == 0) {
     *error = "the fileset plan has no directories";
     return false;
   }
   Builder b(session, shape, out, error);
-  return b.run(workdir, worker);
+  return b.run(workdir, owner);
 }
 
 }  // namespace nasd::bench

@@ -6,7 +6,9 @@
 
 #include "bench/clock.h"
 #include "bench/fileset_builder.h"
+#include "bench/fileset_cleaner.h"
 #include "bench/pacing.h"
+#include "bench/rpc_batch.h"
 
 namespace nasd::bench {
 
@@ -36,13 +38,24 @@ bool LoadWorker::connect(std::string* error) {
 bool LoadWorker::build_fileset(const FilesetShape& shape, const std::string& workdir, std::string* error) {
   filesets_.resize(sessions_.size());
   for (size_t t = 0; t < sessions_.size(); ++t) {
-    if (!nasd::bench::build_fileset(*sessions_[t], shape, workdir, options_.id, &filesets_[t], error)) {
+    std::string owner = "p" + std::to_string(options_.id) + "t" + std::to_string(t);
+    if (!nasd::bench::build_fileset(*sessions_[t], shape, workdir, owner, &filesets_[t], error)) {
       *error = targets_[t].text + ": " + *error;
       return false;
     }
   }
   for (size_t t = 0; t < sessions_.size(); ++t) {
     executors_.push_back(std::make_unique<OpExecutor>(*sessions_[t], filesets_[t], *this, options_.executor, options_.id));
+  }
+  return true;
+}
+
+bool LoadWorker::remove_fileset(std::string* error) {
+  for (size_t t = 0; t < filesets_.size(); ++t) {
+    if (!nasd::bench::remove_fileset(*sessions_[t], filesets_[t], error)) {
+      *error = targets_[t].text + ": " + *error;
+      return false;
+    }
   }
   return true;
 }
@@ -68,7 +81,7 @@ void LoadWorker::on_reply(OpType op, int status, int64_t sent_ns, int64_t receiv
   }
   if (!timeline_) return;
   // A reply belongs to the step whose measured interval it arrived in; warmups count nowhere.
-  if (auto step = timeline_->measured_step_at(received_ns)) {
+  if (auto step = timeline_->measured_step_at(received_ns); step && *step < stats_.size()) {
     stats_[*step].record_reply(op, received_ns - sent_ns, status);
   }
 }
@@ -81,7 +94,11 @@ void LoadWorker::service(int64_t wait_ns) {
   timespec ts{static_cast<time_t>(wait_ns / 1000000000), static_cast<long>(wait_ns % 1000000000)};
   if (ppoll(fds.data(), fds.size(), &ts, nullptr) <= 0) return;
   for (size_t i = 0; i < fds.size(); ++i) {
-    if (fds[i].revents && rpc_service(sessions_[i]->rpc(), fds[i].revents) < 0) broken_ = true;
+    if (fds[i].revents && rpc_service(sessions_[i]->rpc(), fds[i].revents) < 0 && !broken_) {
+      broken_ = true;
+      failure_ = "process " + std::to_string(options_.id) + ": connection to " + targets_[i].text +
+                 " failed: " + rpc_error_text(sessions_[i]->rpc());
+    }
   }
 }
 
@@ -118,18 +135,17 @@ void LoadWorker::run(const Timeline& timeline, const std::vector<double>& step_r
       }
       ++issued;
     }
-    int64_t wait = kMaxWaitNs;
-    if (issued < due) {
-      wait = kMaxWaitNs;  // at the in-flight cap: only a reply can make room
-    } else {
-      wait = std::clamp<int64_t>(schedule.due(issued) - monotonic_ns(), 0, kMaxWaitNs);
-    }
+    // Sleep until the next request is due; at the in-flight cap only a reply can make room, and
+    // a reply wakes the poll anyway.
+    int64_t wait = issued < due ? kMaxWaitNs
+                                : std::clamp<int64_t>(schedule.due(issued) - monotonic_ns(), 0, kMaxWaitNs);
     service(wait);
   }
   // Drain: replies still count if they land inside the last measured interval, and the cancel
   // path on destruction must not find calls outstanding that we could still have waited for.
   int64_t give_up = monotonic_ns() + int64_t{options_.timeout_ms} * 1000000;
   while (in_flight() > 0 && !broken_ && monotonic_ns() < give_up) service(kMaxWaitNs);
+  timeline_ = nullptr;  // the caller's timeline ends with run(); later cancels are not measured
 }
 
 }  // namespace nasd::bench

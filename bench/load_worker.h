@@ -41,6 +41,8 @@ class LoadWorker final : public ReplySink {
 
   bool connect(std::string* error);
   bool build_fileset(const FilesetShape& shape, const std::string& workdir, std::string* error);
+  // Removes this worker's fileset from every target (after run()).
+  bool remove_fileset(std::string* error);
   // Runs the whole timeline (every step at `step_rates[i]` total ops/s shared by all workers),
   // then waits for the last replies. Blocks; call from the worker's own thread.
   void run(const Timeline& timeline, const std::vector<double>& step_rates);
@@ -50,6 +52,8 @@ class LoadWorker final : public ReplySink {
   const std::vector<std::unique_ptr<NfsSession>>& sessions() const { return sessions_; }
   uint64_t fileset_bytes() const;
   uint64_t refused() const { return refused_; }
+  // Why the worker stopped early (a connection failed), or "" when it ran the whole timeline.
+  const std::string& failure() const { return failure_; }
 
   void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns) override;
 
@@ -69,6 +73,7 @@ class LoadWorker final : public ReplySink {
   LiveCounters live_;
   uint64_t refused_ = 0;
   bool broken_ = false;
+  std::string failure_;
 };
 
 }  // namespace nasd::bench

@@ -80,17 +80,18 @@ int run_command(const std::vector<std::string>& args) {
   }
   if (!o.csv_path.empty()) ok &= write_file(o.csv_path, [&](std::ostream& f) { write_csv(f, result); });
   if (!o.plot_path.empty()) {
-    if (o.csv_path.empty()) {
-      std::cerr << "nasd-loadgen: --plot needs --csv (the plot is drawn from it)\n";
-      return 2;
-    }
     std::string error;
     if (run_gnuplot({o.csv_path}, o.plot_path, &error) != 0) {
       std::cerr << "nasd-loadgen: plot: " << error << '\n';
       ok = false;
     }
   }
-  return ok ? 0 : 1;
+  for (const std::string& f : result.failures) std::cerr << "nasd-loadgen: invalid run: " << f << '\n';
+  if (!result.cleanup_error.empty()) {
+    std::cerr << "nasd-loadgen: --cleanup failed: " << result.cleanup_error << '\n';
+    ok = false;
+  }
+  return ok && result.failures.empty() ? 0 : 1;
 }
 
 }  // namespace

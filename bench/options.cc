@@ -59,6 +59,7 @@ Workload:
   --files-per-dir N       files per directory (default 30)
   --io-size BYTES         READ/WRITE size (default 32768, capped by the server)
   --workdir NAME          directory created under every export (default loadgen-<time>-<pid>)
+  --cleanup               remove the fileset after the last step
   --seed N                random seed (default 1)
   --timeout-ms MS         give up on a silent server after MS (default 10000)
 Output:
@@ -125,6 +126,8 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--cleanup") {
+      o.config.cleanup = true;
     } else if (a == "--help" || a == "-h") {
       o.help = true;
     } else if (auto h = with_value.find(a); h != with_value.end()) {
@@ -140,6 +143,7 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.help) return o;
 
   if (o.config.targets.empty()) throw UsageError("at least one --target is required");
+  if (!o.plot_path.empty() && o.csv_path.empty()) throw UsageError("--plot needs --csv (the plot is drawn from it)");
   try {
     if (!load_list.empty()) {
       if (have_load || have_steps) throw UsageError("--loads cannot be combined with --load/--steps");

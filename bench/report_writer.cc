@@ -100,7 +100,7 @@ void uniform_access(std::ostream& out, const RunConfig& c) {
 
 void errors(std::ostream& out, const RunResult& r) {
   heading(out, "Errors", '=');
-  bool any = false;
+  bool any = !r.failures.empty();
   for (size_t i = 0; i < r.steps.size(); ++i) {
     for (OpType op : kAllOpTypes) {
       const OpCounters& c = r.steps[i].stats.per_op[index_of(op)];
@@ -118,6 +118,7 @@ void errors(std::ostream& out, const RunResult& r) {
   }
   if (!any) out << "None.\n";
   if (r.refused) out << r.refused << " requests could not be queued by the client library.\n";
+  for (const std::string& f : r.failures) out << "INVALID RUN: " << f << '\n';
 }
 
 void achieved_mix(std::ostream& out, const RunResult& r) {
@@ -135,7 +136,7 @@ void achieved_mix(std::ostream& out, const RunResult& r) {
         << fixed(share, 1) << "%" << std::setw(12) << fixed(c.latency.mean_ms(), 3) << std::setw(11)
         << fixed(c.latency.percentile_ms(99), 3) << '\n';
   }
-  out << "Requests sent late (in-flight cap reached): " << all.late_issues << '\n';
+  out << "Requests sent more than 1 ms after their due time: " << all.late_issues << '\n';
 }
 
 }  // namespace

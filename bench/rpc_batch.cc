@@ -45,6 +45,11 @@ void on_batch_reply(rpc_context* rpc, int status, void* data, void* private_data
 
 }  // namespace
 
+std::string rpc_error_text(rpc_context* rpc) {
+  const char* e = rpc_get_error(rpc);
+  return e && *e ? e : "no error text from libnfs";
+}
+
 bool run_batch(rpc_context* rpc, size_t count, size_t window, const BatchIssue& issue,
                const BatchReply& on_reply, int timeout_ms, std::string* error) {
   auto state = std::make_shared<BatchState>();
@@ -57,7 +62,7 @@ bool run_batch(rpc_context* rpc, size_t count, size_t window, const BatchIssue& 
       auto* call = new CallContext{state, next};
       if (issue(next, on_batch_reply, call) != 0) {
         delete call;
-        state->error = std::string("could not queue request: ") + rpc_get_error(rpc);
+        state->error = "could not queue request: " + rpc_error_text(rpc);
         break;
       }
       ++state->in_flight;
@@ -67,7 +72,7 @@ bool run_batch(rpc_context* rpc, size_t count, size_t window, const BatchIssue& 
     pollfd pfd{rpc_get_fd(rpc), static_cast<short>(rpc_which_events(rpc)), 0};
     int n = poll(&pfd, 1, 100);
     if (n > 0 && rpc_service(rpc, pfd.revents) < 0) {
-      if (state->error.empty()) state->error = std::string("connection failed: ") + rpc_get_error(rpc);
+      if (state->error.empty()) state->error = "connection failed: " + rpc_error_text(rpc);
       break;
     }
     if (monotonic_ns() - state->last_progress_ns > int64_t{timeout_ms} * 1000000) {

@@ -17,6 +17,9 @@ using BatchIssue = std::function<int(size_t i, void (*cb)(rpc_context*, int, voi
 // Look at a successful RPC reply of call `i`; return "" or why the call failed (e.g. an nfsstat3).
 using BatchReply = std::function<std::string(size_t i, void* data)>;
 
+// libnfs's last error on `rpc`, or a placeholder: libnfs may have none to give (NULL).
+std::string rpc_error_text(rpc_context* rpc);
+
 // False with `*error` set on the first failure (later calls are not issued, the ones in flight
 // are waited for) or when no reply came for `timeout_ms`.
 bool run_batch(rpc_context* rpc, size_t count, size_t window, const BatchIssue& issue,

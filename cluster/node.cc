@@ -57,14 +57,9 @@ void Node::open_volumes() {
   auto sections = config_.sections("volume");
   if (sections.empty()) throw ConfigError(config_.origin() + ": no [volume NAME] section");
   for (const ConfigSection* s : sections) {
-    fs::LfsOptions opts = fs::LfsOptions::from_config(*s, config_, options_.data_dir);
+    fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(*s, config_, options_.data_dir);
     std::string err;
-    if (!std::filesystem::exists(opts.backing)) {
-      log_line("volume " + s->name() + ": creating " + opts.backing);
-      if (!fs::LfsVolume::mkfs(opts, &err))
-        throw std::runtime_error("volume " + s->name() + ": mkfs failed: " + err);
-    }
-    std::shared_ptr<fs::LfsVolume> lfs = fs::LfsVolume::open(opts, &err);
+    std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
     if (!lfs) throw std::runtime_error("volume " + s->name() + ": " + err);
     auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
     nvram::ReplayReport r = journaled->recover();

@@ -12,7 +12,7 @@
 #include "cluster/node_options.h"
 #include "util/config.h"
 
-namespace nasd::fs {
+namespace nasd::fs::lfs {
 class LfsVolume;
 }
 namespace nasd::nvram {
@@ -55,7 +55,7 @@ class Node {
   NodeOptions options_;
   std::unique_ptr<DataDirLock> lock_;
   std::shared_ptr<nvram::Journal> journal_;
-  std::vector<std::shared_ptr<fs::LfsVolume>> lfs_;
+  std::vector<std::shared_ptr<fs::lfs::LfsVolume>> lfs_;
   std::vector<std::shared_ptr<nvram::JournalVolume>> journaled_;
   std::shared_ptr<LocalVolumes> volumes_;
   std::unique_ptr<rpc::RpcServer> rpc_;

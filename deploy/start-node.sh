@@ -16,7 +16,7 @@ PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
 if [ -f "$DATA/nasd.pid" ] && kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
   echo "nasd already running (pid $(cat "$DATA/nasd.pid"))"; exit 0
 fi
-nohup "$BUILD_DIR/cluster/nasd" --config "$CONF" >>"$DATA/nasd.log" 2>&1 &
+setsid nohup "$BUILD_DIR/cluster/nasd" --config "$CONF" >>"$DATA/nasd.log" 2>&1 &
 echo $! > "$DATA/nasd.pid"
 for _ in $(seq 1 100); do
   if ! kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then

@@ -8,6 +8,7 @@
 
 #include "nvram/log.h"
 #include "nvram/log_layout.h"
+#include "nvram/tcp_mirror.h"
 
 namespace nasd::nvram {
 
@@ -46,6 +47,7 @@ std::string human_bytes(uint64_t n) {
 
 std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
                                        std::unique_ptr<Mirror> mirror) {
+  if (!mirror && !options.mirror.empty()) mirror = std::make_unique<TcpMirror>(options.mirror);
   auto region = Region::open(options.path, options.size, options.mode);
   std::shared_ptr<Journal> j(new Journal(options, std::move(region), std::move(mirror)));
   j->recover_from_region();
@@ -230,10 +232,11 @@ void Journal::commit_locked(std::unique_lock<std::mutex>& lk) {
   const uint64_t from = committed_, to = complete_end_locked();
   lk.unlock();
   const auto t0 = Clock::now();
-  // Data first, then the commit marker: in host mode the marker never covers unsynced bytes.
-  bool ok = region_->persist_log(from, to);
+  // One sync per group: recovery trusts each record's CRC, position and epoch, not the tail,
+  // so the commit marker needs no sync of its own (trims sync the header page). It is written
+  // after the data, so a synced marker never covers unsynced records.
+  const bool ok = region_->persist_log(from, to);
   store_u64(region_->header()->tail, to);
-  ok = region_->persist_header() && ok;
   const uint64_t latency = micros_since(t0);
   const uint64_t records = count_records(from, to);
   if (!ok) log_line("ERROR: msync of " + region_->path() + " failed; commits are not host-durable");
@@ -312,11 +315,12 @@ void Journal::trim() {
         ++trimmed;
         return true;
       });
-  // A trailing skip up to `limit` is free as well.
   const uint64_t old_head = head_;
+  const bool log_filling = over_threshold_locked();
   lk.unlock();
 
-  if (blocked_by) {
+  // Worth a warning only once it matters: before every volume attached (startup), it is normal.
+  if (blocked_by && log_filling) {
     std::lock_guard tl(targets_mu_);
     if (warned_unattached_.insert(*blocked_by).second)
       log_line("records of volume " + std::to_string(*blocked_by) +
@@ -324,9 +328,11 @@ void Journal::trim() {
   }
   if (new_head == old_head) return;
   // The new head must be durable before its space is reused, or a restart would scan from the
-  // old head into overwritten records.
+  // old head into overwritten records. For the same reason the mirror hears of the trim before
+  // any record that reuses the space can be fed to it.
   store_u64(region_->header()->head, new_head);
   if (!region_->persist_header()) log_line("ERROR: msync of " + region_->path() + " failed");
+  if (mirror_) mirror_->trim(new_head);
 
   lk.lock();
   head_ = new_head;
@@ -335,8 +341,6 @@ void Journal::trim() {
   counters_.records_trimmed += trimmed;
   space_cv_.notify_all();
   feed_cv_.notify_one();
-  lk.unlock();
-  if (mirror_) mirror_->trim(new_head);
 }
 
 void Journal::flush_targets_and_trim() {
@@ -395,9 +399,8 @@ void Journal::mirror_connected(uint64_t resume_pos) {
   mirror_connected_ = true;
   mirror_sent_ = std::max(resume_pos, head_);
   mirror_acked_ = std::max(mirror_acked_, resume_pos);
-  if (degraded_)
-    log_line("mirror " + mirror_->describe() + " connected, resyncing from position " +
-             std::to_string(mirror_sent_) + ": journal no longer degraded");
+  log_line("mirror " + mirror_->describe() + " connected, partner holds records up to " +
+           std::to_string(resume_pos) + (degraded_ ? ": journal no longer degraded" : ""));
   degraded_ = false;
   feed_cv_.notify_one();
   commit_cv_.notify_all();

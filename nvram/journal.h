@@ -39,8 +39,9 @@ namespace nasd::nvram {
 class Journal : private Mirror::Listener {
  public:
   // Opens (or creates) the region and scans it; recovered records wait in recovered() until their
-  // volume replays them. `mirror` may be null; when set the journal starts it. Throws
-  // std::runtime_error when the region cannot be used.
+  // volume replays them. Mirrors to `mirror` when given, else to a TcpMirror for
+  // options.mirror when that is set. Throws std::runtime_error when the region cannot be used
+  // (std::invalid_argument for a malformed mirror address).
   static std::shared_ptr<Journal> open(const JournalOptions& options,
                                        std::unique_ptr<Mirror> mirror = nullptr);
   // Stops the background threads and unmaps the region without flushing any file system: to the

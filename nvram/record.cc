@@ -58,7 +58,7 @@ DecodeResult decode_record(const uint8_t* src, size_t avail, uint64_t pos, Recor
   std::memcpy(&h, src, sizeof h);
   if (h.magic != kRecordMagic || h.pos != pos || h.version != kRecordVersion)
     return DecodeResult::NoRecord;
-  if (record_footprint(h.length) > avail) return DecodeResult::TooLong;
+  if (h.length > avail - sizeof h) return DecodeResult::TooLong;
   uint32_t stored = h.crc;
   h.crc = 0;
   uint32_t crc = crc32c(&h, sizeof h);

@@ -85,7 +85,7 @@ enum class DecodeResult {
 };
 
 // Validates the record that should start at logical position `pos`, given `avail` readable
-// bytes at `src`.
+// bytes at `src` (header and payload must fit; the alignment tail need not).
 DecodeResult decode_record(const uint8_t* src, size_t avail, uint64_t pos, RecordView* out);
 
 }  // namespace nasd::nvram

@@ -74,7 +74,7 @@ for _ in $(seq 150); do
   fi
   if nfs-ls "$url" >/dev/null 2>&1; then
     echo "TARGET $url"
-    wait "$ganesha_pid"
+    wait "$ganesha_pid" || true
     ganesha_pid=""
     echo "ganesha.sh: ganesha.nfsd stopped on its own" >&2
     exit 1

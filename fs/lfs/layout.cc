@@ -1,6 +1,7 @@
 #include "fs/lfs/layout.h"
 
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "fs/lfs/checksum.h"

@@ -72,7 +72,7 @@ bool LogWriter::append_inode(const Inode& in, uint64_t* addr, uint16_t* slot) {
   bool need_block = !open_ || inode_block_ < 0;
   if (!need_block) {
     Unit& u = current();
-    need_block = u.summary.records[inode_block_].offset >= kInodesPerBlock;
+    need_block = u.summary.records[inode_record_].offset >= kInodesPerBlock;
   }
   if (need_block) {
     std::unique_ptr<uint8_t[]> blk(new uint8_t[kBlockSize]);
@@ -82,9 +82,10 @@ bool LogWriter::append_inode(const Inode& in, uint64_t* addr, uint16_t* slot) {
     rec.offset = 0;
     if (add_block(rec, nullptr, std::move(blk)) == kNoAddr) return false;
     inode_block_ = int(current().blocks.size() - 1);
+    inode_record_ = int(current().summary.records.size() - 1);
   }
   Unit& u = current();
-  SummaryRecord& rec = u.summary.records[inode_block_];
+  SummaryRecord& rec = u.summary.records[inode_record_];
   uint8_t* blk = u.blocks[inode_block_].owned.get();
   *slot = uint16_t(rec.offset);
   encode_inode(in, blk + rec.offset * kInodeBytes);
@@ -128,6 +129,8 @@ bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
     writes.push_back(std::move(w));
     blocks_written_ += 1 + u.blocks.size();
   }
+  // The units own inode and imap block buffers: keep them until the writes completed.
+  bool ok = dev_->write(writes);
   const Unit& last = units_.back();
   pos_.seg = last.seg;
   pos_.off = last.off + 1 + uint32_t(last.blocks.size());
@@ -136,7 +139,7 @@ bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
   units_.clear();
   open_ = false;
   inode_block_ = -1;
-  return dev_->write(writes);
+  return ok;
 }
 
 uint64_t LogWriter::blocks_available() const {

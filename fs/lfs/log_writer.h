@@ -67,7 +67,10 @@ class LogWriter {
   LogPosition pos_;
   std::vector<Unit> units_;  // the group being built; the last one may still take blocks
   bool open_ = false;
-  int inode_block_ = -1;     // index in current().blocks of the inode block being filled
+  // The inode block being filled: its index among current().blocks and among its records
+  // (they differ once the unit holds records without blocks).
+  int inode_block_ = -1;
+  int inode_record_ = -1;
   uint64_t units_written_ = 0, blocks_written_ = 0;
 };
 

@@ -21,6 +21,7 @@ struct LfsOptions {
   int flush_interval_ms = 1000;            // write-behind of unstable data / journalled ops
   int checkpoint_interval_ms = 30000;
   bool background_threads = true;          // write-behind + cleaner threads
+  bool read_only = false;                  // fsck: recover in memory, never write
 
   // Reads `id`, `backing`, `size`, `segment_size`, `cache` and `atime`. A relative `backing`
   // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or

@@ -73,6 +73,14 @@ std::unique_ptr<Store> Store::open(const LfsOptions& opts, std::string* err) {
   std::unique_ptr<Store> s(new Store(std::move(dev), sb, opts));
   if (!s->load_checkpoint(err)) return nullptr;
   s->roll_forward();
+  if (opts.read_only) {
+    s->failed_ = true;  // refuses every write; recovered state stays in memory
+    if (s->stats_.recovered_units > 0 && s->recount_usage() != Status::Ok) {
+      *err = opts.backing + ": recovery failed (I/O error)";
+      return nullptr;
+    }
+    return s;
+  }
   if (s->stats_.recovered_units > 0) {
     // The checkpoint's usage table predates the recovered units: recount, then checkpoint so
     // the next crash starts from here.

@@ -53,6 +53,8 @@ class Store {
   const InodeCache& inode_cache() const { return icache_; }
   BlockDevice& device() { return *dev_; }
   bool failed() const { return failed_; }
+  // Where the next unit will be written.
+  const LogPosition& log_head() const { return log_.position(); }
 
   // --- Inodes ------------------------------------------------------------------------------
   // Stale when `id` does not name a live inode of that generation.

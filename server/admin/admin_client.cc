@@ -37,6 +37,7 @@ AdminReply admin_call(const std::string& socket_path, const std::vector<std::str
   size_t off = 0;
   while (off < request.size()) {
     ssize_t n = send(fd, request.data() + off, request.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       close(fd);
       return {false, std::string("send: ") + strerror(errno) + "\n"};
@@ -47,6 +48,7 @@ AdminReply admin_call(const std::string& socket_path, const std::vector<std::str
   for (;;) {
     pollfd p{fd, POLLIN, 0};
     int rc = poll(&p, 1, timeout_ms);
+    if (rc < 0 && errno == EINTR) continue;
     if (rc <= 0) {
       close(fd);
       return {false, "timed out waiting for the daemon\n"};

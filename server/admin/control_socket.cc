@@ -51,6 +51,7 @@ void ControlSocket::start() {
   mode_t old_mask = umask(0077);
   int rc = bind(listen_fd_, reinterpret_cast<sockaddr*>(&sun), sizeof sun);
   umask(old_mask);
+  if (rc == 0) chmod(path_.c_str(), 0600);
   if (rc < 0 || listen(listen_fd_, 16) < 0) {
     int err = errno;
     close(listen_fd_);
@@ -108,9 +109,13 @@ void ControlSocket::handle(int fd) {
                                     deadline - std::chrono::steady_clock::now())
                                     .count());
     pollfd p{fd, POLLIN, 0};
-    if (left <= 0 || poll(&p, 1, left) <= 0) return;
+    if (left <= 0) return;
+    int rc = poll(&p, 1, left);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return;
     char buf[4096];
     ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     request.append(buf, static_cast<size_t>(n));
     if (request.size() > kMaxAdminRequest) {
@@ -125,8 +130,11 @@ void ControlSocket::handle(int fd) {
   size_t off = 0;
   while (off < reply.size()) {
     pollfd p{fd, POLLOUT, 0};
-    if (poll(&p, 1, kClientTimeoutMs) <= 0) return;
+    int rc = poll(&p, 1, kClientTimeoutMs);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return;
     ssize_t n = send(fd, reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     off += static_cast<size_t>(n);
   }

@@ -10,7 +10,7 @@ std::string_view transport_counter_name(TransportCounter c) {
       "udp_datagrams",        "bad_records",        "oversized_records", "udp_dropped",
       "drc_hits",             "drc_inprogress_drops", "rpc_mismatch",  "auth_errors",
       "prog_unavail",         "prog_mismatch",      "proc_unavail",    "replies_sent",
-      "bytes_received",       "bytes_sent",
+      "bytes_received",       "bytes_sent",         "short_writes",
   };
   size_t i = static_cast<size_t>(c);
   return i < kTransportCounters ? kNames[i] : "?";

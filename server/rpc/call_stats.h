@@ -37,6 +37,7 @@ enum class TransportCounter : size_t {
   RepliesSent,
   BytesReceived,
   BytesSent,
+  ShortWrites,  // sendmsg wrote less than queued: the rest followed in a later send
   kCount,
 };
 inline constexpr size_t kTransportCounters = static_cast<size_t>(TransportCounter::kCount);

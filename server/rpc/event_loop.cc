@@ -14,27 +14,17 @@ constexpr auto kDrainGrace = std::chrono::seconds(2);
 
 }  // namespace
 
-EventLoop::EventLoop(unsigned queue_depth) {
-  io_uring_params params{};
-  // Completions are only reaped by the loop thread, so the kernel need not interrupt it.
-  params.flags = IORING_SETUP_COOP_TASKRUN;
-  int rc = io_uring_queue_init_params(queue_depth, &ring_, &params);
-  if (rc == -EINVAL) {
-    params = {};
-    rc = io_uring_queue_init_params(queue_depth, &ring_, &params);
-  }
-  if (rc < 0) throw std::system_error(-rc, std::generic_category(), "io_uring_queue_init");
+EventLoop::EventLoop(unsigned queue_depth) : queue_depth_(queue_depth) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC);
-  if (wake_fd_ < 0) {
-    int err = errno;
-    io_uring_queue_exit(&ring_);
-    throw std::system_error(err, std::generic_category(), "eventfd");
-  }
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
 }
 
-EventLoop::~EventLoop() {
-  io_uring_queue_exit(&ring_);
-  close(wake_fd_);
+EventLoop::~EventLoop() { close(wake_fd_); }
+
+int EventLoop::wait_started() {
+  std::unique_lock lock(started_mu_);
+  started_cv_.wait(lock, [this] { return started_; });
+  return start_error_;
 }
 
 io_uring_sqe* EventLoop::next_sqe() {
@@ -118,11 +108,14 @@ void EventLoop::stop() {
 void EventLoop::arm_wakeup() {
   if (stopping_) return;
   io_uring_sqe* sqe = next_sqe();
+  wakeup_armed_ = sqe != nullptr;  // if the ring refused, drive() retries before sleeping
+  if (!wakeup_armed_) return;
   io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof wake_value_, 0);
   track(sqe, &wakeup_);
 }
 
 void EventLoop::Wakeup::on_complete(int) {
+  loop_->wakeup_armed_ = false;
   loop_->run_posted();
   loop_->arm_wakeup();
 }
@@ -166,6 +159,26 @@ void EventLoop::reap() {
 }
 
 void EventLoop::run() {
+  io_uring_params params{};
+  // Completions are only reaped by this thread, so the kernel need not interrupt it.
+  params.flags = IORING_SETUP_COOP_TASKRUN;
+  int rc = io_uring_queue_init_params(queue_depth_, &ring_, &params);
+  if (rc == -EINVAL) {  // older kernel without COOP_TASKRUN
+    params = {};
+    rc = io_uring_queue_init_params(queue_depth_, &ring_, &params);
+  }
+  {
+    std::lock_guard lock(started_mu_);
+    started_ = true;
+    start_error_ = rc < 0 ? rc : 0;
+  }
+  started_cv_.notify_all();
+  if (rc < 0) return;
+  drive();
+  io_uring_queue_exit(&ring_);
+}
+
+void EventLoop::drive() {
   arm_wakeup();
   std::chrono::steady_clock::time_point deadline{};
   for (;;) {
@@ -174,6 +187,7 @@ void EventLoop::run() {
       deadline = std::chrono::steady_clock::now() + kDrainGrace;
     }
     if (stopping_ && (outstanding_ == 0 || std::chrono::steady_clock::now() >= deadline)) break;
+    if (!stopping_ && !wakeup_armed_) arm_wakeup();
     int rc;
     if (stopping_) {
       __kernel_timespec ts{0, 100 * 1000 * 1000};
@@ -185,7 +199,6 @@ void EventLoop::run() {
     if (rc < 0 && rc != -EINTR && rc != -ETIME && rc != -EBUSY && rc != -EAGAIN) break;
     reap();
   }
-  io_uring_submit(&ring_);
 }
 
 }  // namespace nasd::rpc

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -32,13 +33,18 @@ class EventLoop {
     ~Completion() = default;
   };
 
-  explicit EventLoop(unsigned queue_depth = 1024);
+  explicit EventLoop(unsigned queue_depth = 1024);  // throws std::system_error (eventfd)
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
 
-  // Runs until stop() and the drain that follows it. Call from exactly one thread.
+  // Creates the ring, then runs until stop() and the drain that follows it; the ring is torn
+  // down before run() returns. Everything io_uring happens on this one thread, so the
+  // kernel's task work for the ring never lands on (and interrupts) other threads.
+  // Call from exactly one thread.
   void run();
+  // Blocks until run() has created its ring: 0, or -errno when that failed (run() returned).
+  int wait_started();
   // Thread-safe; returns immediately.
   void stop();
   // True on the loop thread once shutdown began: owners must not re-arm operations.
@@ -73,12 +79,19 @@ class EventLoop {
   void arm_wakeup();
   void run_posted();
   void begin_stop();
+  void drive();
   void reap();
 
+  unsigned queue_depth_;
   io_uring ring_{};
   int wake_fd_ = -1;
+  std::mutex started_mu_;
+  std::condition_variable started_cv_;
+  bool started_ = false;
+  int start_error_ = 0;
   uint64_t wake_value_ = 0;
   Wakeup wakeup_{this};
+  bool wakeup_armed_ = false;
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> stop_requested_{false};
   bool stopping_ = false;

@@ -116,6 +116,17 @@ void RpcServer::start() {
     });
     w->thread = std::thread([raw] { raw->loop.run(); });
   }
+  int failed = 0;
+  for (auto& w : workers_)
+    if (int rc = w->loop.wait_started(); rc < 0) failed = rc;
+  if (failed < 0) {
+    for (auto& w : workers_) w->loop.stop();
+    for (auto& w : workers_) w->thread.join();
+    workers_.clear();
+    close_listeners();
+    bound_ports_.clear();
+    throw std::system_error(-failed, std::generic_category(), "io_uring_queue_init");
+  }
   running_ = true;
 }
 

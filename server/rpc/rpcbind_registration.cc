@@ -57,7 +57,9 @@ int connect_local(const std::string& path, std::chrono::milliseconds timeout, st
   int rc = connect(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun);
   if (rc < 0 && (errno == EINPROGRESS || errno == EAGAIN)) {
     pollfd p{fd, POLLOUT, 0};
-    rc = poll(&p, 1, static_cast<int>(timeout.count()));
+    do {
+      rc = poll(&p, 1, static_cast<int>(timeout.count()));
+    } while (rc < 0 && errno == EINTR);
     int soerr = 0;
     socklen_t len = sizeof soerr;
     if (rc == 1) getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);

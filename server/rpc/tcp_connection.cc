@@ -126,6 +126,7 @@ void TcpConnection::on_send(int result) {
     size_t left = send_queue_.front()->tcp_size() - front_offset_;
     if (sent < left) {
       front_offset_ += sent;
+      stats_.count(TransportCounter::ShortWrites);
       break;
     }
     sent -= left;

@@ -47,7 +47,9 @@ TEST(PacingTest, DueByAgreesWithDueAtRandomTimesAndOddRates) {
     for (int i = 0; i < 2000; ++i) {
       int64_t t = kSec + static_cast<int64_t>(rng() % (20 * kSec));
       uint64_t n = s.due_by(t);
-      if (n > 0) EXPECT_LE(s.due(n - 1), t) << rate;
+      if (n > 0) {
+        EXPECT_LE(s.due(n - 1), t) << rate;
+      }
       EXPECT_GT(s.due(n), t) << rate;
     }
   }

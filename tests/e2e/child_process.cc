@@ -126,12 +126,13 @@ bool ChildProcess::exited_cleanly() const {
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const std::filesystem::path& scratch_dir) {
+                          const std::filesystem::path& scratch_dir,
+                          const std::optional<std::filesystem::path>& stdout_path) {
   static int counter = 0;
   auto out = scratch_dir / ("cmd-" + std::to_string(getpid()) + "-" + std::to_string(++counter) +
                             ".out");
   std::filesystem::remove(out);
-  ChildProcess child = ChildProcess::spawn(argv, out);
+  ChildProcess child = ChildProcess::spawn(argv, out, stdout_path);
   CommandResult r;
   if (!child.wait_for_exit(timeout)) {
     r.timed_out = true;

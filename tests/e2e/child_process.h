@@ -50,9 +50,11 @@ struct CommandResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
-// Runs a command to completion (bounded by `timeout`, then killed).
+// Runs a command to completion (bounded by `timeout`, then killed). With `stdout_path`, stdout
+// goes to that file and `output` holds only stderr.
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const std::filesystem::path& scratch_dir);
+                          const std::filesystem::path& scratch_dir,
+                          const std::optional<std::filesystem::path>& stdout_path = {});
 
 // Absolute path of an executable found in PATH (or in /usr/sbin, /sbin), or empty.
 std::string find_executable(const std::string& name);

@@ -141,6 +141,7 @@ TEST_F(PersistenceTest, AcknowledgedWorkSurvivesKill9) {
   server().kill9();
   stop = true;
   load.join();
+  RecordProperty("acknowledged_ops", state.acked);
   ASSERT_GE(state.acked, 30) << "too little load to mean anything; stopped by: "
                              << state.stopped_by;
   EXPECT_NE(state.stopped_by, "load finished before the kill");

@@ -1,5 +1,6 @@
 #include "tests/e2e/raw_rpc.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -100,22 +101,37 @@ std::optional<Reply> TcpConnection::receive_reply(std::chrono::milliseconds time
 
 std::optional<Reply> TcpConnection::call(const Call& c, std::chrono::milliseconds timeout) {
   if (!send_call(c)) return std::nullopt;
-  return receive_reply(timeout);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {  // skip late replies to earlier (retransmitted) calls
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    auto r = receive_reply(left);
+    if (!r || r->xid == c.xid) return r;
+  }
+}
+
+std::optional<Reply> UdpConnection::call(const Call& c, std::chrono::milliseconds timeout) {
+  std::string msg = encode_call(c);
+  if (send(fd_.get(), msg.data(), msg.size(), 0) != static_cast<ssize_t>(msg.size()))
+    return std::nullopt;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string buf(65536, '\0');
+  for (;;) {  // skip stray datagrams (e.g. a late reply to an earlier xid)
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    if (left.count() <= 0 || poll(&pfd, 1, static_cast<int>(left.count())) <= 0)
+      return std::nullopt;
+    ssize_t n = recv(fd_.get(), buf.data(), buf.size(), 0);
+    if (n <= 0) return std::nullopt;
+    Reply r = parse_reply(buf.substr(0, static_cast<size_t>(n)));
+    if (r.xid == c.xid) return r;
+  }
 }
 
 std::optional<Reply> udp_call(uint16_t port, const Call& c, std::chrono::milliseconds timeout) {
-  Fd fd = udp_connect(port);
-  std::string msg = encode_call(c);
-  if (send(fd.get(), msg.data(), msg.size(), 0) != static_cast<ssize_t>(msg.size()))
-    return std::nullopt;
-  timeval tv{static_cast<time_t>(timeout.count() / 1000),
-             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string buf(65536, '\0');
-  ssize_t n = recv(fd.get(), buf.data(), buf.size(), 0);
-  if (n <= 0) return std::nullopt;
-  buf.resize(static_cast<size_t>(n));
-  return parse_reply(buf);
+  return UdpConnection(port).call(c, timeout);
 }
 
 std::string fh_args(const std::string& fh) { return XdrWriter().opaque(fh).bytes(); }

@@ -73,7 +73,19 @@ class TcpConnection {
   Fd fd_;
 };
 
-// One datagram call and its reply over UDP.
+// A connected UDP socket: one datagram per call, so the same socket (same client address and
+// port) can send a call twice the way a retransmitting client does.
+class UdpConnection {
+ public:
+  explicit UdpConnection(uint16_t port) : fd_(udp_connect(port)) {}
+  std::optional<Reply> call(const Call& c,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+ private:
+  Fd fd_;
+};
+
+// One call on a fresh UDP socket.
 std::optional<Reply> udp_call(uint16_t port, const Call& c,
                               std::chrono::milliseconds timeout = std::chrono::seconds(5));
 

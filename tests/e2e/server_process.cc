@@ -62,16 +62,12 @@ std::optional<ServerChoice> ServerChoice::from_environment(std::string* why_not)
     c.kind = ServerKind::Ganesha;
     c.binary = find_executable(env("NASD_GANESHA_BIN").empty() ? "ganesha.nfsd"
                                                                 : env("NASD_GANESHA_BIN"));
-    if (c.binary.empty()) {
-      *why_not = "NASD_E2E_SERVER=ganesha but ganesha.nfsd was not found";
-      return std::nullopt;
-    }
+    if (c.binary.empty())
+      throw std::runtime_error("NASD_E2E_SERVER=ganesha but ganesha.nfsd was not found");
     return c;
   }
-  if (!which.empty() && which != "nasd") {
-    *why_not = "NASD_E2E_SERVER must be 'nasd' or 'ganesha', not '" + which + "'";
-    return std::nullopt;
-  }
+  if (!which.empty() && which != "nasd")
+    throw std::runtime_error("NASD_E2E_SERVER must be 'nasd' or 'ganesha', not '" + which + "'");
   c.binary = !env("NASD_BIN").empty() ? env("NASD_BIN") : std::string(NASD_E2E_DEFAULT_BIN);
   c.admin_binary = !env("NASD_ADMIN_BIN").empty() ? env("NASD_ADMIN_BIN")
                                                   : std::string(NASD_E2E_DEFAULT_ADMIN_BIN);
@@ -80,10 +76,8 @@ std::optional<ServerChoice> ServerChoice::from_environment(std::string* why_not)
                "(NASD_E2E_SERVER=ganesha runs the suite against nfs-ganesha)";
     return std::nullopt;
   }
-  if (find_executable(c.binary).empty()) {
-    *why_not = "nasd binary " + c.binary + " is missing or not executable (build target `nasd`)";
-    return std::nullopt;
-  }
+  if (find_executable(c.binary).empty())
+    throw std::runtime_error("nasd binary " + c.binary + " is missing or not executable");
   return c;
 }
 

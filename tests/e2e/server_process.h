@@ -27,7 +27,7 @@ struct ServerChoice {
   // NASD_E2E_SERVER=ganesha selects nfs-ganesha (NASD_GANESHA_BIN overrides the binary);
   // otherwise nasd from NASD_BIN or the build's own `nasd` target. NASD_ADMIN_BIN or the
   // build's `nasd-admin` target gives the admin tool. nullopt (with the reason) when no server
-  // binary is known.
+  // binary is configured at all; throws when one is configured but unusable.
   static std::optional<ServerChoice> from_environment(std::string* why_not);
   const char* name() const { return kind == ServerKind::Nasd ? "nasd" : "nfs-ganesha"; }
 };

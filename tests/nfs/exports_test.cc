@@ -9,7 +9,7 @@
 namespace nasd::nfs {
 namespace {
 
-using testing::ipv4_peer;
+using fixture::ipv4_peer;
 
 sockaddr_storage ipv6_peer(const char* addr) {
   sockaddr_storage ss{};
@@ -51,7 +51,7 @@ TEST(ClientSpec, RejectsMalformedEntries) {
 }
 
 TEST(Exports, MapsVolumeNamesToIdsAndKeepsConfigOrder) {
-  auto exports = Exports::from_config(Config::parse(testing::kHarnessConfig));
+  auto exports = Exports::from_config(Config::parse(fixture::kHarnessConfig));
   ASSERT_EQ(exports->all().size(), 3u);
   EXPECT_EQ(exports->all()[0].path, "/r/main");
   EXPECT_EQ(exports->all()[0].volume_id, 7u);
@@ -62,7 +62,7 @@ TEST(Exports, MapsVolumeNamesToIdsAndKeepsConfigOrder) {
 }
 
 TEST(Exports, PolicyForVolumeDependsOnThePeer) {
-  auto exports = Exports::from_config(Config::parse(testing::kHarnessConfig));
+  auto exports = Exports::from_config(Config::parse(fixture::kHarnessConfig));
   const ExportPolicy* local = exports->for_volume(7, ipv4_peer("127.0.0.1"));
   ASSERT_NE(local, nullptr);
   EXPECT_FALSE(local->read_only);

@@ -3,13 +3,14 @@
 
 #include <algorithm>
 
-namespace nasd::nfs::testing {
+namespace nasd::nfs::fixture {
 
 using fs::Status;
 
 namespace {
 constexpr uint32_t kR = 4, kW = 2, kX = 1;
 constexpr size_t kNameMax = 255;
+constexpr uint64_t kMaxFileSize = 64ull << 20;
 uint64_t cookie_verifier(uint64_t dir_ino) { return 0x5a5a000000000000ull | dir_ino; }
 }  // namespace
 
@@ -27,7 +28,7 @@ MemoryVolume::MemoryVolume(uint32_t id, uint64_t write_verifier) : id_(id), veri
 
 fs::VolumeLimits MemoryVolume::limits() const {
   fs::VolumeLimits l;
-  l.max_file_size = 1ull << 40;
+  l.max_file_size = kMaxFileSize;  // file data is stored densely, so keep it small
   l.block_size = 4096;
   l.link_max = 1000;
   l.name_max = kNameMax;
@@ -112,6 +113,7 @@ Status MemoryVolume::setattr(const fs::OpContext& ctx, fs::InodeId id, const fs:
     if (n->attr.type == fs::FileType::Dir) return Status::IsDir;
     if (n->attr.type != fs::FileType::Reg) return Status::Inval;
     if (!allowed(ctx.cred, *n, kW)) return Status::Access;
+    if (*sa.size > kMaxFileSize) return Status::FBig;
   }
   apply(*n, sa);
   wcc->after = n->attr;
@@ -151,7 +153,10 @@ Status MemoryVolume::access(const fs::OpContext& ctx, fs::InodeId id, uint32_t r
   const bool dir = n->attr.type == fs::FileType::Dir;
   uint32_t g = 0;
   if (allowed(ctx.cred, *n, kR)) g |= fs::kAccessRead;
-  if (allowed(ctx.cred, *n, kW)) g |= fs::kAccessModify | fs::kAccessExtend | (dir ? fs::kAccessDelete : 0);
+  if (allowed(ctx.cred, *n, kW)) {
+    g |= fs::kAccessModify | fs::kAccessExtend;
+    if (dir) g |= fs::kAccessDelete;
+  }
   if (allowed(ctx.cred, *n, kX)) g |= dir ? fs::kAccessLookup : fs::kAccessExecute;
   *granted = g & requested;
   return Status::Ok;
@@ -196,7 +201,7 @@ Status MemoryVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64_t of
   if (n->attr.type == fs::FileType::Dir) return Status::IsDir;
   if (n->attr.type != fs::FileType::Reg) return Status::Inval;
   if (!allowed(ctx.cred, *n, kW)) return Status::Access;
-  if (offset + data.size() > limits().max_file_size) return Status::FBig;
+  if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return Status::FBig;
   if (n->data.size() < offset + data.size()) n->data.resize(offset + data.size());
   std::copy(data.begin(), data.end(), n->data.begin() + offset);
   n->attr.size = n->data.size();
@@ -232,6 +237,7 @@ MemoryVolume::Node& MemoryVolume::make(const fs::OpContext& ctx, Node& dir, uint
   fs::SetAttr initial = sa;
   initial.uid.reset();  // the creator owns what it makes
   initial.gid.reset();
+  if (type != fs::FileType::Reg) initial.size.reset();
   apply(n, initial);
   dir.children.emplace(std::string(name), ino);
   if (type == fs::FileType::Dir) dir.attr.nlink++;
@@ -250,6 +256,7 @@ Status MemoryVolume::create(const fs::OpContext& ctx, fs::InodeId dir, std::stri
   if (st != Status::Ok) return st;
   dir_wcc->before = pre(*d);
   dir_wcc->after = d->attr;
+  if (sa.size && *sa.size > kMaxFileSize) return Status::FBig;
   auto existing = d->children.find(name);
   if (existing != d->children.end()) {
     Node& n = nodes_.at(existing->second);
@@ -512,4 +519,4 @@ Status MemoryVolume::commit(const fs::OpContext&, fs::InodeId id, uint64_t, uint
   return n->attr.type == fs::FileType::Reg ? Status::Ok : Status::Inval;
 }
 
-}  // namespace nasd::nfs::testing
+}  // namespace nasd::nfs::fixture

@@ -11,7 +11,7 @@
 
 #include "fs/volume.h"
 
-namespace nasd::nfs::testing {
+namespace nasd::nfs::fixture {
 
 class MemoryVolume : public fs::Volume {
  public:
@@ -121,4 +121,4 @@ class MemoryResolver : public fs::VolumeResolver {
   std::map<uint32_t, fs::Volume*> volumes_;
 };
 
-}  // namespace nasd::nfs::testing
+}  // namespace nasd::nfs::fixture

@@ -1,7 +1,7 @@
 // NFS service: handle validation, export policy and argument decoding errors.
 #include "tests/nfs/nfs3_test_ops.h"
 
-namespace nasd::nfs::testing {
+namespace nasd::nfs::fixture {
 namespace {
 
 class Nfs3Policy : public Nfs3Ops {};
@@ -76,7 +76,7 @@ TEST_F(Nfs3Policy, ReadOnlyExportRefusesEveryChange) {
 }
 
 TEST_F(Nfs3Policy, AccessOnReadOnlyExportGrantsNoWriting) {
-  call_.cred.uid = 0;  // squashed to anonymous; the root dir is 0755 so only read/lookup
+  // uid 1000 owns the directory, so the volume grants everything; the export must not.
   call_.peer = ipv4_peer("10.1.0.5");
   ACCESS3args a{};
   FileHandle fh = root();
@@ -91,7 +91,7 @@ TEST_F(Nfs3Policy, AccessOnReadOnlyExportGrantsNoWriting) {
 TEST_F(Nfs3Policy, RootIsSquashedOnTheRwExport) {
   call_.cred.uid = 0;
   call_.cred.gid = 0;
-  // The export root is root-owned 0755: squashed root may not create in it.
+  // The export root belongs to uid 1000 (mode 0755): squashed root may not create in it.
   EXPECT_EQ(create(root(), "as-root"), NFS3ERR_ACCES);
 }
 
@@ -168,4 +168,4 @@ TEST_F(Nfs3Policy, RepliesAreAppendedAfterExistingBytes) {
 }
 
 }  // namespace
-}  // namespace nasd::nfs::testing
+}  // namespace nasd::nfs::fixture

@@ -6,7 +6,7 @@
 
 #include "tests/nfs/service_harness.h"
 
-namespace nasd::nfs::testing {
+namespace nasd::nfs::fixture {
 
 class Nfs3Ops : public ServiceHarness {
  public:
@@ -101,4 +101,4 @@ class Nfs3Ops : public ServiceHarness {
   FileHandle root() { return root_handle(main_); }
 };
 
-}  // namespace nasd::nfs::testing
+}  // namespace nasd::nfs::fixture

@@ -21,7 +21,7 @@
 #include "tests/nfs/memory_volume.h"
 #include "util/config.h"
 
-namespace nasd::nfs::testing {
+namespace nasd::nfs::fixture {
 
 // Volume 7 exported read-write to 127.0.0.0/8 and read-only to 10.1.0.0/16; volume 8
 // exported read-only to everyone; volume 9 named by handles but not exported.
@@ -76,12 +76,20 @@ struct Reply {
   T* operator->() { return value.operator->(); }
 };
 
-class ServiceHarness {
+class ServiceHarness : public ::testing::Test {
  public:
   ServiceHarness()
       : main_(7), archive_(8), hidden_(9),
         codec_(std::make_shared<HandleCodec>(std::vector<uint8_t>(32, 0x42))),
         resolver_(std::make_shared<MemoryResolver>()) {
+    // The tests act as uid 1000, which owns the main volume's root directory.
+    fs::OpContext admin;
+    admin.cred.uid = 0;
+    fs::SetAttr owner;
+    owner.uid = 1000;
+    owner.gid = 1000;
+    fs::Wcc ignored;
+    EXPECT_EQ(main_.setattr(admin, main_.root(), owner, std::nullopt, &ignored), fs::Status::Ok);
     resolver_->add(&main_);
     resolver_->add(&archive_);
     resolver_->add(&hidden_);
@@ -139,6 +147,13 @@ inline nfs_fh3 wire(FileHandle& fh) {
   return w;
 }
 
+// A wire verifier read as the big-endian number nasd puts there.
+inline uint64_t get_verifier_bytes(const char* verf) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = (v << 8) | static_cast<uint8_t>(verf[i]);
+  return v;
+}
+
 // The handle bytes a reply carried.
 inline FileHandle from_wire(const nfs_fh3& w) {
   FileHandle fh;
@@ -148,4 +163,4 @@ inline FileHandle from_wire(const nfs_fh3& w) {
   return fh;
 }
 
-}  // namespace nasd::nfs::testing
+}  // namespace nasd::nfs::fixture

@@ -76,5 +76,45 @@ TEST(BackPressure, WritersBlockThenAllCompleteNothingLost) {
   verify(*volume);
 }
 
+// When write-behind cannot free space in time, the volume makes the operation durable in the
+// fs itself (write-through) rather than failing or dropping it.
+TEST(BackPressure, LogThatStaysFullFallsBackToWritingThrough) {
+  testing::ScratchDir dir;
+  auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (32 << 10));
+  opts.space_wait = std::chrono::milliseconds(20);
+  auto target = std::make_shared<testing::MemTarget>(1);
+  target->set_flush_delay(std::chrono::milliseconds(200));  // far slower than space_wait
+  auto journal = Journal::open(opts);
+  auto volume = std::make_unique<JournalVolume>(journal, target);
+  volume->recover();
+  fs::OpContext ctx;
+  fs::InodeId f;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  ASSERT_EQ(volume->create(ctx, volume->root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &a, &w),
+            Status::Ok);
+  for (int b = 0; b < 16; ++b) {
+    fs::Stability c;
+    ASSERT_EQ(volume->write(ctx, f, uint64_t(b) * 4096, testing::pattern(b, 4096),
+                            fs::Stability::FileSync, &c, &w),
+              Status::Ok);
+    EXPECT_EQ(c, fs::Stability::FileSync);
+  }
+  EXPECT_GT(journal->stats().space_timeouts, 0u);
+  volume.reset();
+  journal.reset();
+  target->crash();
+  journal = Journal::open(opts);
+  volume = std::make_unique<JournalVolume>(journal, target);
+  volume->recover();
+  for (int b = 0; b < 16; ++b) {
+    std::vector<uint8_t> got;
+    bool eof;
+    std::optional<fs::Attr> ra;
+    ASSERT_EQ(volume->read(ctx, f, uint64_t(b) * 4096, 4096, &got, &eof, &ra), Status::Ok);
+    EXPECT_EQ(got, testing::pattern(b, 4096)) << "block " << b;
+  }
+}
+
 }  // namespace
 }  // namespace nasd::nvram

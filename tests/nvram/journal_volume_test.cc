@@ -178,6 +178,17 @@ TEST_F(JournalVolumeTest, TooLargeForTheRegionIsIoAndLeavesTheFsAlone) {
   EXPECT_EQ(target->applied_seqs().size(), before);
 }
 
+TEST_F(JournalVolumeTest, CleanShutdownLeavesNothingToReplay) {
+  run_history(1);
+  const std::string before = testing::tree_snapshot(*volume);
+  journal->shutdown();
+  EXPECT_EQ(journal->stats().live_records, 0u);
+  EXPECT_NE(journal->status().find("0 records"), std::string::npos) << journal->status();
+  crash_and_reopen();  // the fs flushed everything at shutdown, so losing "unflushed" is a no-op
+  EXPECT_EQ(report.records, 0u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), before);
+}
+
 TEST(JournalVolumeLifecycle, MutationsWaitForRecovery) {
   testing::ScratchDir dir;
   auto journal = Journal::open(testing::small_options(dir.file("nv"), 1 << 20));

@@ -1,8 +1,6 @@
 #include "server/nfs/handle/handle_codec.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <stdexcept>
 
@@ -26,8 +24,9 @@ uint64_t get_be(const uint8_t* p, int bytes) {
 
 }  // namespace
 
-HandleCodec::HandleCodec(std::vector<uint8_t> key) : key_(std::move(key)) {
-  if (key_.size() < kMinHandleKeyBytes) throw std::invalid_argument("file handle key too short");
+HandleCodec::HandleCodec(std::vector<uint8_t> key) {
+  if (key.size() < kMinHandleKeyBytes) throw std::invalid_argument("file handle key too short");
+  mac_ = std::make_unique<KeyedMac>(key);
 }
 
 std::shared_ptr<HandleCodec> HandleCodec::from_key_file(const std::string& path) {
@@ -35,11 +34,8 @@ std::shared_ptr<HandleCodec> HandleCodec::from_key_file(const std::string& path)
 }
 
 void HandleCodec::compute_tag(std::span<const uint8_t> body, uint8_t* tag) const {
-  uint8_t mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_len = 0;
-  HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()), body.data(), body.size(), mac,
-       &mac_len);
-  std::copy(mac, mac + kTagBytes, tag);
+  auto mac = mac_->compute(body);
+  std::copy(mac.begin(), mac.begin() + kTagBytes, tag);
 }
 
 FileHandle HandleCodec::encode(uint32_t volume_id, fs::InodeId inode) const {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fs/volume.h"
+#include "server/nfs/handle/keyed_mac.h"
 
 namespace nasd::nfs {
 
@@ -48,7 +49,7 @@ class HandleCodec {
   static constexpr size_t kTagOffset = 20;
   void compute_tag(std::span<const uint8_t> body, uint8_t* tag) const;
 
-  std::vector<uint8_t> key_;
+  std::unique_ptr<KeyedMac> mac_;
 };
 
 }  // namespace nasd::nfs

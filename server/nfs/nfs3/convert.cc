@@ -58,7 +58,7 @@ wcc_data to_wcc(const fs::Wcc& wcc) {
 
 namespace {
 
-bool set_time(time_how how, const nfstime3& client, fs::TimeHow* out_how, fs::Time* out) {
+bool set_time(uint32_t how, const nfstime3& client, fs::TimeHow* out_how, fs::Time* out) {
   switch (how) {
     case DONT_CHANGE: *out_how = fs::TimeHow::DontChange; return true;
     case SET_TO_SERVER_TIME: *out_how = fs::TimeHow::ServerTime; return true;
@@ -68,7 +68,7 @@ bool set_time(time_how how, const nfstime3& client, fs::TimeHow* out_how, fs::Ti
       *out = from_nfstime(client);
       return true;
   }
-  return false;  // the XDR decoder already rejects other values
+  return false;  // the XDR decoder lets any number through
 }
 
 }  // namespace
@@ -79,8 +79,10 @@ bool from_sattr(const sattr3& in, fs::SetAttr* out) {
   if (in.uid.set_it) out->uid = in.uid.set_uid3_u.uid;
   if (in.gid.set_it) out->gid = in.gid.set_gid3_u.gid;
   if (in.size.set_it) out->size = in.size.set_size3_u.size;
-  return set_time(in.atime.set_it, in.atime.set_atime_u.atime, &out->atime_how, &out->atime) &&
-         set_time(in.mtime.set_it, in.mtime.set_mtime_u.mtime, &out->mtime_how, &out->mtime);
+  return set_time(raw_enum(in.atime.set_it), in.atime.set_atime_u.atime, &out->atime_how,
+                  &out->atime) &&
+         set_time(raw_enum(in.mtime.set_it), in.mtime.set_mtime_u.mtime, &out->mtime_how,
+                  &out->mtime);
 }
 
 nfs_fh3 to_wire(FileHandle& fh) {

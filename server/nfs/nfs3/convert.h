@@ -2,6 +2,8 @@
 // Kept in one place so every procedure encodes attributes, WCC data and times the same way.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "fs/volume.h"
@@ -10,7 +12,18 @@
 
 namespace nasd::nfs::nfs3 {
 
-// fs::Status uses the nfsstat3 numbers, so this is a checked cast.
+// The number an rpcgen enum field holds. xdr_enum stores whatever the client sent, and in C++
+// reading an out-of-range value through the enum type is undefined, so fields straight from
+// the wire (stable_how, time_how, the MKNOD type) are read as plain integers.
+template <typename E>
+uint32_t raw_enum(const E& field) {
+  static_assert(sizeof(E) == sizeof(uint32_t));
+  uint32_t v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
+// fs::Status uses the nfsstat3 numbers, so this is a plain cast.
 inline nfsstat3 to_nfsstat(fs::Status s) { return static_cast<nfsstat3>(s); }
 
 nfstime3 to_nfstime(const fs::Time& t);

@@ -106,7 +106,8 @@ rpc::DispatchResult proc_mknod(Nfs3Call& call) {
   uint32_t major = 0, minor = 0;
   const mknoddata3& what = args->what;
   const sattr3* attrs = nullptr;
-  switch (what.type) {
+  const uint32_t type = raw_enum(what.type);
+  switch (type) {
     case NF3CHR:
     case NF3BLK:
       attrs = &what.mknoddata3_u.device.dev_attributes;
@@ -125,7 +126,7 @@ rpc::DispatchResult proc_mknod(Nfs3Call& call) {
   if (res.status == NFS3_OK && !from_sattr(*attrs, &sa)) res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
     res.status = to_nfsstat(dir.volume->mknod(dir.ctx, dir.inode, args->where.name,
-                                              static_cast<fs::FileType>(what.type), sa, major,
+                                              static_cast<fs::FileType>(type), sa, major,
                                               minor, &c.inode, &c.attr, &c.dir_wcc));
   if (res.status == NFS3_OK) put_created(call, dir, c, &res.MKNOD3res_u.resok);
   else res.MKNOD3res_u.resfail.dir_wcc = to_wcc(c.dir_wcc);

@@ -39,8 +39,6 @@ bool decode_write_args(std::span<const uint8_t> bytes, WriteArgs* out) {
   return ok;
 }
 
-fs::Stability to_stability(stable_how s) { return static_cast<fs::Stability>(s); }
-
 }  // namespace
 
 rpc::DispatchResult proc_read(Nfs3Call& call) {
@@ -83,12 +81,12 @@ rpc::DispatchResult proc_write(Nfs3Call& call) {
   fs::Stability committed = fs::Stability::FileSync;
   res.status = call.open_for_change(args.file, &t);
   // xdr_enum accepts any number; only the three stable_how values mean something.
-  if (res.status == NFS3_OK && static_cast<uint32_t>(args.stable) > FILE_SYNC)
-    res.status = NFS3ERR_INVAL;
+  const uint32_t stable = raw_enum(args.stable);
+  if (res.status == NFS3_OK && stable > FILE_SYNC) res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
     res.status = to_nfsstat(t.volume->write(t.ctx, t.inode, args.offset,
                                             args.data.first(args.count),
-                                            to_stability(args.stable), &committed, &wcc));
+                                            static_cast<fs::Stability>(stable), &committed, &wcc));
   if (res.status == NFS3_OK) {
     auto& ok = res.WRITE3res_u.resok;
     ok.file_wcc = to_wcc(wcc);

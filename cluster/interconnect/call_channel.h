@@ -1,0 +1,42 @@
+// A request/reply path to one peer node. RemoteVolume and the heartbeat sender talk to this
+// interface rather than to sockets, so they can be tested against a fake and so the transport
+// can change without touching them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/interconnect/frame.h"
+
+namespace nasd::interconnect {
+
+enum class CallError {
+  None,
+  NotConnected,  // no live connection to the peer right now
+  Timeout,       // the peer did not answer in time (it may still execute the request)
+  Disconnected,  // the connection broke while the request was in flight
+  Unsupported,   // the peer has no handler for this message type
+  TooLarge,      // the request exceeds the frame size limit
+  Stopped,       // the channel is shutting down
+};
+
+const char* call_error_name(CallError e);
+
+struct CallOutcome {
+  CallError error = CallError::None;
+  std::vector<uint8_t> payload;  // the reply, when error == None
+  bool ok() const { return error == CallError::None; }
+};
+
+class CallChannel {
+ public:
+  virtual ~CallChannel() = default;
+  // Sends one request and waits for its reply or `timeout`. Thread-safe; many calls may be in
+  // flight at once and their replies may come back in any order.
+  virtual CallOutcome call(MessageType type, std::vector<uint8_t> payload,
+                           std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,28 @@
+// The hello exchange that opens every interconnect connection. Both sides say which cluster
+// they belong to, their node name and protocol version; a connection between different
+// clusters or protocol versions is refused with a reason both sides can log, because a
+// misconfigured peer silently forwarding requests would be far worse than a loud refusal.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace nasd::interconnect {
+
+struct Hello {
+  uint16_t protocol_version = 0;
+  std::string cluster_name;
+  std::string node_name;
+};
+
+std::vector<uint8_t> encode_hello(const Hello& hello);
+bool decode_hello(std::span<const uint8_t> in, Hello* out, std::string* error);
+
+// Empty when `theirs` may talk to `ours`; otherwise why not. `expected_node` (if not empty) is
+// the node name the connecting side expects to reach.
+std::string hello_mismatch(const Hello& ours, const Hello& theirs,
+                           const std::string& expected_node = "");
+
+}  // namespace nasd::interconnect

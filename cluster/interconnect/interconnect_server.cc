@@ -1,0 +1,144 @@
+#include "cluster/interconnect/interconnect_server.h"
+
+#include <cerrno>
+#include <stdexcept>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cluster/interconnect/hello.h"
+
+namespace nasd::interconnect {
+
+void Responder::reply(std::span<const uint8_t> payload) const {
+  std::string error;
+  send_frame(*socket_, MessageType::Reply, request_id_, payload, &error);
+}
+
+void Responder::unsupported() const {
+  std::string error;
+  send_frame(*socket_, MessageType::Unsupported, request_id_, {}, &error);
+}
+
+InterconnectServer::InterconnectServer(InterconnectServerOptions options)
+    : options_(std::move(options)) {}
+
+InterconnectServer::~InterconnectServer() { stop(); }
+
+void InterconnectServer::set_handler(MessageType type, RequestHandler handler) {
+  handlers_[type] = std::move(handler);
+}
+
+void InterconnectServer::start() {
+  std::string error;
+  listen_fd_ = listen_tcp(options_.host, options_.port, &port_, &error);
+  if (listen_fd_ < 0) throw std::runtime_error("interconnect: " + error);
+  accept_thread_ = std::thread([this] { accept_loop(); });
+}
+
+void InterconnectServer::stop() {
+  if (stopping_.exchange(true)) return;
+  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  if (accept_thread_.joinable()) accept_thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  std::list<std::unique_ptr<Connection>> conns;
+  {
+    std::lock_guard lock(mu_);
+    conns.swap(connections_);
+  }
+  for (auto& c : conns) c->socket->shutdown();
+  for (auto& c : conns) c->thread.join();
+}
+
+size_t InterconnectServer::connection_count() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& c : connections_) n += c->finished ? 0 : 1;
+  return n;
+}
+
+void InterconnectServer::accept_loop() {
+  while (!stopping_) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (stopping_) return;
+      // Out of descriptors or similar: back off instead of spinning.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    reap_finished();
+    auto conn = std::make_unique<Connection>();
+    conn->socket = std::make_shared<Socket>(fd, options_.send_timeout);
+    Connection* raw = conn.get();
+    std::lock_guard lock(mu_);
+    if (stopping_) return;  // the new socket closes with `conn`
+    conn->thread = std::thread([this, raw] { serve(raw); });
+    connections_.push_back(std::move(conn));
+  }
+}
+
+void InterconnectServer::reap_finished() {
+  std::list<std::unique_ptr<Connection>> done;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if ((*it)->finished) done.splice(done.end(), connections_, it);
+      it = next;
+    }
+  }
+  for (auto& c : done) c->thread.join();
+}
+
+bool InterconnectServer::hello(Socket& socket, std::string* peer_node) {
+  FrameLimits limits = options_.limits;
+  limits.idle_timeout = options_.hello_timeout;
+  Frame frame;
+  std::string error;
+  if (read_frame(socket.fd(), limits, &frame, &error) != ReadStatus::Ok) return false;
+  Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
+  Hello theirs;
+  std::string refusal;
+  if (frame.header.type != MessageType::Hello) {
+    refusal = "first frame must be a hello";
+  } else if (frame.header.version != kProtocolVersion) {
+    refusal = "protocol version " + std::to_string(frame.header.version) +
+              " not supported by node '" + options_.local_node + "' (speaks version " +
+              std::to_string(kProtocolVersion) + ")";
+  } else if (!decode_hello(frame.payload, &theirs, &error)) {
+    refusal = error;
+  } else {
+    refusal = hello_mismatch(ours, theirs);
+  }
+  if (!refusal.empty()) {
+    std::vector<uint8_t> text(refusal.begin(), refusal.end());
+    send_frame(socket, MessageType::HelloRefused, frame.header.request_id, text, &error);
+    return false;
+  }
+  *peer_node = theirs.node_name;
+  return send_frame(socket, MessageType::HelloAccepted, frame.header.request_id,
+                    encode_hello(ours), &error);
+}
+
+void InterconnectServer::serve(Connection* conn) {
+  Socket& socket = *conn->socket;
+  std::string peer;
+  if (hello(socket, &peer)) {
+    for (;;) {
+      Frame frame;
+      std::string error;
+      if (read_frame(socket.fd(), options_.limits, &frame, &error) != ReadStatus::Ok) break;
+      Responder responder(conn->socket, frame.header.request_id);
+      auto it = handlers_.find(frame.header.type);
+      if (it == handlers_.end()) {
+        responder.unsupported();
+        continue;
+      }
+      it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
+    }
+  }
+  socket.shutdown();
+  conn->finished = true;
+}
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,91 @@
+// The connecting side of an interconnect link: one TCP connection to one peer node, kept up by
+// a background thread that connects, says hello, reads replies and, when the connection breaks,
+// fails everything in flight and reconnects with exponential backoff.
+//
+// Requests carry a fresh 64-bit id and wait on their own slot, so any number may be in flight
+// and replies are matched however they are ordered. A request is never retried here: the peer
+// may have executed it, and only the NFS client (through its own retransmission) may repeat it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/frame_stream.h"
+#include "cluster/interconnect/socket.h"
+
+namespace nasd::interconnect {
+
+struct PeerClientOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;
+  std::string cluster_name;
+  std::string local_node;
+  std::string expected_peer;  // refuse a peer with another name (empty: accept any)
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds hello_timeout{2000};
+  std::chrono::milliseconds backoff_initial{50};
+  std::chrono::milliseconds backoff_max{2000};
+  std::chrono::milliseconds send_timeout{5000};
+  FrameLimits limits;
+};
+
+class PeerClient : public CallChannel {
+ public:
+  explicit PeerClient(PeerClientOptions options);
+  ~PeerClient() override;  // stop()
+  PeerClient(const PeerClient&) = delete;
+  PeerClient& operator=(const PeerClient&) = delete;
+
+  void start();
+  // Fails in-flight calls with Stopped and joins the background thread. Idempotent.
+  void stop();
+
+  // Fails fast with NotConnected while the link is down (the caller answers Jukebox and the NFS
+  // client retries) rather than queueing behind a reconnect.
+  CallOutcome call(MessageType type, std::vector<uint8_t> payload,
+                   std::chrono::milliseconds timeout) override;
+
+  bool connected() const;
+  bool wait_connected(std::chrono::milliseconds timeout) const;
+  // Why the last connection attempt or connection failed (for logs and admin status).
+  std::string last_error() const;
+  // Incremented on every successful hello; tests and status use it to see reconnects.
+  uint64_t connections_made() const;
+
+ private:
+  struct Pending {
+    bool done = false;
+    CallOutcome outcome;
+    std::condition_variable cv;
+  };
+
+  void run();
+  std::shared_ptr<Socket> connect_and_hello(std::string* error);
+  std::shared_ptr<Socket> hello(std::shared_ptr<Socket> socket, std::string* error);
+  void read_replies(Socket& socket);
+  void complete(uint64_t id, CallOutcome outcome);
+  void fail_all(CallError error);
+  void wait_backoff(std::chrono::milliseconds delay);
+
+  const PeerClientOptions options_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable state_cv_;
+  std::shared_ptr<Socket> socket_;      // set while connected
+  std::shared_ptr<Socket> connecting_;  // set during the hello exchange
+  std::map<uint64_t, std::shared_ptr<Pending>> pending_;
+  std::string last_error_;
+  uint64_t connections_made_ = 0;
+  bool stopping_ = false;
+  std::atomic<uint64_t> next_id_{1};
+  std::thread thread_;
+};
+
+}  // namespace nasd::interconnect

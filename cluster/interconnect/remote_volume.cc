@@ -1,0 +1,237 @@
+#include "cluster/interconnect/remote_volume.h"
+
+#include "cluster/interconnect/volume_call_codec.h"
+
+namespace nasd::interconnect {
+
+RemoteVolume::RemoteVolume(uint32_t volume_id, std::shared_ptr<CallChannel> owner,
+                           RemoteVolumeOptions options)
+    : volume_id_(volume_id), owner_(std::move(owner)), options_(options) {}
+
+template <class Args>
+fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
+                                 typename Args::Result* result,
+                                 std::chrono::milliseconds timeout) const {
+  VolumeRequest req{volume_id_, ctx, args};
+  CallOutcome outcome = owner_->call(MessageType::VolumeCall, encode_request(req), timeout);
+  switch (outcome.error) {
+    case CallError::None: break;
+    case CallError::TooLarge: return fs::Status::Inval;
+    case CallError::Unsupported: return fs::Status::ServerFault;
+    // Owner down, slow or restarting: a retry later may well succeed (possibly elsewhere).
+    default: return fs::Status::Jukebox;
+  }
+  VolumeReply reply;
+  if (!decode_reply(outcome.payload, Args::kOp, &reply)) return fs::Status::ServerFault;
+  if (auto* r = std::get_if<typename Args::Result>(&reply.result)) {
+    *result = std::move(*r);
+    verifier_.store(reply.write_verifier);
+  }
+  return reply.status;
+}
+
+bool RemoteVolume::describe() const {
+  DescribeResult r;
+  if (forward(fs::OpContext{}, DescribeArgs{}, &r, options_.describe_timeout) != fs::Status::Ok) {
+    return false;
+  }
+  std::lock_guard lock(describe_mu_);
+  described_ = r;
+  return true;
+}
+
+void RemoteVolume::ensure_described() const {
+  {
+    std::lock_guard lock(describe_mu_);
+    if (described_) return;
+  }
+  describe();
+}
+
+fs::InodeId RemoteVolume::root() const {
+  ensure_described();
+  std::lock_guard lock(describe_mu_);
+  return described_ ? described_->root : fs::InodeId{};
+}
+
+fs::VolumeLimits RemoteVolume::limits() const {
+  ensure_described();
+  std::lock_guard lock(describe_mu_);
+  return described_ ? described_->limits : fs::VolumeLimits{};
+}
+
+fs::Status RemoteVolume::getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) {
+  AttrResult r;
+  fs::Status s = forward(ctx, GetattrArgs{id}, &r);
+  *out = r.attr;
+  return s;
+}
+
+fs::Status RemoteVolume::setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
+                                 std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) {
+  WccResult r;
+  fs::Status s = forward(ctx, SetattrArgs{id, sa, guard_ctime}, &r);
+  *wcc = r.wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                                fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                                std::optional<fs::Attr>* dir_attr) {
+  LookupResult r;
+  fs::Status s = forward(ctx, LookupArgs{dir, name}, &r);
+  *out = r.id;
+  *obj_attr = r.obj_attr;
+  *dir_attr = r.dir_attr;
+  return s;
+}
+
+fs::Status RemoteVolume::access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
+                                uint32_t* granted, std::optional<fs::Attr>* attr) {
+  AccessResult r;
+  fs::Status s = forward(ctx, AccessArgs{id, requested}, &r);
+  *granted = r.granted;
+  *attr = r.attr;
+  return s;
+}
+
+fs::Status RemoteVolume::readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
+                                  std::optional<fs::Attr>* attr) {
+  ReadlinkResult r;
+  fs::Status s = forward(ctx, ReadlinkArgs{id}, &r);
+  *target = std::move(r.target);
+  *attr = r.attr;
+  return s;
+}
+
+fs::Status RemoteVolume::read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                              uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                              std::optional<fs::Attr>* attr) {
+  ReadResult r;
+  fs::Status s = forward(ctx, ReadArgs{id, offset, count}, &r);
+  *data = std::move(r.data);
+  *eof = r.eof;
+  *attr = r.attr;
+  return s;
+}
+
+fs::Status RemoteVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                               std::span<const uint8_t> data, fs::Stability stable,
+                               fs::Stability* committed, fs::Wcc* wcc) {
+  WriteResult r;
+  fs::Status s = forward(ctx, WriteArgs{id, offset, data, stable}, &r);
+  *committed = r.committed;
+  *wcc = r.wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::create(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                                fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
+                                fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                                fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  fs::Status s = forward(ctx, CreateArgs{dir, name, mode, sa, verifier}, &r);
+  *out = r.id;
+  *obj_attr = r.obj_attr;
+  *dir_wcc = r.dir_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                               const fs::SetAttr& sa, fs::InodeId* out,
+                               std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  fs::Status s = forward(ctx, MkdirArgs{dir, name, sa}, &r);
+  *out = r.id;
+  *obj_attr = r.obj_attr;
+  *dir_wcc = r.dir_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::symlink(const fs::OpContext& ctx, fs::InodeId dir,
+                                 std::string_view name, std::string_view target,
+                                 const fs::SetAttr& sa, fs::InodeId* out,
+                                 std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  fs::Status s = forward(ctx, SymlinkArgs{dir, name, target, sa}, &r);
+  *out = r.id;
+  *obj_attr = r.obj_attr;
+  *dir_wcc = r.dir_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                               fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
+                               uint32_t rdev_minor, fs::InodeId* out,
+                               std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  fs::Status s = forward(ctx, MknodArgs{dir, name, type, sa, rdev_major, rdev_minor}, &r);
+  *out = r.id;
+  *obj_attr = r.obj_attr;
+  *dir_wcc = r.dir_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                                fs::Wcc* dir_wcc) {
+  WccResult r;
+  fs::Status s = forward(ctx, RemoveArgs{dir, name}, &r);
+  *dir_wcc = r.wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                               fs::Wcc* dir_wcc) {
+  WccResult r;
+  fs::Status s = forward(ctx, RmdirArgs{dir, name}, &r);
+  *dir_wcc = r.wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::rename(const fs::OpContext& ctx, fs::InodeId from_dir,
+                                std::string_view from_name, fs::InodeId to_dir,
+                                std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
+  RenameResult r;
+  fs::Status s = forward(ctx, RenameArgs{from_dir, from_name, to_dir, to_name}, &r);
+  *from_wcc = r.from_wcc;
+  *to_wcc = r.to_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
+                              std::string_view name, std::optional<fs::Attr>* file_attr,
+                              fs::Wcc* dir_wcc) {
+  LinkResult r;
+  fs::Status s = forward(ctx, LinkArgs{file, dir, name}, &r);
+  *file_attr = r.file_attr;
+  *dir_wcc = r.dir_wcc;
+  return s;
+}
+
+fs::Status RemoteVolume::readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
+                                 uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                                 fs::ReaddirResult* out) {
+  ReaddirCallResult r;
+  fs::Status s = forward(ctx, ReaddirArgs{dir, cookie, cookieverf, max_entries, with_attrs}, &r);
+  *out = std::move(r.listing);
+  return s;
+}
+
+fs::Status RemoteVolume::fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                                std::optional<fs::Attr>* attr) {
+  FsstatResult r;
+  fs::Status s = forward(ctx, FsstatArgs{id}, &r);
+  *out = r.stat;
+  *attr = r.attr;
+  return s;
+}
+
+fs::Status RemoteVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                uint32_t count, fs::Wcc* wcc) {
+  WccResult r;
+  fs::Status s = forward(ctx, CommitArgs{id, offset, count}, &r);
+  *wcc = r.wcc;
+  return s;
+}
+
+}  // namespace nasd::interconnect

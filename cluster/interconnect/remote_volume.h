@@ -1,0 +1,112 @@
+// A Volume whose calls run on another node: each method becomes one VolumeCall request over the
+// interconnect to the volume's owner, which executes it (permission checks included, for the
+// credential passed along) and sends back every out-parameter.
+//
+// When the owner cannot be reached or does not answer in time the call returns Jukebox, so the
+// NFS client backs off and retries instead of hanging or seeing a hard error; by the time it
+// retries, a failover may have moved the volume and the router sends the retry elsewhere.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/volume_calls.h"
+#include "fs/volume.h"
+
+namespace nasd::interconnect {
+
+struct RemoteVolumeOptions {
+  std::chrono::milliseconds call_timeout{5000};
+  // DESCRIBE (root, limits) is asked for at most this often while the owner is unreachable.
+  std::chrono::milliseconds describe_timeout{1000};
+};
+
+class RemoteVolume : public fs::Volume {
+ public:
+  RemoteVolume(uint32_t volume_id, std::shared_ptr<CallChannel> owner,
+               RemoteVolumeOptions options = {});
+
+  uint32_t id() const override { return volume_id_; }
+  // Root and limits are the owner's, fetched once (DESCRIBE) and cached; until the owner has
+  // answered they are defaults, and root() is {0, 0} (a handle no volume issues).
+  fs::InodeId root() const override;
+  fs::VolumeLimits limits() const override;
+  // The owner's current verifier, refreshed from every reply.
+  uint64_t write_verifier() const override { return verifier_.load(); }
+
+  // Asks the owner for root and limits now; false when it could not be reached.
+  bool describe() const;
+
+  fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
+  fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
+                     std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
+  fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                    std::optional<fs::Attr>* dir_attr) override;
+  fs::Status access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
+                    uint32_t* granted, std::optional<fs::Attr>* attr) override;
+  fs::Status readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
+                      std::optional<fs::Attr>* attr) override;
+  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
+                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override;
+  fs::Status write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                   std::span<const uint8_t> data, fs::Stability stable,
+                   fs::Stability* committed, fs::Wcc* wcc) override;
+  fs::Status create(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
+                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                    fs::Wcc* dir_wcc) override;
+  fs::Status mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   const fs::SetAttr& sa, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status symlink(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                     std::string_view target, const fs::SetAttr& sa, fs::InodeId* out,
+                     std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) override;
+  fs::Status mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
+                   uint32_t rdev_minor, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::Wcc* dir_wcc) override;
+  fs::Status rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                   fs::Wcc* dir_wcc) override;
+  fs::Status rename(const fs::OpContext& ctx, fs::InodeId from_dir, std::string_view from_name,
+                    fs::InodeId to_dir, std::string_view to_name, fs::Wcc* from_wcc,
+                    fs::Wcc* to_wcc) override;
+  fs::Status link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
+                  std::string_view name, std::optional<fs::Attr>* file_attr,
+                  fs::Wcc* dir_wcc) override;
+  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
+                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                     fs::ReaddirResult* out) override;
+  fs::Status fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                    std::optional<fs::Attr>* attr) override;
+  fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
+                    fs::Wcc* wcc) override;
+
+ private:
+  // Sends `args`, waits for the reply and stores its result in *result (left untouched when
+  // the call never reached the volume). Returns the status to hand to the NFS layer.
+  template <class Args>
+  fs::Status forward(const fs::OpContext& ctx, const Args& args, typename Args::Result* result,
+                     std::chrono::milliseconds timeout) const;
+  template <class Args>
+  fs::Status forward(const fs::OpContext& ctx, const Args& args,
+                     typename Args::Result* result) const {
+    return forward(ctx, args, result, options_.call_timeout);
+  }
+  void ensure_described() const;
+
+  const uint32_t volume_id_;
+  const std::shared_ptr<CallChannel> owner_;
+  const RemoteVolumeOptions options_;
+  mutable std::atomic<uint64_t> verifier_{0};
+  mutable std::mutex describe_mu_;
+  mutable std::optional<DescribeResult> described_;
+};
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,88 @@
+#include "cluster/interconnect/router.h"
+
+#include <mutex>
+
+namespace nasd::interconnect {
+
+ClusterRouter::ClusterRouter(std::string local_node, PeerLookup peers,
+                             RemoteVolumeOptions remote)
+    : local_node_(std::move(local_node)), peers_(std::move(peers)), remote_options_(remote) {}
+
+ClusterRouter::Entry& ClusterRouter::entry_for(uint32_t volume_id, fs::InodeId root) {
+  Entry& e = volumes_[volume_id];
+  if (!e.unavailable) {
+    e.unavailable = std::make_unique<UnavailableVolume>(volume_id, root);
+    e.current = e.unavailable.get();
+  }
+  return e;
+}
+
+void ClusterRouter::add_local(std::shared_ptr<fs::Volume> volume) {
+  std::unique_lock lock(mu_);
+  Entry& e = entry_for(volume->id(), volume->root());
+  if (e.local) e.retired.push_back(std::move(e.local));
+  e.local = std::move(volume);
+  if (e.owner == local_node_) e.current = e.local.get();
+}
+
+void ClusterRouter::add_remote(uint32_t volume_id, fs::InodeId root) {
+  std::unique_lock lock(mu_);
+  entry_for(volume_id, root);
+}
+
+bool ClusterRouter::set_owner(uint32_t volume_id, const std::string& node) {
+  std::unique_lock lock(mu_);
+  auto it = volumes_.find(volume_id);
+  if (it == volumes_.end()) return false;
+  Entry& e = it->second;
+  if (node.empty()) {
+    e.current = e.unavailable.get();
+  } else if (node == local_node_) {
+    // Owned here but not opened yet (takeover in progress): clients wait.
+    e.current = e.local ? e.local.get() : e.unavailable.get();
+  } else {
+    auto& remote = e.remotes[node];
+    if (!remote) {
+      std::shared_ptr<CallChannel> channel = peers_ ? peers_(node) : nullptr;
+      if (!channel) {
+        e.remotes.erase(node);
+        return false;
+      }
+      remote = std::make_unique<RemoteVolume>(volume_id, std::move(channel), remote_options_);
+    }
+    e.current = remote.get();
+  }
+  e.owner = node;
+  return true;
+}
+
+std::optional<std::string> ClusterRouter::owner(uint32_t volume_id) const {
+  std::shared_lock lock(mu_);
+  auto it = volumes_.find(volume_id);
+  if (it == volumes_.end()) return std::nullopt;
+  return it->second.owner;
+}
+
+std::vector<uint32_t> ClusterRouter::volume_ids() const {
+  std::shared_lock lock(mu_);
+  std::vector<uint32_t> ids;
+  for (const auto& [id, e] : volumes_) ids.push_back(id);
+  return ids;
+}
+
+fs::Volume* ClusterRouter::find(uint32_t volume_id) {
+  std::shared_lock lock(mu_);
+  auto it = volumes_.find(volume_id);
+  return it == volumes_.end() ? nullptr : it->second.current;
+}
+
+fs::Volume* ClusterRouter::ServedHere::find(uint32_t volume_id) {
+  std::shared_lock lock(router_->mu_);
+  auto it = router_->volumes_.find(volume_id);
+  if (it == router_->volumes_.end()) return nullptr;
+  const Entry& e = it->second;
+  if (e.owner == router_->local_node_ && e.local) return e.local.get();
+  return e.unavailable.get();
+}
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,49 @@
+// A connected TCP socket shared by the reader thread and every sender of one connection.
+// Sends are serialized so frames from concurrent callers never interleave; `shutdown()` makes a
+// blocked reader return at once, which is how connections are dropped and services stopped.
+// The fd is closed only when the last owner lets go, so a late sender can never write into a
+// newer connection that happened to reuse the descriptor number.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+
+namespace nasd::interconnect {
+
+class Socket {
+ public:
+  // Takes ownership of `fd`. `send_timeout`: a peer that stops reading fails our sends after
+  // this long instead of blocking every caller behind the write lock.
+  Socket(int fd, std::chrono::milliseconds send_timeout);
+  ~Socket();
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  int fd() const { return fd_; }
+  bool send_all(std::span<const uint8_t> bytes, std::string* error);
+  void shutdown();
+
+ private:
+  const int fd_;
+  std::mutex write_mu_;
+};
+
+// Blocking connect with a deadline; -1 (and *error) on failure.
+int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
+                std::string* error);
+// Listening socket (port 0 = any free port; the port bound is stored in *bound_port).
+int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound_port, std::string* error);
+
+enum class ReadStatus { Ok, Eof, Timeout, Error };
+
+// Reads exactly `n` bytes. Waits at most `first_byte_timeout` for the first byte (negative:
+// forever) and at most `stall_timeout` for each later one, so a peer that sends half a frame and
+// goes quiet is noticed. Eof / Timeout only before the first byte; a stream that ends or
+// stalls part-way is an Error (the frame is half-written).
+ReadStatus read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds first_byte_timeout,
+                      std::chrono::milliseconds stall_timeout, std::string* error);
+
+}  // namespace nasd::interconnect

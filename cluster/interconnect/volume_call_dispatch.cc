@@ -1,0 +1,119 @@
+#include "cluster/interconnect/volume_call_dispatch.h"
+
+namespace nasd::interconnect {
+namespace {
+
+// One overload per argument struct: unpack, call, pack the out-parameters.
+struct Executor {
+  fs::Volume& v;
+  const fs::OpContext& ctx;
+  VolumeReply& reply;
+
+  template <class R>
+  void done(fs::Status s, R&& result) {
+    reply.status = s;
+    reply.result = std::forward<R>(result);
+  }
+
+  void operator()(const GetattrArgs& a) {
+    AttrResult r;
+    done(v.getattr(ctx, a.id, &r.attr), std::move(r));
+  }
+  void operator()(const SetattrArgs& a) {
+    WccResult r;
+    done(v.setattr(ctx, a.id, a.sa, a.guard_ctime, &r.wcc), std::move(r));
+  }
+  void operator()(const LookupArgs& a) {
+    LookupResult r;
+    done(v.lookup(ctx, a.dir, a.name, &r.id, &r.obj_attr, &r.dir_attr), std::move(r));
+  }
+  void operator()(const AccessArgs& a) {
+    AccessResult r;
+    done(v.access(ctx, a.id, a.requested, &r.granted, &r.attr), std::move(r));
+  }
+  void operator()(const ReadlinkArgs& a) {
+    ReadlinkResult r;
+    done(v.readlink(ctx, a.id, &r.target, &r.attr), std::move(r));
+  }
+  void operator()(const ReadArgs& a) {
+    ReadResult r;
+    done(v.read(ctx, a.id, a.offset, a.count, &r.data, &r.eof, &r.attr), std::move(r));
+  }
+  void operator()(const WriteArgs& a) {
+    WriteResult r;
+    done(v.write(ctx, a.id, a.offset, a.data, a.stable, &r.committed, &r.wcc), std::move(r));
+  }
+  void operator()(const CreateArgs& a) {
+    CreatedResult r;
+    done(v.create(ctx, a.dir, a.name, a.mode, a.sa, a.verifier, &r.id, &r.obj_attr, &r.dir_wcc),
+         std::move(r));
+  }
+  void operator()(const MkdirArgs& a) {
+    CreatedResult r;
+    done(v.mkdir(ctx, a.dir, a.name, a.sa, &r.id, &r.obj_attr, &r.dir_wcc), std::move(r));
+  }
+  void operator()(const SymlinkArgs& a) {
+    CreatedResult r;
+    done(v.symlink(ctx, a.dir, a.name, a.target, a.sa, &r.id, &r.obj_attr, &r.dir_wcc),
+         std::move(r));
+  }
+  void operator()(const MknodArgs& a) {
+    CreatedResult r;
+    done(v.mknod(ctx, a.dir, a.name, a.type, a.sa, a.rdev_major, a.rdev_minor, &r.id,
+                 &r.obj_attr, &r.dir_wcc),
+         std::move(r));
+  }
+  void operator()(const RemoveArgs& a) {
+    WccResult r;
+    done(v.remove(ctx, a.dir, a.name, &r.wcc), std::move(r));
+  }
+  void operator()(const RmdirArgs& a) {
+    WccResult r;
+    done(v.rmdir(ctx, a.dir, a.name, &r.wcc), std::move(r));
+  }
+  void operator()(const RenameArgs& a) {
+    RenameResult r;
+    done(v.rename(ctx, a.from_dir, a.from_name, a.to_dir, a.to_name, &r.from_wcc, &r.to_wcc),
+         std::move(r));
+  }
+  void operator()(const LinkArgs& a) {
+    LinkResult r;
+    done(v.link(ctx, a.file, a.dir, a.name, &r.file_attr, &r.dir_wcc), std::move(r));
+  }
+  void operator()(const ReaddirArgs& a) {
+    ReaddirCallResult r;
+    done(v.readdir(ctx, a.dir, a.cookie, a.cookieverf, a.max_entries, a.with_attrs, &r.listing),
+         std::move(r));
+  }
+  void operator()(const FsstatArgs& a) {
+    FsstatResult r;
+    done(v.fsstat(ctx, a.id, &r.stat, &r.attr), std::move(r));
+  }
+  void operator()(const CommitArgs& a) {
+    WccResult r;
+    done(v.commit(ctx, a.id, a.offset, a.count, &r.wcc), std::move(r));
+  }
+  void operator()(const DescribeArgs&) {
+    done(fs::Status::Ok, DescribeResult{v.root(), v.limits()});
+  }
+};
+
+}  // namespace
+
+VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+  VolumeReply reply;
+  reply.op = req.op();
+  std::visit(Executor{volume, req.ctx, reply}, req.args);
+  // Sampled after the call: a restart between calls must show up in this very reply.
+  reply.write_verifier = volume.write_verifier();
+  return reply;
+}
+
+VolumeReply refused_volume_call(VolumeOp op, fs::Status status) {
+  VolumeReply reply;
+  reply.op = op;
+  reply.status = status;
+  return reply;
+}
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,48 @@
+#include "cluster/interconnect/volume_server.h"
+
+#include <memory>
+
+#include "cluster/interconnect/volume_call_codec.h"
+#include "cluster/interconnect/volume_call_dispatch.h"
+
+namespace nasd::interconnect {
+namespace {
+
+// The op of a request whose body may be malformed: the reply must name it so that the
+// caller's decoder accepts the refusal. Byte 1 is the op in every codec version so far.
+VolumeOp op_of(const std::vector<uint8_t>& payload) {
+  return payload.size() >= 2 ? static_cast<VolumeOp>(payload[1]) : VolumeOp::Getattr;
+}
+
+}  // namespace
+
+VolumeServer::VolumeServer(fs::VolumeResolver* volumes, VolumeServerOptions options)
+    : volumes_(volumes), pool_(options.threads, options.max_queued) {}
+
+void VolumeServer::attach(InterconnectServer& server) {
+  server.set_handler(MessageType::VolumeCall,
+                     [this](IncomingRequest request) { handle(std::move(request)); });
+}
+
+void VolumeServer::handle(IncomingRequest request) {
+  auto shared = std::make_shared<IncomingRequest>(std::move(request));
+  if (!pool_.try_submit([this, shared] { execute(*shared); })) {
+    shared->responder.reply(
+        encode_reply(refused_volume_call(op_of(shared->payload), fs::Status::Jukebox)));
+  }
+}
+
+void VolumeServer::execute(const IncomingRequest& request) {
+  VolumeRequest req;
+  VolumeReply reply;
+  if (!decode_request(request.payload, &req)) {
+    reply = refused_volume_call(op_of(request.payload), fs::Status::ServerFault);
+  } else if (fs::Volume* volume = volumes_->find(req.volume_id)) {
+    reply = execute_volume_call(*volume, req);
+  } else {
+    reply = refused_volume_call(req.op(), fs::Status::Stale);
+  }
+  request.responder.reply(encode_reply(reply));
+}
+
+}  // namespace nasd::interconnect

@@ -1,0 +1,68 @@
+#include "fs/lfs/background.h"
+
+#include "fs/lfs/lfs_volume.h"
+
+namespace nasd::fs::lfs {
+
+namespace {
+// Checkpoint once this much log was written since the last one, to bound roll-forward time.
+constexpr uint64_t kCheckpointLogBytes = 256ull << 20;
+}  // namespace
+
+BackgroundWorker::BackgroundWorker(LfsVolume* vol)
+    : vol_(vol), last_checkpoint_(std::chrono::steady_clock::now()), thread_([this] { run(); }) {}
+
+BackgroundWorker::~BackgroundWorker() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void BackgroundWorker::poke() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    poked_ = true;
+  }
+  cv_.notify_all();
+}
+
+void BackgroundWorker::run() {
+  auto interval = std::chrono::milliseconds(vol_->opts_.flush_interval_ms);
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    cv_.wait_for(lk, interval, [this] { return stop_ || poked_; });
+    if (stop_) break;
+    poked_ = false;
+    lk.unlock();
+    pass();
+    lk.lock();
+  }
+}
+
+void BackgroundWorker::pass() {
+  LfsVolume::Lock lk(vol_->mu_);
+  Store& store = *vol_->store_;
+  if (vol_->closed_ || store.failed()) return;
+  if (store.needs_cleaning()) store.clean(8);
+  auto now = std::chrono::steady_clock::now();
+  bool due = now - last_checkpoint_ >=
+                 std::chrono::milliseconds(vol_->opts_.checkpoint_interval_ms) ||
+             store.log_bytes_since_checkpoint() >= kCheckpointLogBytes;
+  if (due && (store.has_dirty() || store.log_bytes_since_checkpoint() > 0)) {
+    store.checkpoint();
+    last_checkpoint_ = now;
+    store.trim();
+    return;
+  }
+  if (!store.has_dirty()) return;
+  if (store.flush() != Status::Ok) return;
+  uint64_t lsn = store.written_lsn();
+  store.trim();
+  lk.unlock();
+  store.sync_to(lsn);
+}
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,108 @@
+// LfsVolume: file data (READ and WRITE).
+#include <cstring>
+
+#include "fs/lfs/lfs_volume.h"
+
+namespace nasd::fs::lfs {
+
+namespace {
+constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
+}
+
+Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                       std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
+  Lock lk(mu_);
+  if (Status u = usable(); u != Status::Ok) return u;
+  store_->trim();
+  CachedInode* c;
+  Status st = store_->get(id, &c);
+  if (st != Status::Ok) return st;
+  if (attr) *attr = attr_of(c);
+  if (c->inode.type == FileType::Dir) return Status::IsDir;
+  if (c->inode.type != FileType::Reg) return Status::Inval;
+  if (!may(ctx.cred, subject_of(c), kWantRead)) return Status::Access;
+  data->clear();
+  uint64_t size = c->inode.size;
+  if (offset >= size || count == 0) {
+    *eof = offset >= size;
+    return Status::Ok;
+  }
+  uint64_t n = std::min<uint64_t>({uint64_t(count), size - offset, kMaxTransfer});
+  data->resize(n);
+  uint64_t pos = offset, done = 0;
+  while (done < n) {
+    uint64_t lblk = pos / kBlockSize;
+    size_t in_block = pos % kBlockSize;
+    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+    const uint8_t* blk;
+    if ((st = store_->read_block(c, lblk, &blk)) != Status::Ok) return st;
+    if (blk) std::memcpy(data->data() + done, blk + in_block, chunk);
+    else std::memset(data->data() + done, 0, chunk);
+    done += chunk;
+    pos += chunk;
+  }
+  *eof = offset + n >= size;
+  if (opts_.atime) {
+    c->inode.atime = now_time();
+    store_->mark_dirty(c);
+  }
+  if (attr) *attr = attr_of(c);
+  return Status::Ok;
+}
+
+Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
+                        std::span<const uint8_t> data, Stability stable, Stability* committed,
+                        Wcc* wcc) {
+  Lock lk(mu_);
+  if (Status u = usable(); u != Status::Ok) return u;
+  store_->trim();
+  CachedInode* c;
+  Status st = store_->get(id, &c);
+  if (st != Status::Ok) return st;
+  PreAttr pre = pre_of(c);
+  auto fail = [&](Status s) {
+    fill_wcc(wcc, pre, c);
+    return s;
+  };
+  if (c->inode.type == FileType::Dir) return fail(Status::IsDir);
+  if (c->inode.type != FileType::Reg) return fail(Status::Inval);
+  if (!may(ctx.cred, subject_of(c), kWantWrite)) return fail(Status::Access);
+  if (data.size() > kMaxTransfer) return fail(Status::Inval);
+  uint64_t end = offset + data.size();
+  if (end < offset || end > limits().max_file_size + 1) return fail(Status::FBig);
+  *committed = stable == Stability::Unstable ? Stability::Unstable : Stability::FileSync;
+  if (data.empty()) return fail(Status::Ok);
+  // Only blocks that gain storage count against free space (overwrites reuse the budget).
+  uint64_t first = offset / kBlockSize, last = (end - 1) / kBlockSize, fresh = 0;
+  for (uint64_t b = first; b <= last; b++) {
+    bool allocated;
+    if ((st = store_->is_allocated(c, b, &allocated)) != Status::Ok) return fail(st);
+    fresh += allocated ? 0 : 1;
+  }
+  if ((st = store_->reserve(fresh)) != Status::Ok) return fail(st);
+  uint64_t pos = offset, done = 0;
+  while (done < data.size()) {
+    uint64_t lblk = pos / kBlockSize;
+    size_t in_block = pos % kBlockSize;
+    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, data.size() - done);
+    uint8_t* blk;
+    if ((st = store_->modify_block(c, lblk, chunk == kBlockSize, &blk)) != Status::Ok)
+      return fail(st);
+    std::memcpy(blk + in_block, data.data() + done, chunk);
+    done += chunk;
+    pos += chunk;
+  }
+  Time now = now_time();
+  c->inode.size = std::max(c->inode.size, end);
+  c->inode.mtime = c->inode.ctime = now;
+  store_->mark_dirty(c);
+  fill_wcc(wcc, pre, c);
+  // Bound dirty data: write it out (without waiting for the disk) past half the cache.
+  bool pressure = store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2;
+  if (pressure && stable == Stability::Unstable) {
+    if ((st = store_->flush()) != Status::Ok) return st;
+  }
+  return finish(ctx, lk, Status::Ok, stable != Stability::Unstable);
+}
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,125 @@
+// LfsVolume: the Volume (and JournalTarget) backed by a log-structured store in one file or
+// block device. NFS semantics live here: names, permissions, link counts, WCC, durability per
+// call. One mutex serializes the in-memory state; fdatasync runs outside it (group commit).
+//
+// Wiring:
+//   auto opts = fs::lfs::LfsOptions::from_config(*cfg.section("volume", "v0"), cfg, data_dir);
+//   std::string err;
+//   auto vol = fs::lfs::LfsVolume::open_or_create(opts, &err);   // nullptr + err on failure
+//   ... serve; vol->close() (checkpoint) before destruction.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "fs/lfs/directory.h"
+#include "fs/lfs/options.h"
+#include "fs/lfs/store.h"
+#include "fs/permission.h"
+#include "fs/volume.h"
+
+namespace nasd::fs::lfs {
+
+class BackgroundWorker;
+
+class LfsVolume : public JournalTarget {
+ public:
+  // Formats the backing store (creating a file of opts.size) with an empty root directory.
+  static bool mkfs(const LfsOptions& opts, std::string* err);
+  // Opens (and recovers) an existing volume.
+  static std::unique_ptr<LfsVolume> open(const LfsOptions& opts, std::string* err);
+  // open(), or mkfs() + open() when the backing file does not exist yet.
+  static std::unique_ptr<LfsVolume> open_or_create(const LfsOptions& opts, std::string* err);
+  ~LfsVolume() override;
+
+  // Flushes and writes a checkpoint; the volume refuses calls afterwards.
+  Status close();
+  // Human-readable state for the admin interface: segments, cleaner, cache.
+  std::string status_text();
+  // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.
+  uint32_t clean_now(uint32_t segments);
+  Status checkpoint_now();
+  // The engine underneath, for tests and fsck; callers must not use it concurrently with calls.
+  Store& store_for_testing() { return *store_; }
+
+  // Volume
+  uint32_t id() const override { return opts_.volume_id; }
+  InodeId root() const override { return root_; }
+  VolumeLimits limits() const override;
+  uint64_t write_verifier() const override { return verifier_; }
+  Status getattr(const OpContext& ctx, InodeId id, Attr* out) override;
+  Status setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
+                 std::optional<Time> guard_ctime, Wcc* wcc) override;
+  Status lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
+                std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) override;
+  Status access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
+                std::optional<Attr>* attr) override;
+  Status readlink(const OpContext& ctx, InodeId id, std::string* target,
+                  std::optional<Attr>* attr) override;
+  Status read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+              std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) override;
+  Status write(const OpContext& ctx, InodeId id, uint64_t offset, std::span<const uint8_t> data,
+               Stability stable, Stability* committed, Wcc* wcc) override;
+  Status create(const OpContext& ctx, InodeId dir, std::string_view name, CreateMode mode,
+                const SetAttr& sa, uint64_t verifier, InodeId* out, std::optional<Attr>* obj_attr,
+                Wcc* dir_wcc) override;
+  Status mkdir(const OpContext& ctx, InodeId dir, std::string_view name, const SetAttr& sa,
+               InodeId* out, std::optional<Attr>* obj_attr, Wcc* dir_wcc) override;
+  Status symlink(const OpContext& ctx, InodeId dir, std::string_view name,
+                 std::string_view target, const SetAttr& sa, InodeId* out,
+                 std::optional<Attr>* obj_attr, Wcc* dir_wcc) override;
+  Status mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
+               const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
+               std::optional<Attr>* obj_attr, Wcc* dir_wcc) override;
+  Status remove(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) override;
+  Status rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) override;
+  Status rename(const OpContext& ctx, InodeId from_dir, std::string_view from_name,
+                InodeId to_dir, std::string_view to_name, Wcc* from_wcc, Wcc* to_wcc) override;
+  Status link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
+              std::optional<Attr>* file_attr, Wcc* dir_wcc) override;
+  Status readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                 uint32_t max_entries, bool with_attrs, ReaddirResult* out) override;
+  Status fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) override;
+  Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                Wcc* wcc) override;
+
+  // JournalTarget
+  uint64_t durable_seq() const override { return store_->durable_seq(); }
+  Status flush(uint64_t* durable_seq) override;
+
+ private:
+  friend class BackgroundWorker;
+  using Lock = std::unique_lock<std::mutex>;
+  LfsVolume(std::unique_ptr<Store> store, const LfsOptions& opts);
+
+  // Shared helpers (lfs_volume.cc).
+  Attr attr_of(const CachedInode* c) const;
+  static PreAttr pre_of(const CachedInode* c);
+  static Subject subject_of(const CachedInode* c);
+  Status get_dir(InodeId id, CachedInode** out);
+  static Status check_name(std::string_view name);
+  // Finishes a mutation: records the journal sequence, or (without a journal) writes the
+  // changes and, after dropping the lock, waits until they are durable.
+  Status finish(const OpContext& ctx, Lock& lk, Status st, bool durable);
+  Status make_durable(Lock& lk);
+  Status apply_setattr(const OpContext& ctx, CachedInode* c, const SetAttr& sa);
+  Status new_object(const OpContext& ctx, CachedInode* dir, std::string_view name,
+                    FileType type, const SetAttr& sa, CachedInode** out);
+  Status drop_link(CachedInode* c);
+  Status is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* result);
+  void fill_wcc(Wcc* wcc, const std::optional<PreAttr>& before, const CachedInode* after) const;
+  Status usable() const;
+
+  std::unique_ptr<Store> store_;
+  LfsOptions opts_;
+  InodeId root_;
+  uint64_t verifier_;
+  mutable std::mutex mu_;
+  bool closed_ = false;
+  std::unique_ptr<BackgroundWorker> worker_;
+};
+
+}  // namespace nasd::fs::lfs

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Checks on the wire that every load operation is exactly one NFS procedure of its type: capture
+# the run with tshark and compare the calls per procedure with the counts in the report.
+#   wire_procedures.sh LOADGEN LAUNCHER [LAUNCHER ARGS...]
+# Only procedures the fileset build never sends are compared (the build also MKDIRs, CREATEs,
+# WRITEs, COMMITs, ...). Exit 77 (skip) without tshark or the server.
+set -euo pipefail
+[[ $# -ge 2 ]] || { echo "usage: wire_procedures.sh LOADGEN LAUNCHER [ARGS...]" >&2; exit 2; }
+loadgen=$1; shift
+command -v tshark >/dev/null || { echo "SKIP: tshark is not installed"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../../bench/servers/launcher_lib.sh"
+
+work=$(mktemp -d /tmp/nasd-bench-wire.XXXXXX)
+capture_pid=""
+trap '[[ -z $capture_pid ]] || kill "$capture_pid" 2>/dev/null; launcher_stop; rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM
+
+nfs_port=32159
+rc=0
+launcher_start "$work/server" "$@" --nfs-port $nfs_port --mount-port 32158 || rc=$?
+if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
+[[ $rc == 0 ]] || { echo "FAIL: the server did not start" >&2; exit 1; }
+
+tshark -i lo -f "tcp port $nfs_port" -w "$work/run.pcap" -q 2>"$work/tshark.err" &
+capture_pid=$!
+for _ in $(seq 100); do grep -q 'Capturing on' "$work/tshark.err" 2>/dev/null && break; sleep 0.1; done
+grep -q 'Capturing on' "$work/tshark.err" || { echo "SKIP: tshark cannot capture here"; cat "$work/tshark.err"; exit 77; }
+
+# One step, no warmup, a low load: every request is inside the measured interval and at most a
+# handful of replies can arrive after it ends.
+"$loadgen" --target "$LAUNCHER_TARGET" --loads 300 --step-seconds 3 --warmup-seconds 0 --processes 2 \
+  --fileset-mib-per-op 0.01 --quiet --report "$work/report.txt"
+sleep 1
+kill -INT "$capture_pid"; wait "$capture_pid" || true; capture_pid=""
+
+# Calls (rpc.msgtyp 0) per NFSv3 procedure number; one frame can carry several RPCs.
+tshark -r "$work/run.pcap" -Y nfs -T fields -e rpc.msgtyp -e nfs.procedure_v3 2>/dev/null |
+  awk -F'\t' '{ n = split($1, t, ","); split($2, p, ","); for (i = 1; i <= n; i++) if (t[i] == 0) c[p[i]]++ }
+              END { for (k in c) print k, c[k] }' > "$work/wire.txt"
+awk '/^Achieved Operation Mix/ { on = 1; next } on && /^[A-Z]+ +[0-9]+ / { print $1, $2 } /^Requests sent/ { on = 0 }' \
+  "$work/report.txt" > "$work/measured.txt"
+
+fail=0
+# name:procedure number:calls the fileset build may add (of 2 processes making the shared
+# workdir, the second finds it made and LOOKUPs it).
+for entry in GETATTR:1:0 SETATTR:2:0 LOOKUP:3:1 ACCESS:4:0 READLINK:5:0 READ:6:0 REMOVE:12:0 READDIR:16:0 READDIRPLUS:17:0; do
+  IFS=: read -r name proc build <<<"$entry"
+  measured=$(awk -v n="$name" '$1 == n { print $2 }' "$work/measured.txt"); measured=${measured:-0}
+  wire=$(awk -v p="$proc" '$1 == p { print $2 }' "$work/wire.txt"); wire=${wire:-0}
+  # The wire may show a few more: the build's calls, and calls whose replies landed after the
+  # measured interval ended. Fewer would mean ops were counted that the server never saw.
+  if (( measured == 0 || wire < measured || wire > measured + build + 8 )); then
+    echo "FAIL: $name measured $measured, on the wire $wire" >&2; fail=1
+  else
+    echo "ok: $name measured $measured, on the wire $wire"
+  fi
+done
+[[ $fail == 0 ]] || { cat "$work/report.txt"; exit 1; }
+echo "wire: 1 passed, 0 failed"

@@ -1,0 +1,19 @@
+// libFuzzer target for every interconnect decoder (build with -DNASD_FUZZ=ON and clang):
+//   ./cluster_codec_fuzzer -max_total_time=60
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cluster/interconnect/hello.h"
+#include "cluster/interconnect/volume_call_codec.h"
+#include "cluster/membership/heartbeat.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  nasd::interconnect::fuzz_volume_codec(data, size);
+  std::string error;
+  nasd::interconnect::Hello hello;
+  nasd::interconnect::decode_hello({data, size}, &hello, &error);
+  nasd::membership::Heartbeat hb;
+  nasd::membership::decode_heartbeat({data, size}, &hb, &error);
+  return 0;
+}

@@ -1,0 +1,212 @@
+// Two MembershipServices in one process, talking over loopback interconnect links and fencing
+// through lease files in a temporary folder (the "SAN").
+#include "cluster/membership/membership_service.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "cluster/interconnect/peer_client.h"
+#include "cluster/membership/file_lease_authority.h"
+
+namespace nasd::membership {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Lets the test build both nodes before either port is known.
+class DeferredChannel : public interconnect::CallChannel {
+ public:
+  void set(std::shared_ptr<interconnect::CallChannel> target) {
+    std::lock_guard lock(mu_);
+    target_ = std::move(target);
+  }
+  interconnect::CallOutcome call(interconnect::MessageType type, std::vector<uint8_t> payload,
+                                 std::chrono::milliseconds timeout) override {
+    std::shared_ptr<interconnect::CallChannel> t;
+    {
+      std::lock_guard lock(mu_);
+      t = target_;
+    }
+    if (!t) return {interconnect::CallError::NotConnected, {}};
+    return t->call(type, std::move(payload), timeout);
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<interconnect::CallChannel> target_;
+};
+
+// Wraps the file authority so a test can cut one node's path to the SAN.
+class SwitchableAuthority : public LeaseAuthority {
+ public:
+  explicit SwitchableAuthority(std::shared_ptr<LeaseAuthority> inner) : inner_(std::move(inner)) {}
+  std::atomic<bool> reachable{true};
+  LeaseAnswer acquire(uint32_t v, const std::string& node, int64_t ms) override {
+    if (!reachable) return {LeaseVerdict::Unreachable, {}, "SAN path cut by test"};
+    return inner_->acquire(v, node, ms);
+  }
+  bool release(uint32_t v, const std::string& node) override {
+    return reachable && inner_->release(v, node);
+  }
+  bool inspect(uint32_t v, Lease* out, std::string* error) override {
+    return inner_->inspect(v, out, error);
+  }
+
+ private:
+  std::shared_ptr<LeaseAuthority> inner_;
+};
+
+// What a node routes to itself, as the router would see it.
+struct RoutingRecord {
+  std::mutex mu;
+  std::set<uint32_t> routed;
+  std::set<uint32_t> snapshot() {
+    std::lock_guard lock(mu);
+    return routed;
+  }
+};
+
+struct TestNode {
+  std::string name;
+  std::unique_ptr<interconnect::InterconnectServer> server;
+  std::shared_ptr<DeferredChannel> to_partner = std::make_shared<DeferredChannel>();
+  std::shared_ptr<SwitchableAuthority> authority;
+  std::unique_ptr<MembershipService> service;
+  RoutingRecord record;
+  uint16_t port = 0;
+
+  void start(const std::string& dir, const std::string& partner, std::vector<uint32_t> home,
+             std::vector<uint32_t> partner_home, uint16_t listen_port = 0) {
+    PairConfig c;
+    c.self = name;
+    c.partner = partner;
+    c.home = std::move(home);
+    c.partner_home = std::move(partner_home);
+    c.heartbeat_interval_ms = 50;
+    c.missed_heartbeats = 4;
+    c.lease_ms = 1200;
+    c.renew_after_ms = 300;
+    c.safety_margin_ms = 300;
+    c.retry_ms = 100;
+    authority = std::make_shared<SwitchableAuthority>(std::make_shared<FileLeaseAuthority>(dir));
+    MembershipHooks hooks;
+    hooks.open = [](uint32_t) { std::this_thread::sleep_for(20ms); };  // journal replay
+    hooks.start_routing = [this](uint32_t v) {
+      std::lock_guard lock(record.mu);
+      record.routed.insert(v);
+    };
+    hooks.stop_routing = [this](uint32_t v) {
+      std::lock_guard lock(record.mu);
+      record.routed.erase(v);
+    };
+    service = std::make_unique<MembershipService>(MembershipOptions{c, 10ms}, to_partner,
+                                                  authority, hooks);
+    interconnect::InterconnectServerOptions o;
+    o.port = listen_port;
+    o.cluster_name = "pair";
+    o.local_node = name;
+    server = std::make_unique<interconnect::InterconnectServer>(o);
+    service->attach(*server);
+    server->start();
+    port = server->port();
+  }
+  void connect_to(uint16_t partner_port, const std::string& partner) {
+    interconnect::PeerClientOptions o;
+    o.port = partner_port;
+    o.cluster_name = "pair";
+    o.local_node = name;
+    o.expected_peer = partner;
+    o.backoff_initial = 10ms;
+    o.backoff_max = 50ms;
+    auto client = std::make_shared<interconnect::PeerClient>(o);
+    client->start();
+    to_partner->set(client);
+  }
+  void stop() {
+    if (service) service->stop();
+    if (server) server->stop();
+    to_partner->set(nullptr);
+  }
+};
+
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return cond();
+}
+
+class MembershipServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nasd-membership-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    san_ = tmpl;
+    a_.name = "a";
+    b_.name = "b";
+    a_.start(san_, "b", {1}, {2});
+    b_.start(san_, "a", {2}, {1});
+    a_.connect_to(b_.port, "b");
+    b_.connect_to(a_.port, "a");
+    a_.service->start();
+    b_.service->start();
+  }
+  void TearDown() override {
+    a_.stop();
+    b_.stop();
+    std::filesystem::remove_all(san_);
+  }
+
+  std::string san_;
+  TestNode a_, b_;
+};
+
+using Set = std::set<uint32_t>;
+
+TEST_F(MembershipServiceTest, EachNodeServesItsHomeVolume) {
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }));
+  EXPECT_TRUE(eventually([&] { return a_.service->state() == PairState::BothUp; }))
+      << a_.service->status();
+  EXPECT_TRUE(a_.service->serving(1));
+  EXPECT_FALSE(a_.service->serving(2));
+}
+
+TEST_F(MembershipServiceTest, StoppedPartnerIsTakenOverThenFailsBack) {
+  ASSERT_TRUE(eventually([&] { return b_.record.snapshot() == Set{2}; }));
+  uint16_t b_port = b_.port;
+  b_.stop();
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == (Set{1, 2}); }))
+      << a_.service->status();
+  EXPECT_EQ(a_.service->state(), PairState::TakenOver);
+
+  // b comes back on the same port and asks for its volume.
+  b_.start(san_, "a", {2}, {1}, b_port);
+  b_.connect_to(a_.port, "a");
+  b_.service->start();
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }))
+      << "a: " << a_.service->status() << " b: " << b_.service->status();
+}
+
+TEST_F(MembershipServiceTest, NodeThatLosesTheSanStopsServingAndThePartnerTakesOver) {
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }));
+  a_.authority->reachable = false;
+  auto cut = std::chrono::steady_clock::now();
+  // a cannot renew: it must stop within lease - margin (900 ms), and b may only start after.
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot().empty(); }, 3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - cut, 1500ms);
+  ASSERT_TRUE(eventually([&] { return b_.record.snapshot() == (Set{1, 2}); }))
+      << "b: " << b_.service->status();
+  // Once the SAN is back, a asks for its volume and gets it.
+  a_.authority->reachable = true;
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }))
+      << "a: " << a_.service->status() << " b: " << b_.service->status();
+}
+
+}  // namespace
+}  // namespace nasd::membership

@@ -1,0 +1,80 @@
+#include "cluster/interconnect/wire_buffer.h"
+
+#include <gtest/gtest.h>
+
+namespace nasd::interconnect {
+namespace {
+
+TEST(WireBuffer, RoundTripsIntegersLittleEndian) {
+  WireWriter w;
+  w.u8(0xab);
+  w.u16(0x1234);
+  w.u32(0xdeadbeef);
+  w.u64(0x0102030405060708ull);
+  w.i64(-5);
+  w.boolean(true);
+  std::vector<uint8_t> b = w.take();
+  ASSERT_EQ(b.size(), 1u + 2 + 4 + 8 + 8 + 1);
+  EXPECT_EQ(b[1], 0x34);  // low byte first
+  EXPECT_EQ(b[2], 0x12);
+  EXPECT_EQ(b[3], 0xef);
+
+  WireReader r(b);
+  uint8_t a;
+  uint16_t c;
+  uint32_t d;
+  uint64_t e;
+  int64_t f;
+  bool g;
+  ASSERT_TRUE(r.u8(&a) && r.u16(&c) && r.u32(&d) && r.u64(&e) && r.i64(&f) && r.boolean(&g));
+  EXPECT_EQ(a, 0xab);
+  EXPECT_EQ(c, 0x1234);
+  EXPECT_EQ(d, 0xdeadbeefu);
+  EXPECT_EQ(e, 0x0102030405060708ull);
+  EXPECT_EQ(f, -5);
+  EXPECT_TRUE(g);
+  EXPECT_TRUE(r.expect_end());
+}
+
+TEST(WireBuffer, TruncationIsAStickyError) {
+  std::vector<uint8_t> b = {1, 2, 3};
+  WireReader r(b);
+  uint32_t v = 99;
+  EXPECT_FALSE(r.u32(&v));
+  EXPECT_EQ(v, 99u);
+  uint8_t x;
+  EXPECT_FALSE(r.u8(&x));  // stays failed even though a byte is available
+  EXPECT_NE(r.error().find("truncated"), std::string::npos);
+}
+
+TEST(WireBuffer, LengthOverLimitIsRejectedBeforeReading) {
+  WireWriter w;
+  w.u32(0xffffffff);  // claims 4 GiB
+  std::vector<uint8_t> b = w.take();
+  WireReader r(b);
+  std::string_view s;
+  EXPECT_FALSE(r.string(&s, 100));
+  EXPECT_NE(r.error().find("exceeds limit"), std::string::npos);
+}
+
+TEST(WireBuffer, StringWithinLimitAndTrailingBytes) {
+  WireWriter w;
+  w.string("hello");
+  w.u8(7);
+  std::vector<uint8_t> b = w.take();
+  WireReader r(b);
+  std::string_view s;
+  ASSERT_TRUE(r.string(&s, 5));
+  EXPECT_EQ(s, "hello");
+  EXPECT_FALSE(r.expect_end());
+}
+
+TEST(WireBuffer, BooleanOtherThanZeroOrOneIsMalformed) {
+  std::vector<uint8_t> b = {2};
+  WireReader r(b);
+  bool v;
+  EXPECT_FALSE(r.boolean(&v));
+}
+
+}  // namespace
+}  // namespace nasd::interconnect

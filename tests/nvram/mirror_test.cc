@@ -1,0 +1,190 @@
+// The mirror link against a real nasd-mirror process on a loopback port.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "nvram/journal_volume.h"
+#include "tests/nvram/mem_target.h"
+#include "tests/nvram/mirror_process.h"
+#include "tests/nvram/test_util.h"
+
+namespace nasd::nvram {
+namespace {
+
+using fs::Status;
+
+JournalOptions mirrored_options(const std::string& region, const std::string& mirror,
+                                MirrorPolicy policy) {
+  auto o = testing::small_options(region, 32 << 20);  // large enough that nothing is trimmed
+  o.mirror = mirror;
+  o.mirror_policy = policy;
+  o.mirror_timeout = std::chrono::milliseconds(1000);
+  return o;
+}
+
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cond();
+}
+
+fs::InodeId create(fs::Volume& v, const std::string& name) {
+  fs::OpContext ctx;
+  fs::InodeId id;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  EXPECT_EQ(v.create(ctx, v.root(), name, fs::CreateMode::Guarded, {}, 0, &id, &a, &w), Status::Ok);
+  return id;
+}
+
+Status write_block(fs::Volume& v, fs::InodeId f, uint64_t block) {
+  fs::OpContext ctx;
+  fs::Stability c;
+  fs::Wcc w;
+  auto data = testing::pattern(block, 4096);
+  return v.write(ctx, f, block * 4096, data, fs::Stability::FileSync, &c, &w);
+}
+
+std::string write_line(fs::InodeId f, uint64_t block) {
+  return "WRITE file=" + std::to_string(f.ino) + "/" + std::to_string(f.gen) +
+         " offset=" + std::to_string(block * 4096) + " len=4096";
+}
+
+// The primary runs in a child so it can be killed like a crashed node.
+[[noreturn]] void run_primary(const std::string& region, const std::string& mirror, int ack_fd) {
+  auto journal = Journal::open(mirrored_options(region, mirror, MirrorPolicy::Fail));
+  auto target = std::make_shared<testing::MemTarget>(0);
+  JournalVolume volume(journal, target);
+  volume.recover();
+  if (!wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10))) _exit(9);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100000; ++i) {
+        fs::InodeId f = create(volume, "m" + std::to_string(t) + "_" + std::to_string(i));
+        for (uint64_t b = 0; b < 3; ++b) {
+          if (write_block(volume, f, b) != Status::Ok) _exit(10);
+          std::string line = write_line(f, b) + "\n";
+          if (::write(ack_fd, line.data(), line.size()) < 0) _exit(11);
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  _exit(0);
+}
+
+TEST(Mirror, EveryAcknowledgedRecordIsInThePartnersRegion) {
+  testing::ScratchDir dir;
+  const std::string mirror_region = dir.file("mirror.img");
+  testing::MirrorProcess mirror(mirror_region);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    run_primary(dir.file("primary.img"), mirror.address(), fds[1]);
+  }
+  close(fds[1]);
+  std::string acks;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::count(acks.begin(), acks.end(), '\n') < 1500 &&
+         std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    acks.append(buf, static_cast<size_t>(n));
+  }
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "primary exited on its own with " << status;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) acks.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  acks.erase(acks.find_last_of('\n') + 1);
+
+  mirror.terminate();
+  const std::string dump = testing::MirrorProcess::dump(mirror_region);
+  std::set<std::string> held;
+  std::istringstream lines(dump);
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find("WRITE ");
+    if (at != std::string::npos) held.insert(line.substr(at, line.find(" uid=") - at));
+  }
+  std::istringstream in(acks);
+  size_t checked = 0;
+  for (std::string line; std::getline(in, line); ++checked)
+    ASSERT_TRUE(held.count(line)) << "acknowledged but not mirrored: " << line;
+  EXPECT_GT(checked, 100u);
+  std::printf("mirror test: %zu acknowledged writes all found among %zu mirrored\n", checked,
+              held.size());
+}
+
+TEST(Mirror, LossOfThePartnerFailsMutationsUnderFailPolicyAndResyncsOnReturn) {
+  testing::ScratchDir dir;
+  const std::string mirror_region = dir.file("mirror.img");
+  auto mirror = std::make_unique<testing::MirrorProcess>(mirror_region);
+  const uint16_t port = mirror->port();
+  auto journal =
+      Journal::open(mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Fail));
+  auto target = std::make_shared<testing::MemTarget>(0);
+  JournalVolume volume(journal, target);
+  volume.recover();
+  ASSERT_TRUE(wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10)));
+  fs::InodeId f = create(volume, "f");
+  ASSERT_EQ(write_block(volume, f, 0), Status::Ok);
+
+  mirror->kill_now();
+  Status st = Status::Ok;
+  uint64_t block = 1;
+  ASSERT_TRUE(wait_until([&] { return (st = write_block(volume, f, block++)) == Status::Jukebox; },
+                         std::chrono::seconds(10)));
+  EXPECT_TRUE(journal->stats().degraded);
+  EXPECT_NE(journal->status().find("DEGRADED"), std::string::npos) << journal->status();
+  // The writes that returned Ok while the loss was being noticed were mirrored; the fs has
+  // every one of them, including those refused (they ran before the commit failed).
+  const uint64_t acked_before_loss = block - 2;
+
+  mirror = std::make_unique<testing::MirrorProcess>(mirror_region, port);
+  ASSERT_TRUE(wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10)));
+  ASSERT_EQ(write_block(volume, f, 100), Status::Ok);
+  EXPECT_FALSE(journal->stats().degraded);
+  mirror->terminate();
+  const std::string dump = testing::MirrorProcess::dump(mirror_region);
+  for (uint64_t b = 0; b <= acked_before_loss; ++b)
+    EXPECT_NE(dump.find(write_line(f, b)), std::string::npos) << "block " << b;
+  EXPECT_NE(dump.find(write_line(f, 100)), std::string::npos) << dump;
+}
+
+TEST(Mirror, ContinuePolicyKeepsServingLocally) {
+  testing::ScratchDir dir;
+  auto mirror = std::make_unique<testing::MirrorProcess>(dir.file("mirror.img"));
+  auto journal = Journal::open(
+      mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Continue));
+  auto target = std::make_shared<testing::MemTarget>(0);
+  JournalVolume volume(journal, target);
+  volume.recover();
+  ASSERT_TRUE(wait_until([&] { return journal->stats().mirror_connected; }, std::chrono::seconds(10)));
+  fs::InodeId f = create(volume, "f");
+  mirror->kill_now();
+  for (uint64_t b = 0; b < 50; ++b) ASSERT_EQ(write_block(volume, f, b), Status::Ok);
+  EXPECT_TRUE(wait_until([&] { return journal->stats().degraded; }, std::chrono::seconds(5)));
+  EXPECT_GT(journal->stats().mirror_losses, 0u);
+}
+
+}  // namespace
+}  // namespace nasd::nvram
