@@ -157,6 +157,8 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   if (config.cleanup && result.failures.empty()) {
     try {
       for_each_worker(workers, [](LoadWorker& w, std::string* err) { return w.remove_fileset(err); });
+      std::string err;
+      if (!workers[0]->remove_workdir(&err)) throw RunError(err);
     } catch (const RunError& e) {
       result.cleanup_error = e.what();  // the measurements stand; only the tidying failed
     }

@@ -49,8 +49,11 @@ bool remove_fileset(NfsSession& s, const Fileset& f, std::string* error) {
     dirs.push_back({&f.top, d.name});
   }
   return remove_all(s, files, false, NFS3_OK, error) && remove_all(s, dirs, true, NFS3_OK, error) &&
-         remove_all(s, {{&f.workdir_fh, f.owner}}, true, NFS3_OK, error) &&
-         remove_all(s, {{&f.export_root, f.workdir}}, true, NFS3ERR_NOTEMPTY, error);
+         remove_all(s, {{&f.workdir_fh, f.owner}}, true, NFS3_OK, error);
+}
+
+bool remove_workdir(NfsSession& s, const Fileset& f, std::string* error) {
+  return remove_all(s, {{&f.export_root, f.workdir}}, true, NFS3ERR_NOTEMPTY, error);
 }
 
 }  // namespace nasd::bench

@@ -15,8 +15,10 @@ struct FileSizeBucket {
   double percent;
 };
 
-// The small-file-heavy distribution of the SFS 2.0 / SFS97 fileset (1 KiB 33%, 2 KiB 21%,
-// 4 KiB 13%, 8 KiB 10%, 16 KiB 8%, 32 KiB 5%, 64 KiB 4%, 128 KiB 3%, 256 KiB 2%, 1 MiB 1%).
+// A small-file-heavy distribution in the style of the SFS 2.0 / SFS97 fileset (1 KiB 33%,
+// 2 KiB 21%, 4 KiB 13%, 8 KiB 10%, 16 KiB 8%, 32 KiB 5%, 64 KiB 4%, 128 KiB 3%, 256 KiB 2%,
+// 1 MiB 1%). These figures are recalled from the SFS documentation and could not be checked
+// against a primary source while writing this; treat them as "SPECsfs-like", not as SPEC's.
 const std::vector<FileSizeBucket>& specsfs_file_sizes();
 double mean_file_size(const std::vector<FileSizeBucket>& buckets);
 

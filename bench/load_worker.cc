@@ -60,6 +60,16 @@ bool LoadWorker::remove_fileset(std::string* error) {
   return true;
 }
 
+bool LoadWorker::remove_workdir(std::string* error) {
+  for (size_t t = 0; t < filesets_.size(); ++t) {
+    if (!nasd::bench::remove_workdir(*sessions_[t], filesets_[t], error)) {
+      *error = targets_[t].text + ": " + *error;
+      return false;
+    }
+  }
+  return true;
+}
+
 uint64_t LoadWorker::fileset_bytes() const {
   uint64_t n = 0;
   for (const Fileset& f : filesets_) n += f.bytes;

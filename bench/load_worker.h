@@ -41,8 +41,10 @@ class LoadWorker final : public ReplySink {
 
   bool connect(std::string* error);
   bool build_fileset(const FilesetShape& shape, const std::string& workdir, std::string* error);
-  // Removes this worker's fileset from every target (after run()).
+  // Removes this worker's fileset from every target (after run()); then one worker, after all
+  // are done, removes the shared workdir.
   bool remove_fileset(std::string* error);
+  bool remove_workdir(std::string* error);
   // Runs the whole timeline (every step at `step_rates[i]` total ops/s shared by all workers),
   // then waits for the last replies. Blocks; call from the worker's own thread.
   void run(const Timeline& timeline, const std::vector<double>& step_rates);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <stdexcept>
 
 #include "nvram/log.h"
@@ -16,9 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How much the feeder hands the mirror per round; bounds how long a trim can be held back.
-constexpr uint64_t kFeedBatchBytes = 1 << 20;
-
 uint64_t micros_since(Clock::time_point t0) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
@@ -28,19 +24,6 @@ uint64_t micros_since(Clock::time_point t0) {
 // stored whole.
 void store_u64(uint64_t& field, uint64_t value) {
   std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
-}
-
-std::string human_bytes(uint64_t n) {
-  char buf[32];
-  if (n >= (1ull << 30))
-    std::snprintf(buf, sizeof buf, "%.1f GiB", n / double(1ull << 30));
-  else if (n >= (1ull << 20))
-    std::snprintf(buf, sizeof buf, "%.1f MiB", n / double(1ull << 20));
-  else if (n >= 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  return buf;
 }
 
 }  // namespace
@@ -251,9 +234,7 @@ void Journal::commit_locked(std::unique_lock<std::mutex>& lk) {
   commit_cv_.notify_all();
 }
 
-fs::Status Journal::wait_committed(uint64_t ticket) {
-  if (ticket == 0) return fs::Status::Ok;
-  std::unique_lock lk(mu_);
+void Journal::wait_local_commit_locked(std::unique_lock<std::mutex>& lk, uint64_t ticket) {
   while (committed_ < ticket) {
     // Leader/follower: whoever finds no commit running commits the whole complete prefix,
     // which covers every waiter whose record is in by then.
@@ -262,34 +243,19 @@ fs::Status Journal::wait_committed(uint64_t ticket) {
     else
       commit_cv_.wait(lk);
   }
+}
+
+fs::Status Journal::wait_committed(uint64_t ticket) {
+  if (ticket == 0) return fs::Status::Ok;
+  std::unique_lock lk(mu_);
+  wait_local_commit_locked(lk, ticket);
+  if (persist_failed_) return fs::Status::Io;  // host-mode durability cannot be promised
   return wait_mirror(lk, ticket);
 }
 
-fs::Status Journal::wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticket) {
-  if (!mirror_) return fs::Status::Ok;
-  const fs::Status lost = options_.mirror_policy == MirrorPolicy::Fail ? fs::Status::Jukebox
-                                                                        : fs::Status::Ok;
-  const auto deadline = Clock::now() + options_.mirror_timeout;
-  while (mirror_acked_ < ticket) {
-    if (!mirror_connected_ || stopping_) return lost;
-    if (commit_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
-        mirror_acked_ < ticket && mirror_connected_) {
-      mirror_connected_ = false;
-      declare_degraded_locked("no ack within " + std::to_string(options_.mirror_timeout.count()) +
-                              " ms");
-      lk.unlock();
-      mirror_->reset("ack timeout");
-      lk.lock();
-      return lost;
-    }
-  }
-  return fs::Status::Ok;
-}
-
-bool Journal::accepts_mutations() const {
-  if (!mirror_ || options_.mirror_policy == MirrorPolicy::Continue) return true;
-  std::lock_guard lk(mu_);
-  return mirror_connected_;
+void Journal::commit_complete() {
+  std::unique_lock lk(mu_);
+  wait_local_commit_locked(lk, complete_end_locked());
 }
 
 void Journal::trim() {
@@ -349,6 +315,9 @@ void Journal::flush_targets_and_trim() {
     std::lock_guard lk(mu_);
     if (live_records_ == 0) return;
   }
+  // Records nobody waited for (UNSTABLE writes) are committed here, so that they can be
+  // trimmed once the fs has them (trimming never passes the commit marker).
+  commit_complete();
   std::vector<std::pair<uint32_t, std::shared_ptr<fs::JournalTarget>>> targets;
   {
     std::lock_guard lk(targets_mu_);
@@ -376,134 +345,6 @@ void Journal::shutdown() {
   feed_cv_.notify_all();
   commit_cv_.notify_all();
   space_cv_.notify_all();
-}
-
-void Journal::declare_degraded_locked(const std::string& why) {
-  ++counters_.mirror_losses;
-  if (degraded_) return;
-  degraded_ = true;
-  log_line("mirror " + mirror_->describe() + " lost (" + why + "): journal DEGRADED, " +
-           (options_.mirror_policy == MirrorPolicy::Fail
-                ? "policy fail: mutations fail with NFS3ERR_JUKEBOX until the mirror is back"
-                : "policy continue: mutations are committed to local NVRAM only"));
-}
-
-MirrorHello Journal::mirror_hello() {
-  std::lock_guard lk(mu_);
-  const RegionHeader* h = region_->header();
-  return MirrorHello{h->uuid, h->log_size, head_, complete_end_locked(), h->epoch};
-}
-
-void Journal::mirror_connected(uint64_t resume_pos) {
-  std::lock_guard lk(mu_);
-  mirror_connected_ = true;
-  mirror_sent_ = std::max(resume_pos, head_);
-  mirror_acked_ = std::max(mirror_acked_, resume_pos);
-  log_line("mirror " + mirror_->describe() + " connected, partner holds records up to " +
-           std::to_string(resume_pos) + (degraded_ ? ": journal no longer degraded" : ""));
-  degraded_ = false;
-  feed_cv_.notify_one();
-  commit_cv_.notify_all();
-}
-
-void Journal::mirror_acked(uint64_t end_pos) {
-  std::lock_guard lk(mu_);
-  if (end_pos > mirror_acked_) mirror_acked_ = end_pos;
-  ++counters_.mirror_acks;
-  commit_cv_.notify_all();
-}
-
-void Journal::mirror_lost(const std::string& why) {
-  std::lock_guard lk(mu_);
-  const bool was_connected = mirror_connected_;
-  mirror_connected_ = false;
-  if (was_connected || !degraded_) declare_degraded_locked(why);
-  commit_cv_.notify_all();
-}
-
-void Journal::feed_mirror() {
-  std::unique_lock lk(mu_);
-  while (!stopping_) {
-    const uint64_t from = std::max(mirror_sent_, head_);
-    const uint64_t end = complete_end_locked();
-    if (!mirror_connected_ || from >= end) {
-      feed_cv_.wait(lk);
-      continue;
-    }
-    const uint64_t limit = std::min(end, from + kFeedBatchBytes);
-    feed_pin_ = from;
-    lk.unlock();
-    ScanResult batch = scan_log(*region_, from, limit);
-    const bool sent = batch.stop == DecodeResult::Ok && mirror_->replicate(batch.records);
-    if (batch.stop != DecodeResult::Ok)
-      log_line("ERROR: feeding the mirror: complete record at position " +
-               std::to_string(batch.end) + " does not validate");
-    lk.lock();
-    feed_pin_ = UINT64_MAX;
-    if (sent) {
-      mirror_sent_ = std::max(mirror_sent_, batch.end);
-    } else {
-      // Not connected (or broken): wait for the next mirror_connected() to set the resume point.
-      feed_cv_.wait_for(lk, std::chrono::milliseconds(100));
-    }
-  }
-}
-
-JournalStats Journal::stats() const {
-  std::lock_guard lk(mu_);
-  JournalStats s = counters_;
-  s.log_bytes = region_->log_size();
-  s.used_bytes = used_locked();
-  s.live_records = live_records_;
-  s.mirror_configured = mirror_ != nullptr;
-  s.mirror_connected = mirror_connected_;
-  s.degraded = degraded_ || persist_failed_;
-  s.mirror_acked_pos = mirror_acked_;
-  const uint64_t end = complete_end_locked();
-  s.mirror_lag_bytes = mirror_ && end > mirror_acked_ ? end - mirror_acked_ : 0;
-  return s;
-}
-
-std::string Journal::status() const {
-  const JournalStats s = stats();
-  uint64_t head, tail;
-  {
-    std::lock_guard lk(mu_);
-    head = head_;
-    tail = reserved_end_;
-  }
-  char pct[16];
-  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * s.used_bytes / double(s.log_bytes));
-  std::string out;
-  out += "nvram: " + region_->path() + " (" + human_bytes(s.log_bytes) + " log, mode " +
-         durability_mode_name(region_->mode()) + ", epoch " + std::to_string(epoch_) + ")" +
-         (s.degraded ? " DEGRADED" : "") + "\n";
-  out += "  fill: " + human_bytes(s.used_bytes) + " (" + pct + "), " +
-         std::to_string(s.live_records) + " records, head " + std::to_string(head) + " tail " +
-         std::to_string(tail) + "\n";
-  char group[32];
-  std::snprintf(group, sizeof group, "%.2f",
-                s.commits ? double(s.records_committed) / double(s.commits) : 0.0);
-  out += "  commits: " + std::to_string(s.commits) + " flushes for " +
-         std::to_string(s.records_committed) + " records (avg group " + group + ", max " +
-         std::to_string(s.max_group) + "), latency " + commit_latency_.summary() + "\n";
-  out += "  write-behind: " + std::to_string(s.fs_flushes) + " fs flushes (latency " +
-         fs_flush_latency_.summary() + "), " + std::to_string(s.trims) + " trims freed " +
-         std::to_string(s.records_trimmed) + " records\n";
-  out += "  back-pressure: " + std::to_string(s.space_waits) + " waits for space, " +
-         std::to_string(s.space_timeouts) + " timed out (wait " + space_wait_latency_.summary() +
-         ")\n";
-  out += "  recovery: " + std::to_string(s.records_recovered) + " records found, " +
-         std::to_string(s.records_replayed) + " replayed, " + std::to_string(s.replay_errors) +
-         " replay errors\n";
-  if (mirror_)
-    out += "  mirror: " + mirror_->describe() + (s.mirror_connected ? " connected" : " NOT connected") +
-           ", acked to " + std::to_string(s.mirror_acked_pos) + ", lag " +
-           human_bytes(s.mirror_lag_bytes) + ", " + std::to_string(s.mirror_acks) + " acks, " +
-           std::to_string(s.mirror_losses) + " losses\n";
-  else
-    out += "  mirror: none\n";
-  return out;
 }
 
 }  // namespace nasd::nvram

@@ -96,6 +96,8 @@ class Journal : private Mirror::Listener {
   uint64_t used_locked() const { return reserved_end_ - head_; }
   bool over_threshold_locked() const;
   fs::Status wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticket);
+  void wait_local_commit_locked(std::unique_lock<std::mutex>& lk, uint64_t ticket);
+  void commit_complete();
   void commit_locked(std::unique_lock<std::mutex>& lk);
   uint64_t count_records(uint64_t from, uint64_t to) const;
   void feed_mirror();

@@ -163,7 +163,14 @@ std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
     if (h.pos != tail_ && place_record(tail_, footprint, log_size) != h.pos)
       return "gap: expected a record at " + std::to_string(tail_) + ", got " +
              std::to_string(h.pos);
-    if (h.pos + footprint - head_ > log_size) return "record would overwrite live records";
+    if (h.pos + footprint - head_ > log_size) {
+      // The primary only reuses space it trimmed, so this is a trim we missed (sent while the
+      // link was being re-established): drop the records the new one overwrites.
+      const uint64_t need = h.pos + footprint - log_size;
+      head_ = walk_headers(*region_, head_, tail_,
+                           [need](const RecordHeader& r) { return r.pos < need; });
+      store_u64(region_->header()->head, head_);
+    }
     if (h.pos != tail_) write_skip(*region_, tail_, h.pos, h.epoch);
     uint8_t* dst = region_->at(h.pos);
     std::memcpy(dst + sizeof(RecordHeader), body.data() + at + sizeof(RecordHeader), h.length);

@@ -41,6 +41,7 @@ void encode_record(uint8_t* dst, const RecordKey& key, std::span<const std::span
   uint32_t crc = crc32c(&h, sizeof h);
   uint8_t* body = dst + sizeof h;
   for (auto p : parts) {
+    if (p.empty()) continue;  // an empty span may carry a null pointer
     std::memcpy(body, p.data(), p.size());
     crc = crc32c_extend(crc, p.data(), p.size());
     body += p.size();

@@ -5,6 +5,15 @@
 #include "cluster/interconnect/hello.h"
 
 namespace nasd::interconnect {
+namespace {
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 const char* call_error_name(CallError e) {
   switch (e) {
@@ -81,9 +90,11 @@ CallOutcome PeerClient::call(MessageType type, std::vector<uint8_t> payload,
     // send_all shut the socket down; the reader fails the other calls and reconnects.
     complete(id, {CallError::Disconnected, {}});
   }
+  const int64_t sent_ns = steady_ns();
   std::unique_lock lock(mu_);
   if (!slot->cv.wait_for(lock, timeout, [&] { return slot->done; })) {
     pending_.erase(id);  // a late reply is dropped: nobody waits for it any more
+    if (last_frame_ns_.load() < sent_ns) socket->shutdown();  // silent peer: reconnect
     return {CallError::Timeout, {}};
   }
   return std::move(slot->outcome);
@@ -136,6 +147,7 @@ void PeerClient::run() {
       if (stopping_) return;
       socket_ = socket;
       ++connections_made_;
+      last_frame_ns_ = steady_ns();  // the hello answer
     }
     state_cv_.notify_all();
     read_replies(*socket);
@@ -198,6 +210,7 @@ void PeerClient::read_replies(Socket& socket) {
       last_error_ = stopping_ ? "stopped" : error;
       return;
     }
+    last_frame_ns_ = steady_ns();
     switch (frame.header.type) {
       case MessageType::Reply:
         complete(frame.header.request_id, {CallError::None, std::move(frame.payload)});

@@ -49,7 +49,9 @@ class PeerClient : public CallChannel {
   void stop();
 
   // Fails fast with NotConnected while the link is down (the caller answers Jukebox and the NFS
-  // client retries) rather than queueing behind a reconnect.
+  // client retries) rather than queueing behind a reconnect. A call that times out while not a
+  // single frame arrived from the peer during its whole wait drops the connection: the peer is
+  // hung or gone without a FIN, and later calls should fail fast instead of each waiting.
   CallOutcome call(MessageType type, std::vector<uint8_t> payload,
                    std::chrono::milliseconds timeout) override;
 
@@ -85,6 +87,7 @@ class PeerClient : public CallChannel {
   uint64_t connections_made_ = 0;
   bool stopping_ = false;
   std::atomic<uint64_t> next_id_{1};
+  std::atomic<int64_t> last_frame_ns_{0};  // steady clock, when the peer last sent anything
   std::thread thread_;
 };
 

@@ -7,6 +7,9 @@ namespace nasd::fs::lfs {
 namespace {
 // Checkpoint once this much log was written since the last one, to bound roll-forward time.
 constexpr uint64_t kCheckpointLogBytes = 256ull << 20;
+// In the background, clean only segments that give back at least a fifth of their space; fuller
+// ones are left for a writer that really needs the room.
+constexpr double kBackgroundMaxUtilization = 0.8;
 }  // namespace
 
 BackgroundWorker::BackgroundWorker(LfsVolume* vol)
@@ -46,7 +49,10 @@ void BackgroundWorker::pass() {
   LfsVolume::Lock lk(vol_->mu_);
   Store& store = *vol_->store_;
   if (vol_->closed_ || store.failed()) return;
-  if (store.needs_cleaning()) store.clean(8);
+  if (store.needs_cleaning()) {
+    store.clean(8, kBackgroundMaxUtilization);
+    store.trim();
+  }
   auto now = std::chrono::steady_clock::now();
   bool due = now - last_checkpoint_ >=
                  std::chrono::milliseconds(vol_->opts_.checkpoint_interval_ms) ||

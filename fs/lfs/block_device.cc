@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -113,6 +114,49 @@ bool BlockDevice::read(uint64_t block, uint32_t nblocks, void* buf) {
   std::vector<iovec> iov{{buf, size_t(nblocks) * kBlockSize}};
   std::lock_guard<std::mutex> g(io_mu_);
   return run(&io_ring_, iov, block * kBlockSize, false);
+}
+
+bool BlockDevice::read(const std::vector<Read>& reads) {
+  std::vector<Read> sorted = reads;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Read& a, const Read& b) { return a.block < b.block; });
+  // Runs of adjacent blocks become one vectored read each.
+  std::vector<std::pair<uint64_t, std::vector<iovec>>> runs;
+  for (const Read& r : sorted) {
+    if ((r.block + 1) * kBlockSize > size_) return false;
+    if (runs.empty() || runs.back().first + runs.back().second.size() != r.block ||
+        runs.back().second.size() >= IOV_MAX)
+      runs.push_back({r.block, {}});
+    runs.back().second.push_back({r.buf, kBlockSize});
+  }
+  std::lock_guard<std::mutex> g(io_mu_);
+  for (size_t i = 0; i < runs.size(); i += kQueueDepth) {
+    size_t batch = std::min<size_t>(runs.size() - i, kQueueDepth);
+    for (size_t k = 0; k < batch; k++) {
+      io_uring_sqe* sqe = io_uring_get_sqe(&io_ring_);
+      if (!sqe) return false;
+      auto& run = runs[i + k];
+      io_uring_prep_readv(sqe, fd_, run.second.data(), unsigned(run.second.size()),
+                          run.first * kBlockSize);
+      io_uring_sqe_set_data64(sqe, i + k);
+    }
+    if (io_uring_submit_and_wait(&io_ring_, unsigned(batch)) < 0) return false;
+    std::vector<size_t> redo;
+    for (size_t k = 0; k < batch; k++) {
+      io_uring_cqe* cqe;
+      if (io_uring_wait_cqe(&io_ring_, &cqe) != 0) return false;
+      size_t idx = size_t(io_uring_cqe_get_data64(cqe));
+      int res = cqe->res;
+      io_uring_cqe_seen(&io_ring_, cqe);
+      if (res < 0 && res != -EINTR && res != -EAGAIN) return false;
+      if (res < 0 || size_t(res) != runs[idx].second.size() * kBlockSize) redo.push_back(idx);
+    }
+    for (size_t idx : redo) {  // short or interrupted: read the run again, synchronously
+      std::vector<iovec> iov = runs[idx].second;
+      if (!run(&io_ring_, iov, runs[idx].first * kBlockSize, false)) return false;
+    }
+  }
+  return true;
 }
 
 bool BlockDevice::write(const std::vector<Write>& writes) {

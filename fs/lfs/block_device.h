@@ -28,6 +28,12 @@ class BlockDevice {
 
   // All offsets and lengths are in 4 KiB blocks. Return false on an I/O error.
   bool read(uint64_t block, uint32_t nblocks, void* buf);
+  struct Read {
+    uint64_t block = 0;
+    void* buf = nullptr;  // one block
+  };
+  // Reads many single blocks with one batch of submissions, merging adjacent addresses.
+  bool read(const std::vector<Read>& reads);
   struct Write {
     uint64_t block = 0;
     std::vector<iovec> iov;  // each a multiple of the block size

@@ -29,6 +29,8 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
   }
   uint64_t n = std::min<uint64_t>({uint64_t(count), size - offset, kMaxTransfer});
   data->resize(n);
+  uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
+  if ((st = store_->prefetch(c, first_blk, last_blk - first_blk + 1)) != Status::Ok) return st;
   uint64_t pos = offset, done = 0;
   while (done < n) {
     uint64_t lblk = pos / kBlockSize;
@@ -79,7 +81,8 @@ Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
     if ((st = store_->is_allocated(c, b, &allocated)) != Status::Ok) return fail(st);
     fresh += allocated ? 0 : 1;
   }
-  if ((st = store_->reserve(fresh)) != Status::Ok) return fail(st);
+  if (fresh == 0) store_->make_log_room();
+  else if ((st = store_->reserve(fresh)) != Status::Ok) return fail(st);
   uint64_t pos = offset, done = 0;
   while (done < data.size()) {
     uint64_t lblk = pos / kBlockSize;

@@ -306,6 +306,7 @@ Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view nam
   if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
   if (c->inode.type == FileType::Dir) return fail(Status::IsDir);
   if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return fail(Status::Access);
+  store_->make_log_room();
   if ((st = dirobj.remove(name, &found)) != Status::Ok) return fail(st);
   d->inode.mtime = d->inode.ctime = now_time();
   store_->mark_dirty(d);
@@ -340,6 +341,7 @@ Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name
   if (c->inode.type != FileType::Dir) return fail(Status::NotDir);
   if (c->inode.dir_entries > 0) return fail(Status::NotEmpty);
   if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return fail(Status::Access);
+  store_->make_log_room();
   if ((st = dirobj.remove(name, &found)) != Status::Ok) return fail(st);
   d->inode.mtime = d->inode.ctime = now_time();
   if (d->inode.nlink > 2) d->inode.nlink--;
@@ -420,7 +422,9 @@ Status LfsVolume::rename(const OpContext& ctx, InodeId from_dir, std::string_vie
     if (!may(ctx.cred, subject_of(src), kWantWrite)) return done(Status::Access);  // its ".."
     if (!dst_found && td->inode.nlink >= limits().link_max) return done(Status::MLink);
   }
-  if ((st = store_->reserve(2)) != Status::Ok) return done(st);
+  // A new name may need a directory block; replacing one allocates nothing.
+  if (dst_found) store_->make_log_room();
+  else if ((st = store_->reserve(1)) != Status::Ok) return done(st);
   Time now = now_time();
   if (dst_found) st = to.replace(to_name, src->inode.ino, src->inode.gen, src->inode.type);
   else st = to.insert(to_name, src->inode.ino, src->inode.gen, src->inode.type);
@@ -500,6 +504,7 @@ Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, ui
   if (!may(ctx.cred, subject_of(d), kWantRead)) return Status::Access;
   if (cookie != 0 && cookieverf != 0 && cookieverf != out->cookieverf) return Status::BadCookie;
   if (cookie > 2 && !is_entry_cookie(cookie)) return Status::BadCookie;
+  if (max_entries == 0) return Status::TooSmall;
   max_entries = std::min(max_entries, kReaddirMax);
   out->entries.clear();
   out->eof = false;

@@ -211,6 +211,7 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
     fill_wcc(wcc, pre, c);
     return Status::NotSync;
   }
+  store_->make_log_room();
   st = apply_setattr(ctx, c, sa);
   fill_wcc(wcc, pre, c);
   return finish(ctx, lk, st, true);

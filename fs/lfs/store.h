@@ -70,6 +70,9 @@ class Store {
   // --- File blocks -------------------------------------------------------------------------
   // `*data` is nullptr for a hole. Pointers stay valid until the next trim().
   Status read_block(CachedInode* c, uint64_t lblk, const uint8_t** data);
+  // Brings the allocated, uncached blocks among [first, first + count) into the cache with one
+  // batch of reads (sequential READs would otherwise pay one round trip per block).
+  Status prefetch(CachedInode* c, uint64_t first, uint64_t count);
   // A block to modify (read first unless `overwrite_all`); the inode becomes dirty.
   Status modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data);
   // True when the block has storage (on disk or pending), i.e. writing it allocates nothing.
@@ -87,8 +90,14 @@ class Store {
   // Admits an operation that allocates about `new_blocks` blocks: NoSpc when the volume is
   // full; otherwise makes sure the log has room (flushing and cleaning as needed).
   Status reserve(uint64_t new_blocks);
-  // Cleans up to `max_segments` segments now; returns how many became free.
-  uint32_t clean(uint32_t max_segments);
+  // For operations that allocate nothing (remove, rename, overwrite, setattr): never NoSpc on
+  // a full volume, but still lets the cleaner make log room first when it can.
+  void make_log_room();
+  // Cleans up to `max_segments` segments now; returns how many became free. Cached inodes and
+  // blocks stay where they are (pointers held by the caller remain valid).
+  // Only segments at most `max_utilization` full are worth it (the background cleaner is
+  // pickier than a writer that needs space now).
+  uint32_t clean(uint32_t max_segments, double max_utilization = 0.98);
   bool needs_cleaning() const;
 
   // --- Durability --------------------------------------------------------------------------

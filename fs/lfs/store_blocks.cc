@@ -115,6 +115,31 @@ Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
   return Status::Ok;
 }
 
+Status Store::prefetch(CachedInode* c, uint64_t first, uint64_t count) {
+  std::vector<BlockDevice::Read> reads;
+  std::vector<CachedBlock*> fresh;
+  for (uint64_t lblk = first; lblk < first + count; lblk++) {
+    if (bcache_.find(c->inode.ino, lblk)) continue;
+    uint64_t addr;
+    Status st = lookup_addr(c, lblk, &addr);
+    if (st == Status::FBig) break;
+    if (st != Status::Ok) return st;
+    if (addr == kNoAddr) continue;
+    if (sb_.segment_of(addr) >= sb_.nsegments) return Status::Io;
+    CachedBlock* b = bcache_.insert(c->inode.ino, lblk);
+    b->addr = addr;
+    fresh.push_back(b);
+    reads.push_back({addr, b->data});
+  }
+  if (reads.empty()) return Status::Ok;
+  for (size_t i = 0; i < fresh.size(); i++) bcache_.count_miss();
+  if (!dev_->read(reads)) {
+    for (CachedBlock* b : fresh) bcache_.erase(b);
+    return Status::Io;
+  }
+  return Status::Ok;
+}
+
 Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data) {
   if (failed_) return Status::Io;
   CachedBlock* b = bcache_.find(c->inode.ino, lblk);

@@ -43,6 +43,12 @@ Status Store::reserve(uint64_t new_blocks) {
   return ensure_log_room(dirty + new_blocks + meta + 16);
 }
 
+void Store::make_log_room() {
+  if (failed_) return;
+  uint64_t dirty = bcache_.dirty_count() + icache_.dirty_count() / kInodesPerBlock;
+  (void)ensure_log_room(dirty + 16);  // on failure the cleaner's reserve still takes the update
+}
+
 // Makes sure the log can take `blocks` more blocks without touching the cleaner's reserve.
 Status Store::ensure_log_room(uint64_t blocks) {
   for (int round = 0; round < 64; round++) {
@@ -57,14 +63,14 @@ Status Store::ensure_log_room(uint64_t blocks) {
   return Status::NoSpc;
 }
 
-uint32_t Store::clean(uint32_t max_segments) {
+uint32_t Store::clean(uint32_t max_segments, double max_utilization) {
   if (failed_ || cleaning_) return 0;
   cleaning_ = true;
   stats_.cleaner_passes++;
   int64_t now = now_time().sec;
   const LogPosition& pos = log_.position();
   std::vector<uint32_t> victims =
-      sut_.pick_victims(now, max_segments, {pos.seg, pos.next_seg}, 0.98);
+      sut_.pick_victims(now, max_segments, {pos.seg, pos.next_seg}, max_utilization);
   std::vector<uint8_t> image(size_t(sb_.segment_blocks) * kBlockSize);
   std::vector<uint32_t> done;
   for (uint32_t v : victims) {
@@ -99,7 +105,7 @@ uint32_t Store::clean(uint32_t max_segments) {
   }
   stats_.cleaned_segments += freed;
   cleaning_ = false;
-  trim();
+  // No trim() here: callers in the middle of an operation hold cache pointers.
   return freed;
 }
 

@@ -106,6 +106,11 @@ TEST(MixTest, LoadsAFileAndReportsAMissingOne) {
   EXPECT_THROW(OpMix::load(path), MixError);
 }
 
+TEST(MixTest, ShippedExampleMixParses) {
+  OpMix m = OpMix::load(std::string(NASD_BENCH_MIX_DIR) + "/metadata_heavy.mix");
+  EXPECT_DOUBLE_EQ(m.percent(OpType::kGetattr), 45);
+}
+
 TEST(MixTest, BuiltinByName) {
   EXPECT_DOUBLE_EQ(OpMix::builtin("sfs97_r1").percent(OpType::kCommit), 5);
   EXPECT_THROW(OpMix::builtin("sfs2014"), MixError);

@@ -150,15 +150,50 @@ TEST(PeerLink, SilentPeerTimesOutWithoutHanging) {
   EXPECT_EQ(out.error, CallError::Timeout);
   EXPECT_GE(took, 200ms);
   EXPECT_LT(took, 2s);
-  // A reply that arrives after the timeout is dropped and the link stays usable.
+  // Nothing at all came back during the wait: the link is dropped as hung and rebuilt; a
+  // reply that arrives after the timeout is discarded.
   {
     std::lock_guard lock(mu);
     ASSERT_EQ(never_answered.size(), 1u);
     never_answered[0].responder.reply(bytes_of("late"));
   }
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (client.connections_made() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(client.connections_made(), 2u);
+  ASSERT_TRUE(client.wait_connected(5s));
   CallOutcome next = client.call(MessageType::VolumeCall, bytes_of("y"), 5s);
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(text_of(next.payload), "y");
+}
+
+TEST(PeerLink, TimeoutOnABusyButAnsweringPeerKeepsTheLink) {
+  InterconnectServer server(server_options());
+  std::mutex mu;
+  std::vector<IncomingRequest> held;
+  server.set_handler(MessageType::VolumeCall, [&](IncomingRequest req) {
+    if (text_of(req.payload) != "slow") return req.responder.reply(req.payload);
+    std::lock_guard lock(mu);
+    held.push_back(std::move(req));
+  });
+  server.start();
+  PeerClient client(client_options(server.port()));
+  client.start();
+  ASSERT_TRUE(client.wait_connected(5s));
+  std::atomic<bool> done{false};
+  std::thread chatter([&] {  // other requests keep being answered meanwhile
+    while (!done) {
+      client.call(MessageType::VolumeCall, bytes_of("fast"), 1s);
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  EXPECT_EQ(client.call(MessageType::VolumeCall, bytes_of("slow"), 300ms).error,
+            CallError::Timeout);
+  done = true;
+  chatter.join();
+  EXPECT_TRUE(client.connected());
+  EXPECT_EQ(client.connections_made(), 1u);
 }
 
 TEST(PeerLink, UnknownMessageTypeIsUnsupported) {

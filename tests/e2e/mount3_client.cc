@@ -3,13 +3,15 @@
 namespace nasd::e2e {
 
 void Mount3Client::null() {
-  ch_.call([](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_null_async(rpc, cb, p); },
+  ch_.call("MOUNT NULL",
+           [](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_null_async(rpc, cb, p); },
            nullptr);
 }
 
 MountReply Mount3Client::mnt(const std::string& path) {
   MountReply out;
   ch_.call(
+      "MNT",
       [&](rpc_context* rpc, rpc_cb cb, void* p) {
         return rpc_mount3_mnt_async(rpc, cb, const_cast<char*>(path.c_str()), p);
       },
@@ -27,7 +29,8 @@ MountReply Mount3Client::mnt(const std::string& path) {
 
 std::vector<MountEntry> Mount3Client::dump() {
   std::vector<MountEntry> out;
-  ch_.call([](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_dump_async(rpc, cb, p); },
+  ch_.call("DUMP",
+           [](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_dump_async(rpc, cb, p); },
            [&](void* data) {
              for (mountbody* m = data ? *static_cast<mountlist*>(data) : nullptr; m; m = m->ml_next)
                out.push_back({m->ml_hostname ? m->ml_hostname : "",
@@ -38,6 +41,7 @@ std::vector<MountEntry> Mount3Client::dump() {
 
 void Mount3Client::umnt(const std::string& path) {
   ch_.call(
+      "UMNT",
       [&](rpc_context* rpc, rpc_cb cb, void* p) {
         return rpc_mount3_umnt_async(rpc, cb, const_cast<char*>(path.c_str()), p);
       },
@@ -46,6 +50,7 @@ void Mount3Client::umnt(const std::string& path) {
 
 void Mount3Client::umntall() {
   ch_.call(
+      "UMNTALL",
       [](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_umntall_async(rpc, cb, p); },
       nullptr);
 }
@@ -53,6 +58,7 @@ void Mount3Client::umntall() {
 std::vector<ExportEntry> Mount3Client::exports() {
   std::vector<ExportEntry> out;
   ch_.call(
+      "EXPORT",
       [](rpc_context* rpc, rpc_cb cb, void* p) { return rpc_mount3_export_async(rpc, cb, p); },
       [&](void* data) {
         for (exportnode* e = data ? *static_cast<::exports*>(data) : nullptr; e; e = e->ex_next) {

@@ -28,10 +28,28 @@ TEST_F(NamespaceTest, LookupErrors) {
   LookupReply in_file = nfs().lookup(f, "x");
   EXPECT_EQ(in_file.status, NFS3ERR_NOTDIR) << st(in_file.status);
 
-  LookupReply too_long = nfs().lookup(root(), std::string(256, 'n'));
-  EXPECT_EQ(too_long.status, NFS3ERR_NAMETOOLONG) << st(too_long.status);
   LookupReply longest = nfs().lookup(root(), std::string(255, 'n'));
   EXPECT_EQ(longest.status, NFS3ERR_NOENT) << "255 bytes is a legal name: " << st(longest.status);
+}
+
+// filename3 is an unbounded XDR string, so a long name is well-formed arguments: the answer
+// is NAMETOOLONG from the procedure, never GARBAGE_ARGS from the RPC layer.
+TEST_F(NamespaceTest, OverlongNamesAreNameTooLong) {
+  const std::string name(256, 'n');
+  const char* garbage = "a 256-byte name is valid XDR; the call must not be rejected";
+  Fh f = make_file(root(), "f");
+  LookupReply lookup;
+  ASSERT_NO_THROW(lookup = nfs().lookup(root(), name)) << garbage;
+  EXPECT_EQ(lookup.status, NFS3ERR_NAMETOOLONG) << st(lookup.status);
+  NewObjectReply create, mkdir;
+  ASSERT_NO_THROW(create = nfs().create(root(), name, GUARDED)) << garbage;
+  EXPECT_EQ(create.status, NFS3ERR_NAMETOOLONG) << st(create.status);
+  ASSERT_NO_THROW(mkdir = nfs().mkdir(root(), name)) << garbage;
+  EXPECT_EQ(mkdir.status, NFS3ERR_NAMETOOLONG) << st(mkdir.status);
+  RENAME3res rename{};
+  ASSERT_NO_THROW(rename = nfs().rename(root(), "f", root(), name)) << garbage;
+  EXPECT_EQ(rename.status, NFS3ERR_NAMETOOLONG) << st(rename.status);
+  EXPECT_EQ(nfs().lookup(root(), "f").fh, f) << "the refused rename left the file alone";
 }
 
 TEST_F(NamespaceTest, CreateUncheckedGuardedExclusive) {

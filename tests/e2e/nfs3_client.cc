@@ -11,18 +11,19 @@ using AsyncFn = int (*)(rpc_context*, rpc_cb, Args*, void*);
 
 // For reply structs without pointers: a plain copy outlives libnfs's buffer.
 template <class Res, class Args>
-Res call_copy(RpcChannel& ch, AsyncFn<Args> fn, Args* args) {
+Res call_copy(RpcChannel& ch, const char* what, AsyncFn<Args> fn, Args* args) {
   Res res{};
-  ch.call([&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
+  ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
           [&](void* data) { res = *static_cast<Res*>(data); });
   return res;
 }
 
 // For replies with pointers: `convert` copies out what it needs while the reply is alive.
 template <class Res, class Args, class Out, class Convert>
-Out call_convert(RpcChannel& ch, AsyncFn<Args> fn, Args* args, Convert convert) {
+Out call_convert(RpcChannel& ch, const char* what, AsyncFn<Args> fn, Args* args,
+                 Convert convert) {
   Out out{};
-  ch.call([&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
+  ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
           [&](void* data) { out = convert(*static_cast<Res*>(data)); });
   return out;
 }
@@ -108,14 +109,15 @@ uint64_t verifier_of(const char (&verf)[8]) {
 const char* nfsstat_name(nfsstat3 s) { return nfsstat3_to_str(static_cast<int>(s)); }
 
 void Nfs3Client::null() {
-  ch_.call([](rpc_context* rpc, rpc_cb cb, void* priv) { return rpc_nfs3_null_async(rpc, cb, priv); },
-           nullptr);
+  ch_.call("NULL", [](rpc_context* rpc, rpc_cb cb, void* priv) {
+    return rpc_nfs3_null_async(rpc, cb, priv);
+  }, nullptr);
 }
 
 GETATTR3res Nfs3Client::getattr(const Fh& fh) {
   GETATTR3args a{};
   a.object = fh.wire();
-  return call_copy<GETATTR3res>(ch_, rpc_nfs3_getattr_async, &a);
+  return call_copy<GETATTR3res>(ch_, "GETATTR", rpc_nfs3_getattr_async, &a);
 }
 
 SETATTR3res Nfs3Client::setattr(const Fh& fh, const sattr3& attrs,
@@ -125,14 +127,14 @@ SETATTR3res Nfs3Client::setattr(const Fh& fh, const sattr3& attrs,
   a.new_attributes = attrs;
   a.guard.check = guard_ctime.has_value();
   if (guard_ctime) a.guard.sattrguard3_u.obj_ctime = *guard_ctime;
-  return call_copy<SETATTR3res>(ch_, rpc_nfs3_setattr_async, &a);
+  return call_copy<SETATTR3res>(ch_, "SETATTR", rpc_nfs3_setattr_async, &a);
 }
 
 LookupReply Nfs3Client::lookup(const Fh& dir, const std::string& name) {
   LOOKUP3args a{};
   a.what = dirop(dir, name);
   return call_convert<LOOKUP3res, LOOKUP3args, LookupReply>(
-      ch_, rpc_nfs3_lookup_async, &a, [](const LOOKUP3res& r) {
+      ch_, "LOOKUP", rpc_nfs3_lookup_async, &a, [](const LOOKUP3res& r) {
         LookupReply out;
         out.status = r.status;
         if (r.status == NFS3_OK) {
@@ -150,14 +152,14 @@ ACCESS3res Nfs3Client::access(const Fh& fh, uint32_t bits) {
   ACCESS3args a{};
   a.object = fh.wire();
   a.access = bits;
-  return call_copy<ACCESS3res>(ch_, rpc_nfs3_access_async, &a);
+  return call_copy<ACCESS3res>(ch_, "ACCESS", rpc_nfs3_access_async, &a);
 }
 
 ReadlinkReply Nfs3Client::readlink(const Fh& fh) {
   READLINK3args a{};
   a.symlink = fh.wire();
   return call_convert<READLINK3res, READLINK3args, ReadlinkReply>(
-      ch_, rpc_nfs3_readlink_async, &a, [](const READLINK3res& r) {
+      ch_, "READLINK", rpc_nfs3_readlink_async, &a, [](const READLINK3res& r) {
         ReadlinkReply out;
         out.status = r.status;
         if (r.status == NFS3_OK) {
@@ -176,7 +178,7 @@ ReadReply Nfs3Client::read(const Fh& fh, uint64_t offset, uint32_t count) {
   a.offset = offset;
   a.count = count;
   return call_convert<READ3res, READ3args, ReadReply>(
-      ch_, rpc_nfs3_read_async, &a, [](const READ3res& r) {
+      ch_, "READ", rpc_nfs3_read_async, &a, [](const READ3res& r) {
         ReadReply out;
         out.status = r.status;
         if (r.status == NFS3_OK) {
@@ -201,7 +203,7 @@ WRITE3res Nfs3Client::write(const Fh& fh, uint64_t offset, const std::string& da
   a.stable = stable;
   a.data.data_len = static_cast<u_int>(data.size());
   a.data.data_val = const_cast<char*>(data.data());
-  return call_copy<WRITE3res>(ch_, rpc_nfs3_write_async, &a);
+  return call_copy<WRITE3res>(ch_, "WRITE", rpc_nfs3_write_async, &a);
 }
 
 NewObjectReply Nfs3Client::create(const Fh& dir, const std::string& name, createmode3 mode,
@@ -214,7 +216,7 @@ NewObjectReply Nfs3Client::create(const Fh& dir, const std::string& name, create
   else
     a.how.createhow3_u.obj_attributes = attrs;
   return call_convert<CREATE3res, CREATE3args, NewObjectReply>(
-      ch_, rpc_nfs3_create_async, &a,
+      ch_, "CREATE", rpc_nfs3_create_async, &a,
       [](const CREATE3res& r) { return new_object(r.status, r.CREATE3res_u); });
 }
 
@@ -223,7 +225,7 @@ NewObjectReply Nfs3Client::mkdir(const Fh& dir, const std::string& name, const s
   a.where = dirop(dir, name);
   a.attributes = attrs;
   return call_convert<MKDIR3res, MKDIR3args, NewObjectReply>(
-      ch_, rpc_nfs3_mkdir_async, &a,
+      ch_, "MKDIR", rpc_nfs3_mkdir_async, &a,
       [](const MKDIR3res& r) { return new_object(r.status, r.MKDIR3res_u); });
 }
 
@@ -234,7 +236,7 @@ NewObjectReply Nfs3Client::symlink(const Fh& dir, const std::string& name,
   a.symlink.symlink_attributes = sattr_none();
   a.symlink.symlink_data = const_cast<char*>(target.c_str());
   return call_convert<SYMLINK3res, SYMLINK3args, NewObjectReply>(
-      ch_, rpc_nfs3_symlink_async, &a,
+      ch_, "SYMLINK", rpc_nfs3_symlink_async, &a,
       [](const SYMLINK3res& r) { return new_object(r.status, r.SYMLINK3res_u); });
 }
 
@@ -262,20 +264,20 @@ NewObjectReply Nfs3Client::mknod(const Fh& dir, const std::string& name, ftype3 
       break;
   }
   return call_convert<MKNOD3res, MKNOD3args, NewObjectReply>(
-      ch_, rpc_nfs3_mknod_async, &a,
+      ch_, "MKNOD", rpc_nfs3_mknod_async, &a,
       [](const MKNOD3res& r) { return new_object(r.status, r.MKNOD3res_u); });
 }
 
 REMOVE3res Nfs3Client::remove(const Fh& dir, const std::string& name) {
   REMOVE3args a{};
   a.object = dirop(dir, name);
-  return call_copy<REMOVE3res>(ch_, rpc_nfs3_remove_async, &a);
+  return call_copy<REMOVE3res>(ch_, "REMOVE", rpc_nfs3_remove_async, &a);
 }
 
 RMDIR3res Nfs3Client::rmdir(const Fh& dir, const std::string& name) {
   RMDIR3args a{};
   a.object = dirop(dir, name);
-  return call_copy<RMDIR3res>(ch_, rpc_nfs3_rmdir_async, &a);
+  return call_copy<RMDIR3res>(ch_, "RMDIR", rpc_nfs3_rmdir_async, &a);
 }
 
 RENAME3res Nfs3Client::rename(const Fh& from_dir, const std::string& from_name,
@@ -283,14 +285,14 @@ RENAME3res Nfs3Client::rename(const Fh& from_dir, const std::string& from_name,
   RENAME3args a{};
   a.from = dirop(from_dir, from_name);
   a.to = dirop(to_dir, to_name);
-  return call_copy<RENAME3res>(ch_, rpc_nfs3_rename_async, &a);
+  return call_copy<RENAME3res>(ch_, "RENAME", rpc_nfs3_rename_async, &a);
 }
 
 LINK3res Nfs3Client::link(const Fh& file, const Fh& dir, const std::string& name) {
   LINK3args a{};
   a.file = file.wire();
   a.link = dirop(dir, name);
-  return call_copy<LINK3res>(ch_, rpc_nfs3_link_async, &a);
+  return call_copy<LINK3res>(ch_, "LINK", rpc_nfs3_link_async, &a);
 }
 
 ReaddirReply Nfs3Client::readdir(const Fh& dir, uint64_t cookie, uint64_t cookieverf,
@@ -301,7 +303,7 @@ ReaddirReply Nfs3Client::readdir(const Fh& dir, uint64_t cookie, uint64_t cookie
   put_verifier(a.cookieverf, cookieverf);
   a.count = count;
   return call_convert<READDIR3res, READDIR3args, ReaddirReply>(
-      ch_, rpc_nfs3_readdir_async, &a, [](const READDIR3res& r) {
+      ch_, "READDIR", rpc_nfs3_readdir_async, &a, [](const READDIR3res& r) {
         ReaddirReply out;
         out.status = r.status;
         if (r.status != NFS3_OK) {
@@ -327,7 +329,7 @@ ReaddirReply Nfs3Client::readdirplus(const Fh& dir, uint64_t cookie, uint64_t co
   a.dircount = dircount;
   a.maxcount = maxcount;
   return call_convert<READDIRPLUS3res, READDIRPLUS3args, ReaddirReply>(
-      ch_, rpc_nfs3_readdirplus_async, &a, [](const READDIRPLUS3res& r) {
+      ch_, "READDIRPLUS", rpc_nfs3_readdirplus_async, &a, [](const READDIRPLUS3res& r) {
         ReaddirReply out;
         out.status = r.status;
         if (r.status != NFS3_OK) {
@@ -348,19 +350,19 @@ ReaddirReply Nfs3Client::readdirplus(const Fh& dir, uint64_t cookie, uint64_t co
 FSSTAT3res Nfs3Client::fsstat(const Fh& fh) {
   FSSTAT3args a{};
   a.fsroot = fh.wire();
-  return call_copy<FSSTAT3res>(ch_, rpc_nfs3_fsstat_async, &a);
+  return call_copy<FSSTAT3res>(ch_, "FSSTAT", rpc_nfs3_fsstat_async, &a);
 }
 
 FSINFO3res Nfs3Client::fsinfo(const Fh& fh) {
   FSINFO3args a{};
   a.fsroot = fh.wire();
-  return call_copy<FSINFO3res>(ch_, rpc_nfs3_fsinfo_async, &a);
+  return call_copy<FSINFO3res>(ch_, "FSINFO", rpc_nfs3_fsinfo_async, &a);
 }
 
 PATHCONF3res Nfs3Client::pathconf(const Fh& fh) {
   PATHCONF3args a{};
   a.object = fh.wire();
-  return call_copy<PATHCONF3res>(ch_, rpc_nfs3_pathconf_async, &a);
+  return call_copy<PATHCONF3res>(ch_, "PATHCONF", rpc_nfs3_pathconf_async, &a);
 }
 
 COMMIT3res Nfs3Client::commit(const Fh& fh, uint64_t offset, uint32_t count) {
@@ -368,7 +370,7 @@ COMMIT3res Nfs3Client::commit(const Fh& fh, uint64_t offset, uint32_t count) {
   a.file = fh.wire();
   a.offset = offset;
   a.count = count;
-  return call_copy<COMMIT3res>(ch_, rpc_nfs3_commit_async, &a);
+  return call_copy<COMMIT3res>(ch_, "COMMIT", rpc_nfs3_commit_async, &a);
 }
 
 Fh Nfs3Client::resolve(const Fh& root, const std::string& path) {

@@ -73,6 +73,27 @@ TEST_F(RobustnessTest, StalledPartialRecordDoesNotBlockOthers) {
   expect_still_serving();
 }
 
+// Clients that connect and go away at once (port probes, crashed clients) must not disturb
+// a connection that is in use: each probe's close has to close the probe's socket only.
+TEST_F(RobustnessTest, ConnectAndCloseStormDoesNotDisturbOthers) {
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_TRUE(tcp_port_open(server().nfs_port()));
+      EXPECT_TRUE(tcp_port_open(server().mount_port()));
+    }
+    raw::TcpConnection conn(server().nfs_port());
+    auto r = conn.call(nfs_call(0), 5s);
+    ASSERT_TRUE(r) << "a fresh connection right after the probes was not answered";
+    EXPECT_EQ(r->accept_stat, raw::kSuccess);
+    raw::TcpConnection mount(server().mount_port());
+    raw::Call mnt_null = nfs_call(0);
+    mnt_null.prog = raw::kMountProgram;
+    ASSERT_TRUE(mount.call(mnt_null, 5s)) << "MOUNT connection right after the probes dropped";
+  }
+  expect_still_serving();
+}
+
 TEST_F(RobustnessTest, HugeRecordIsRefusedByClosing) {
   raw::TcpConnection conn(server().nfs_port());
   XdrWriter w;

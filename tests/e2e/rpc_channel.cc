@@ -68,14 +68,15 @@ void RpcChannel::set_credential(const Credential& cred) {
   rpc_set_auth(rpc_, auth);  // the context owns and frees it
 }
 
-void RpcChannel::call(const Issue& issue, const OnReply& on_reply) {
-  if (broken_) throw RpcError("channel unusable after an earlier failure");
+void RpcChannel::call(const char* what, const Issue& issue, const OnReply& on_reply) {
+  if (broken_) throw RpcError(std::string(what) + ": channel unusable after an earlier failure");
   auto p = std::make_unique<Pending>();
   p->on_reply = on_reply;
-  if (issue(rpc_, on_complete, p.get()) != 0) throw RpcError("queue: " + error_text(rpc_));
+  if (issue(rpc_, on_complete, p.get()) != 0)
+    throw RpcError(std::string(what) + ": cannot queue: " + error_text(rpc_));
   Pending* raw = p.get();
   abandoned_.push_back(std::move(p));  // stays alive until we know libnfs is done with it
-  wait(raw, "call");
+  wait(raw, what);
   abandoned_.pop_back();
 }
 

@@ -46,7 +46,8 @@ class RpcChannel {
   // decoded reply, which is only valid during that call, so it copies what it needs.
   using Issue = std::function<int(rpc_context*, rpc_cb, void*)>;
   using OnReply = std::function<void(void* data)>;
-  void call(const Issue& issue, const OnReply& on_reply);
+  // `what` names the call in error messages ("LOOKUP", "MNT").
+  void call(const char* what, const Issue& issue, const OnReply& on_reply);
 
  private:
   struct Pending;

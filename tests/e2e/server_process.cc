@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/e2e/net_util.h"
+#include "tests/e2e/raw_rpc.h"
 
 #ifndef NASD_E2E_DEFAULT_BIN
 #define NASD_E2E_DEFAULT_BIN ""
@@ -25,6 +26,21 @@ std::string env(const char* name) {
 }
 
 constexpr uint16_t kRpcbindPort = 111;
+
+// True when `prog` version 3 answers a NULL call on `port`: an open port alone can be a
+// listener the kernel has not yet torn down after a kill -9.
+bool answers_null(uint16_t port, uint32_t prog) {
+  try {
+    raw::TcpConnection conn(port);
+    raw::Call c;
+    c.xid = raw::next_xid();
+    c.prog = prog;
+    auto r = conn.call(c, std::chrono::seconds(1));
+    return r && r->reply_stat == raw::kMsgAccepted && r->accept_stat == raw::kSuccess;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 // ganesha refuses to start unless it can register with rpcbind. When none is running we start
 // one for the life of the test process and stop it at exit; an rpcbind someone else runs is
@@ -130,11 +146,13 @@ void ServerProcess::wait_until_ready(std::chrono::milliseconds timeout) {
       throw std::runtime_error(std::string(choice_.name()) + " exited during start-up (" +
                                last_exit_ + "); log tail:\n" + log_tail());
     }
-    if (tcp_port_open(layout_.nfs_port) && tcp_port_open(layout_.mount_port)) return;
+    if (answers_null(layout_.nfs_port, raw::kNfsProgram) &&
+        answers_null(layout_.mount_port, raw::kMountProgram))
+      return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   child_.kill9();
-  throw std::runtime_error(std::string(choice_.name()) + " did not open ports " +
+  throw std::runtime_error(std::string(choice_.name()) + " did not answer NULL on ports " +
                            std::to_string(layout_.nfs_port) + "/" +
                            std::to_string(layout_.mount_port) + " in time; log tail:\n" +
                            log_tail());
@@ -150,6 +168,15 @@ bool ServerProcess::stop(std::chrono::milliseconds grace) {
 void ServerProcess::kill9() {
   child_.kill9();
   last_exit_ = child_.describe_status();
+  // The kernel may keep a killed process's listening sockets for a moment (io_uring tears its
+  // rings down asynchronously); connections made then are reset. The crash is complete once
+  // the ports are closed.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (tcp_port_open(layout_.nfs_port) || tcp_port_open(layout_.mount_port)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("ports still open 10 s after kill -9");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 bool ServerProcess::restart() {

@@ -40,12 +40,12 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Starts the server and waits (bounded) until both ports accept connections. Throws with
-  // the tail of the server log when it exits early or never opens its ports.
+  // Starts the server and waits (bounded) until NFS and MOUNT answer a NULL call on their
+  // ports. Throws with the tail of the server log when it exits early or never answers.
   void start();
   // SIGTERM, SIGKILL after `grace`. True when the server exited with status 0 by itself.
   bool stop(std::chrono::milliseconds grace = std::chrono::seconds(15));
-  // SIGKILL: what a crash looks like to the data dir.
+  // SIGKILL: what a crash looks like to the data dir. Returns once the ports are closed.
   void kill9();
   // stop() then start(): same data dir, same ports. Returns stop()'s verdict.
   bool restart();

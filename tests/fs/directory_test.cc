@@ -90,7 +90,6 @@ TEST_F(BigDirTest, ManyEntriesStableCookiesAndRecovery) {
     if (!r.entries.empty() && r.entries.back().name != "." && r.entries.back().name != "..") {
       std::string last = r.entries.back().name;
       if (!removed.count(last) && del(last) == Status::Ok) removed.insert(last);
-      if (last == name(next_new - 1) || last == "file-with-a-longish-name-120680") ADD_FAILURE() << "page " << page << " last " << last << " eof " << eof;
     }
   }
   ASSERT_TRUE(eof);
@@ -105,12 +104,12 @@ TEST_F(BigDirTest, ManyEntriesStableCookiesAndRecovery) {
   ASSERT_EQ(vol_->flush(&durable), Status::Ok);
   EXPECT_EQ(durable, seq_);
 
+  // Entries added while paging are all there, even once the cache had to re-read them.
   InodeId id;
   for (int k = kEntries; k < next_new; k++) {
-    Status ls = lookup(*vol_, big_, name(k), &id);
-    if (ls != Status::Ok && !removed.count(name(k))) ADD_FAILURE() << "lost " << name(k) << " of " << next_new;
+    if (removed.count(name(k))) continue;
+    ASSERT_EQ(lookup(*vol_, big_, name(k), &id), Status::Ok) << name(k);
   }
-  ASSERT_EQ(lookup(*vol_, big_, name(next_new - 1), &id), Status::Ok);
   // Crash, recover, check structure and a few names.
   vol_.reset();
   FsckReport rep = fsck_volume(opts_);
@@ -136,31 +135,3 @@ TEST(DirectoryCookies, HashKeysAreStableAndValid) {
 
 }  // namespace
 }  // namespace nasd::fs::lfs::testing
-namespace nasd::fs::lfs::testing {
-namespace {
-TEST_F(BigDirTest, DebugInterleave) {
-  std::mt19937 rng(5);
-  std::set<std::string> live;
-  for (int i = 0; i < 120000; i++) { ASSERT_EQ(add(name(i)), Status::Ok); live.insert(name(i)); }
-  int next = 120000;
-  uint64_t cookie = 0;
-  for (int r = 0; r < 3000; r++) {
-    ReaddirResult rr;
-    ASSERT_EQ(vol_->readdir(root_ctx(), big_, cookie, 0, 700, false, &rr), Status::Ok);
-    if (!rr.entries.empty()) cookie = rr.entries.back().cookie;
-    if (rr.eof) break;
-    std::string v = name(int(rng() % next));
-    if (live.count(v)) { ASSERT_EQ(del(v), Status::Ok); live.erase(v); }
-    ASSERT_EQ(add(name(next)), Status::Ok); live.insert(name(next)); next++;
-  }
-  uint64_t durable;
-  ASSERT_EQ(vol_->flush(&durable), Status::Ok);
-  std::filesystem::copy_file(opts_.backing, "/tmp/dbg.img", std::filesystem::copy_options::overwrite_existing);
-  { const ImapEntry* e = vol_->store_for_testing().imap().find(11889); ADD_FAILURE() << "imap 11889 addr " << e->addr << " slot " << e->slot << " gen " << e->gen; }
-  int bad = 0;
-  for (int pass = 0; pass < 2; pass++)
-  for (auto& n : live) { InodeId id; Status ls = lookup(*vol_, big_, n, &id); if (ls != Status::Ok && bad++ < 5) ADD_FAILURE() << "pass " << pass << " lost " << n << " status " << int(ls); }
-  EXPECT_EQ(bad, 0);
-}
-}
-}

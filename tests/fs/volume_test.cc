@@ -1,6 +1,11 @@
 // Every Volume call of LfsVolume, success and error paths.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "fs/lfs/fsck.h"
 #include "tests/fs/test_volume.h"
 
 namespace nasd::fs::lfs::testing {
@@ -428,6 +433,67 @@ TEST_F(VolumeTest, StatusTextMentionsSegmentsAndCache) {
   EXPECT_NE(s.find("segments:"), std::string::npos);
   EXPECT_NE(s.find("cleaner:"), std::string::npos);
   EXPECT_NE(s.find("hit rate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nasd::fs::lfs::testing
+
+namespace nasd::fs::lfs::testing {
+namespace {
+
+// Many threads at once (as the server's executors call it): group commit, shared directories,
+// background write-behind and cleaner all running; the result must be exact and fsck-clean.
+TEST(VolumeConcurrency, ParallelClientsStayConsistent) {
+  ScratchDir dir;
+  LfsOptions o = small_options(dir.path(), 128ull << 20, 1ull << 20);
+  o.background_threads = true;
+  o.flush_interval_ms = 10;
+  auto v = make_volume(o);
+  ASSERT_TRUE(v);
+  InodeId shared = make_dir(*v, v->root(), "shared");
+  constexpr int kThreads = 6, kFiles = 40;
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      OpContext ctx = root_ctx();
+      for (int i = 0; i < kFiles; i++) {
+        std::string n = "t" + std::to_string(t) + "-" + std::to_string(i);
+        InodeId id;
+        std::optional<Attr> a;
+        Wcc w;
+        if (v->create(ctx, shared, n, CreateMode::Guarded, SetAttr{}, 0, &id, &a, &w) != Status::Ok) {
+          errors++;
+          continue;
+        }
+        auto data = pattern(5000 + 3000 * (i % 7), uint32_t(t * 1000 + i));
+        Stability got;
+        Stability mode = i % 3 ? Stability::Unstable : Stability::FileSync;
+        if (v->write(ctx, id, 0, data, mode, &got, &w) != Status::Ok) errors++;
+        std::vector<uint8_t> back;
+        bool eof;
+        if (v->read(ctx, id, 0, uint32_t(data.size()), &back, &eof, &a) != Status::Ok ||
+            back != data)
+          errors++;
+        if (i % 4 == 1) {
+          Wcc fw, tw;
+          if (v->rename(ctx, shared, n, shared, n + ".renamed", &fw, &tw) != Status::Ok) errors++;
+        } else if (i % 4 == 2) {
+          if (v->remove(ctx, shared, n, &w) != Status::Ok) errors++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  ReaddirResult r;
+  ASSERT_EQ(v->readdir(root_ctx(), shared, 0, 0, 4096, false, &r), Status::Ok);
+  EXPECT_TRUE(r.eof);
+  EXPECT_EQ(r.entries.size(), size_t(2 + kThreads * (kFiles - kFiles / 4)));
+  ASSERT_EQ(v->close(), Status::Ok);
+  v.reset();
+  FsckReport rep = fsck_volume(o);
+  EXPECT_TRUE(rep.clean()) << (rep.problems.empty() ? rep.error : rep.problems.front());
 }
 
 }  // namespace

@@ -129,6 +129,25 @@ TEST_F(Nfs3Policy, OverlongNameIsGarbage) {
   EXPECT_EQ(call_status_only(NFSPROC3_LOOKUP, bytes).accept, rpc::AcceptStat::GarbageArgs);
 }
 
+TEST_F(Nfs3Policy, WritePayloadAboveOneMebibyteIsGarbage) {
+  FileHandle f;
+  ASSERT_EQ(create(root(), "big", &f), NFS3_OK);
+  // file, offset, count, stable, then a data length one byte over the 1 MiB cap.
+  std::vector<uint8_t> bytes = encode(xdr_nfs_fh3, wire(f));
+  const uint32_t over = (1u << 20) + 1;
+  for (uint32_t word : {0u, 0u, htonl(over), htonl(FILE_SYNC), htonl(over)})
+    bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(&word), reinterpret_cast<uint8_t*>(&word) + 4);
+  bytes.resize(bytes.size() + ((over + 3) & ~3u), 'x');
+  EXPECT_EQ(call_status_only(NFSPROC3_WRITE, bytes).accept, rpc::AcceptStat::GarbageArgs);
+  // A payload shorter than its length word is garbage too.
+  std::vector<uint8_t> short_payload = encode(xdr_nfs_fh3, wire(f));
+  for (uint32_t word : {0u, 0u, htonl(100), htonl(FILE_SYNC), htonl(100)})
+    short_payload.insert(short_payload.end(), reinterpret_cast<uint8_t*>(&word),
+                         reinterpret_cast<uint8_t*>(&word) + 4);
+  short_payload.resize(short_payload.size() + 52, 'x');
+  EXPECT_EQ(call_status_only(NFSPROC3_WRITE, short_payload).accept, rpc::AcceptStat::GarbageArgs);
+}
+
 TEST_F(Nfs3Policy, UnknownProcedureAndVersion) {
   EXPECT_EQ(call_status_only(22, {}).accept, rpc::AcceptStat::ProcUnavail);
   call_.vers = 2;

@@ -132,6 +132,59 @@ TEST(Mirror, EveryAcknowledgedRecordIsInThePartnersRegion) {
   EXPECT_GT(checked, 100u);
   std::printf("mirror test: %zu acknowledged writes all found among %zu mirrored\n", checked,
               held.size());
+
+  // Takeover: the partner replays its copy with the ordinary journal code onto a file system
+  // that never saw the primary's operations, and has every acknowledged write.
+  JournalOptions takeover_opts = testing::small_options(mirror_region, 0);
+  auto journal = Journal::open(takeover_opts);
+  auto target = std::make_shared<testing::MemTarget>(0);
+  JournalVolume takeover(journal, target);
+  ReplayReport rep = takeover.recover();
+  EXPECT_EQ(rep.failed, 0u);
+  EXPECT_GE(rep.applied, checked);
+  std::istringstream again(acks);
+  fs::OpContext ctx;
+  for (std::string line; std::getline(again, line);) {
+    fs::InodeId id;
+    unsigned long long offset;
+    ASSERT_EQ(std::sscanf(line.c_str(), "WRITE file=%lu/%u offset=%llu", &id.ino, &id.gen, &offset),
+              3);
+    std::vector<uint8_t> data;
+    bool eof;
+    std::optional<fs::Attr> a;
+    ASSERT_EQ(takeover.read(ctx, id, offset, 4096, &data, &eof, &a), Status::Ok) << line;
+    ASSERT_EQ(data, testing::pattern(offset / 4096, 4096)) << line;
+  }
+}
+
+TEST(Mirror, TrimsReachThePartner) {
+  testing::ScratchDir dir;
+  const std::string mirror_region = dir.file("mirror.img");
+  testing::MirrorProcess mirror(mirror_region);
+  auto opts = mirrored_options(dir.file("p.img"), mirror.address(), MirrorPolicy::Fail);
+  opts.size = kRegionHeaderSize + (256 << 10);
+  auto journal = Journal::open(opts);
+  auto target = std::make_shared<testing::MemTarget>(0);
+  JournalVolume volume(journal, target);
+  volume.recover();
+  ASSERT_TRUE(wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10)));
+  fs::InodeId f = create(volume, "f");
+  // Four times the log: the partner must follow the primary around the ring.
+  for (uint64_t b = 0; b < 256; ++b) {
+    ASSERT_EQ(write_block(volume, f, b), Status::Ok);
+    if (b % 16 == 15) journal->flush_targets_and_trim();
+  }
+  journal->flush_targets_and_trim();
+  EXPECT_EQ(journal->stats().live_records, 0u);
+  std::string dump;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        dump = testing::MirrorProcess::dump(mirror_region);
+        return dump.find(" records=0\n") != std::string::npos;
+      },
+      std::chrono::seconds(5)))
+      << dump;
+  EXPECT_EQ(dump.find("head=0 "), std::string::npos) << dump;
 }
 
 TEST(Mirror, LossOfThePartnerFailsMutationsUnderFailPolicyAndResyncsOnReturn) {

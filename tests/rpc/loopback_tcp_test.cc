@@ -255,6 +255,19 @@ TEST_F(LoopbackTest, StatisticsCountCalls) {
   EXPECT_EQ(s.counter(TransportCounter::ConnectionsAccepted), 4u);
 }
 
+TEST_F(LoopbackTest, LatencyHistogramReflectsSlowProcedures) {
+  for (uint32_t i = 0; i < 2; ++i) roundtrip(call(950 + i, kSleepEcho, sleep_args(60, "t")));
+  StatsSnapshot s = server_->stats().snapshot();
+  for (const auto& p : s.programs) {
+    if (p.prog != kEchoProgram || p.vers != 1) continue;
+    const ProcSnapshot& slow = p.procs[kSleepEcho];
+    ASSERT_EQ(slow.calls, 2u);
+    EXPECT_GE(slow.mean_us(), 60000.0);
+    EXPECT_GE(slow.percentile_us(0.5), 32768.0);  // the [2^15, 2^16) us bucket holds 60 ms
+    EXPECT_LT(slow.percentile_us(0.5), 131072.0);
+  }
+}
+
 class BackPressureTest : public LoopbackTest {
  protected:
   void tune(RpcServerOptions& o) override {

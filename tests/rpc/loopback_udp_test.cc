@@ -59,5 +59,29 @@ TEST_F(LoopbackTest, UdpAndTcpShareThePortNumber) {
   EXPECT_EQ(roundtrip(call(6, kNull)).xid, 6u);
 }
 
+class UdpOverloadTest : public LoopbackTest {
+ protected:
+  void tune(RpcServerOptions& o) override {
+    o.workers = 1;
+    o.udp_max_in_flight = 1;
+  }
+};
+
+TEST_F(UdpOverloadTest, DatagramsBeyondTheInFlightBoundAreDropped) {
+  UdpTestClient c(port_);
+  for (uint32_t xid = 1; xid <= 3; ++xid)
+    ASSERT_TRUE(c.send(make_call(call(xid, kSleepEcho, sleep_args(200, "u")))));
+  auto first = c.receive();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(parse_reply(*first).xid, 1u);
+  EXPECT_FALSE(c.receive(400)) << "the other two were dropped, not queued";
+  EXPECT_EQ(counter(TransportCounter::UdpDropped), 2u);
+  // Once the slot is free again the endpoint serves normally.
+  ASSERT_TRUE(c.send(make_call(call(4, kNull))));
+  auto later = c.receive();
+  ASSERT_TRUE(later);
+  EXPECT_EQ(parse_reply(*later).xid, 4u);
+}
+
 }  // namespace
 }  // namespace nasd::rpc::testing
