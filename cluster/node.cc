@@ -85,9 +85,10 @@ void Node::start_rpc() {
   rpc_->add_service(std::make_shared<nfs::Nfs3Service>(volumes_, exports, handles));
   rpc_->add_service(std::make_shared<nfs::MountService>(volumes_, exports, handles, mounts));
   rpc_->start();
+  // nfs_port == mount_port leaves a single listener that serves both programs.
   const auto& ports = rpc_->bound_ports();
-  rpc_->register_with_rpcbind(kNfsProgram, 3, ports.at(0));
-  for (uint32_t v = 1; v <= 3; v++) rpc_->register_with_rpcbind(kMountProgram, v, ports.at(1));
+  rpc_->register_with_rpcbind(kNfsProgram, 3, ports.front());
+  for (uint32_t v = 1; v <= 3; v++) rpc_->register_with_rpcbind(kMountProgram, v, ports.back());
 }
 
 void Node::start_admin() {

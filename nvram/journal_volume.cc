@@ -155,6 +155,8 @@ fs::Status JournalVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint6
   }
   st = journal_->wait_committed(ticket);
   if (st != fs::Status::Ok) return st;
+  // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
+  wcc->before = fs::PreAttr{attr.size, attr.mtime, attr.ctime};
   wcc->after = attr;
   return fs::Status::Ok;
 }

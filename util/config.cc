@@ -25,6 +25,8 @@ std::string lower(std::string s) {
 uint64_t parse_size(const std::string& text) {
   std::string t = lower(trim(text));
   if (t.empty()) throw ConfigError("empty size");
+  // stoull would accept a sign and wrap "-3" around to a huge size.
+  if (!std::isdigit(static_cast<unsigned char>(t[0]))) throw ConfigError("bad size '" + text + "'");
   size_t pos = 0;
   unsigned long long n;
   try {

@@ -22,10 +22,14 @@ command -v ganesha.nfsd >/dev/null || { echo "ganesha.sh: ganesha.nfsd is not in
 dir=$(mktemp -d /tmp/nasd-bench-ganesha.XXXXXX)
 ganesha_pid=""
 rpcbind_pid=""
+stop() {  # stop PID and reap it; its exit status (143 after SIGTERM) is not an error here
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $ganesha_pid ]] && kill "$ganesha_pid" 2>/dev/null && wait "$ganesha_pid" 2>/dev/null
-  [[ -n $rpcbind_pid ]] && kill "$rpcbind_pid" 2>/dev/null && wait "$rpcbind_pid" 2>/dev/null
+  if [[ -n $ganesha_pid ]]; then stop "$ganesha_pid"; fi
+  if [[ -n $rpcbind_pid ]]; then stop "$rpcbind_pid"; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -31,7 +31,10 @@ dir=$(mktemp -d /tmp/nasd-bench-nasd.XXXXXX)
 nasd_pid=""
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $nasd_pid ]] && kill "$nasd_pid" 2>/dev/null && wait "$nasd_pid" 2>/dev/null
+  if [[ -n $nasd_pid ]]; then
+    kill "$nasd_pid" 2>/dev/null || true
+    wait "$nasd_pid" 2>/dev/null || true  # 143 after SIGTERM is not an error here
+  fi
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -155,6 +155,8 @@ Status LfsVolume::finish(const OpContext& ctx, Lock& lk, Status st, bool durable
   if (ctx.journal_seq != 0) {
     // The NVRAM journal already holds this operation; it only needs to reach disk eventually.
     store_->note_journal_seq(ctx.journal_seq);
+    // Bound what piles up between write-behind passes: write it out (no sync) past half the cache.
+    if (store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2) return store_->flush();
     return Status::Ok;
   }
   if (!durable) return Status::Ok;

@@ -9,11 +9,9 @@
 //   ... serve; vol->close() (checkpoint) before destruction.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "fs/lfs/directory.h"
 #include "fs/lfs/options.h"

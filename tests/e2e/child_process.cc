@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -128,7 +129,7 @@ bool ChildProcess::exited_cleanly() const {
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           const std::filesystem::path& scratch_dir,
                           const std::optional<std::filesystem::path>& stdout_path) {
-  static int counter = 0;
+  static std::atomic<int> counter{0};
   auto out = scratch_dir / ("cmd-" + std::to_string(getpid()) + "-" + std::to_string(++counter) +
                             ".out");
   std::filesystem::remove(out);

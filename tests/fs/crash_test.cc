@@ -93,8 +93,9 @@ Message pick(std::mt19937& rng, const Model& m, uint32_t& next_name) {
   return op;
 }
 
-Status run(LfsVolume& v, const Message& op) {
+Status run(LfsVolume& v, const Message& op, uint64_t journal_seq = 0) {
   OpContext ctx = root_ctx();
+  ctx.journal_seq = journal_seq;
   InodeId root = v.root(), id;
   std::optional<Attr> a;
   Wcc w, w2;
@@ -117,7 +118,10 @@ Status run(LfsVolume& v, const Message& op) {
   return Status::Inval;
 }
 
-[[noreturn]] void child(const LfsOptions& o, int fd, uint32_t seed) {
+// With `journalled`, operations carry journal sequence numbers 1, 2, ... and are not synced one
+// by one; now and then the child calls flush() and reports the durable sequence (phase 2, in
+// `offset`).
+[[noreturn]] void child(const LfsOptions& o, int fd, uint32_t seed, bool journalled = false) {
   std::string err;
   LfsOptions co = o;
   co.background_threads = true;  // the write-behind and cleaner run as in production
@@ -131,11 +135,17 @@ Status run(LfsVolume& v, const Message& op) {
     Message op = pick(rng, m, next_name);
     op.phase = 0;
     if (::write(fd, &op, sizeof op) != sizeof op) _exit(4);
-    Status st = run(*v, op);
+    Status st = run(*v, op, journalled ? uint64_t(i) + 1 : 0);
     if (st != Status::Ok) _exit(10 + int(st) % 100);
     apply_op(m, op);
     op.phase = 1;
     if (::write(fd, &op, sizeof op) != sizeof op) _exit(4);
+    if (journalled && rng() % 8 == 0) {
+      uint64_t durable = 0;
+      if (v->flush(&durable) != Status::Ok) _exit(5);
+      Message d{2, OpKind::Create, 0, 0, uint32_t(durable), 0, 0};
+      if (::write(fd, &d, sizeof d) != sizeof d) _exit(4);
+    }
   }
   _exit(0);
 }
@@ -225,6 +235,57 @@ TEST(Crash, KilledWriterLosesNoAcknowledgedOperation) {
         << "round " << rounds << ": state after recovery is not the acknowledged prefix ("
         << acks << " acks, " << got.size() << " objects vs " << model.size() << ")";
     EXPECT_GT(acks, 0u);
+    v.reset();
+  }
+  EXPECT_GE(rounds, 3);
+}
+
+// The JournalTarget contract: after a crash the volume holds exactly the operations with
+// journal_seq <= durable_seq() (so the journal can replay the rest), and durable_seq() never
+// goes back behind a value flush() reported.
+TEST(Crash, JournalledOperationsRecoverToExactlyDurableSeq) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(12);
+  std::mt19937 rng(4711);
+  ScratchDir dir;
+  LfsOptions o = small_options(dir.path(), 96ull << 20, 1ull << 20);
+  int rounds = 0;
+  for (; rounds < 5 && std::chrono::steady_clock::now() < deadline; rounds++) {
+    std::filesystem::remove(o.backing);
+    { auto v = make_volume(o); ASSERT_TRUE(v); v->close(); }
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      child(o, fds[1], rng(), true);
+    }
+    ::close(fds[1]);
+    usleep(useconds_t(150000 + rng() % 500000));
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    std::vector<Message> ops;  // in journal order: ops[i] has journal_seq i + 1
+    uint64_t reported = 0;
+    Message msg;
+    while (::read(fds[0], &msg, sizeof msg) == ssize_t(sizeof msg)) {
+      if (msg.phase == 0) ops.push_back(msg);
+      if (msg.phase == 2) reported = msg.offset;
+    }
+    ::close(fds[0]);
+    FsckReport rep = fsck_volume(o);
+    ASSERT_TRUE(rep.error.empty()) << rep.error;
+    for (auto& p : rep.problems) ADD_FAILURE() << "round " << rounds << " fsck: " << p;
+    auto v = reopen(o);
+    ASSERT_TRUE(v);
+    uint64_t durable = v->durable_seq();
+    EXPECT_GE(durable, reported) << "round " << rounds;
+    ASSERT_LE(durable, ops.size());
+    Model want;
+    for (uint64_t i = 0; i < durable; i++) apply_op(want, ops[i]);
+    EXPECT_TRUE(same(actual_state(*v), want))
+        << "round " << rounds << ": state is not exactly journal ops 1.." << durable;
     v.reset();
   }
   EXPECT_GE(rounds, 3);

@@ -93,8 +93,11 @@ TEST_F(BigDirTest, ManyEntriesStableCookiesAndRecovery) {
     }
   }
   ASSERT_TRUE(eof);
-  for (int i = 0; i < kEntries; i++)
-    if (!removed.count(name(i))) ASSERT_TRUE(seen.count(name(i))) << "missed " << name(i);
+  for (int i = 0; i < kEntries; i++) {
+    if (!removed.count(name(i))) {
+      ASSERT_TRUE(seen.count(name(i))) << "missed " << name(i);
+    }
+  }
 
   Attr a = getattr(*vol_, big_);
   uint64_t expected = uint64_t(next_new) - removed.size();

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fs/lfs/fsck.h"
+#include "util/config.h"
 #include "tests/fs/test_volume.h"
 
 namespace nasd::fs::lfs::testing {
@@ -494,6 +495,48 @@ TEST(VolumeConcurrency, ParallelClientsStayConsistent) {
   v.reset();
   FsckReport rep = fsck_volume(o);
   EXPECT_TRUE(rep.clean()) << (rep.problems.empty() ? rep.error : rep.problems.front());
+}
+
+}  // namespace
+}  // namespace nasd::fs::lfs::testing
+
+namespace nasd::fs::lfs::testing {
+namespace {
+
+TEST(LfsOptions, FromConfigSection) {
+  Config cfg = Config::parse(
+      "[volume v0]\nid = 3\nbacking = v0.lfs\nsize = 64M\nsegment_size = 1M\ncache = 16M\n"
+      "atime = on\n[volume abs]\nbacking = /dev/null\n[volume bad]\nsegment = 4M\n");
+  LfsOptions o = LfsOptions::from_config(*cfg.section("volume", "v0"), cfg, "/data");
+  EXPECT_EQ(o.volume_id, 3u);
+  EXPECT_EQ(o.backing, "/data/v0.lfs");
+  EXPECT_EQ(o.size, 64ull << 20);
+  EXPECT_EQ(o.segment_size, 1ull << 20);
+  EXPECT_EQ(o.cache_bytes, 16ull << 20);
+  EXPECT_TRUE(o.atime);
+  EXPECT_EQ(LfsOptions::from_config(*cfg.section("volume", "abs"), cfg, "/data").backing,
+            "/dev/null");
+  EXPECT_THROW(LfsOptions::from_config(*cfg.section("volume", "bad"), cfg, "/data"), ConfigError);
+}
+
+TEST(LfsOptions, OpenOrCreateFormatsOnceThenReopens) {
+  ScratchDir dir;
+  LfsOptions o = small_options(dir.path());
+  InodeId f;
+  {
+    auto v = make_volume(o);
+    f = create_file(*v, v->root(), "persist");
+    ASSERT_EQ(v->close(), Status::Ok);
+  }
+  auto v = make_volume(o);  // must not reformat
+  InodeId got;
+  EXPECT_EQ(lookup(*v, v->root(), "persist", &got), Status::Ok);
+  EXPECT_EQ(got, f);
+  std::string err;
+  LfsOptions missing = o;
+  missing.backing = dir.path() + "/nope/vol.lfs";
+  EXPECT_FALSE(LfsVolume::open(missing, &err));
+  EXPECT_FALSE(err.empty());
 }
 
 }  // namespace

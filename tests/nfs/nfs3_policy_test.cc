@@ -115,18 +115,30 @@ TEST_F(Nfs3Policy, GarbageArgumentsAreRejected) {
   EXPECT_EQ(call_status_only(NFSPROC3_GETATTR, {}).accept, rpc::AcceptStat::GarbageArgs);
 }
 
-TEST_F(Nfs3Policy, OverlongNameIsGarbage) {
-  std::string name(256, 'a');
-  LOOKUP3args a{};
-  FileHandle dir = root();
-  a.what.dir = wire(dir);
-  a.what.name = name.data();
-  // Encode by hand: the generated encoder refuses names over the bound as well.
-  std::vector<uint8_t> bytes = encode(xdr_nfs_fh3, a.what.dir);
-  uint32_t len = htonl(256);
+// filename3 is unbounded in RFC 1813: a name over the volume's limit must reach the volume and
+// come back NAMETOOLONG; only a length past the decoder's 4 KiB safety bound is garbage.
+std::vector<uint8_t> lookup_args_with_name_length(const std::vector<uint8_t>& dir, size_t n) {
+  std::vector<uint8_t> bytes = dir;
+  uint32_t len = htonl(static_cast<uint32_t>(n));
   bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(&len), reinterpret_cast<uint8_t*>(&len) + 4);
-  bytes.insert(bytes.end(), name.begin(), name.end());
-  EXPECT_EQ(call_status_only(NFSPROC3_LOOKUP, bytes).accept, rpc::AcceptStat::GarbageArgs);
+  bytes.resize(bytes.size() + ((n + 3) & ~size_t{3}), 'a');
+  return bytes;
+}
+
+TEST_F(Nfs3Policy, OverlongNameIsNameTooLong) {
+  FileHandle dir = root();
+  std::vector<uint8_t> fh = encode(xdr_nfs_fh3, wire(dir));
+  Reply<LOOKUP3res> reply(xdr_LOOKUP3res);
+  call_raw(NFSPROC3_LOOKUP, lookup_args_with_name_length(fh, 256), &reply);
+  ASSERT_EQ(reply.result.accept, rpc::AcceptStat::Success);
+  EXPECT_EQ(reply->status, NFS3ERR_NAMETOOLONG);
+}
+
+TEST_F(Nfs3Policy, NamePastTheDecoderBoundIsGarbage) {
+  FileHandle dir = root();
+  std::vector<uint8_t> fh = encode(xdr_nfs_fh3, wire(dir));
+  EXPECT_EQ(call_status_only(NFSPROC3_LOOKUP, lookup_args_with_name_length(fh, 4097)).accept,
+            rpc::AcceptStat::GarbageArgs);
 }
 
 TEST_F(Nfs3Policy, WritePayloadAboveOneMebibyteIsGarbage) {
