@@ -5,7 +5,8 @@
 #
 #   bench/compare_with_ganesha.sh BUILD_DIR [--load OPS --steps N | --loads A,B,C]
 #       [--step-seconds S] [--warmup-seconds S] [--processes N] [--fileset-mib-per-op X]
-#       [--mix NAME] [--out DIR] [--ganesha-only]
+#       [--mix NAME | --mix-file FILE] [--io-size BYTES] [--nasd-nvram process|host|off]
+#       [--out DIR] [--ganesha-only]
 #
 # BUILD_DIR holds bench/nasd-loadgen and cluster/nasd. Results (reports, CSVs, compare.png)
 # go to --out (default: a new /tmp/nasd-compare.* directory, printed at the end).
@@ -28,6 +29,9 @@ warmup_seconds=2
 processes=2
 mib_per_op=0.1
 mix=specsfs2008
+mix_file=""
+io_size=32768
+nasd_nvram=process
 out=""
 ganesha_only=0
 while [[ $# -gt 0 ]]; do
@@ -40,6 +44,9 @@ while [[ $# -gt 0 ]]; do
     --processes) processes=$2; shift 2 ;;
     --fileset-mib-per-op) mib_per_op=$2; shift 2 ;;
     --mix) mix=$2; shift 2 ;;
+    --mix-file) mix_file=$2; shift 2 ;;
+    --io-size) io_size=$2; shift 2 ;;
+    --nasd-nvram) nasd_nvram=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --ganesha-only) ganesha_only=1; shift ;;
     *) echo "compare_with_ganesha.sh: unknown argument $1" >&2; usage ;;
@@ -47,6 +54,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 if [[ -n $loads ]]; then load_args=(--loads "$loads"); else load_args=(--load "$load" --steps "$steps"); fi
+if [[ -n $mix_file ]]; then mix_args=(--mix-file "$(realpath "$mix_file")"); else mix_args=(--mix "$mix"); fi
 loadgen=$build/bench/nasd-loadgen
 [[ -x $loadgen ]] || { echo "no $loadgen: build the nasd-loadgen target first" >&2; exit 1; }
 if [[ $ganesha_only == 0 && ! -x $build/cluster/nasd && ! -x $build/nasd ]]; then
@@ -75,14 +83,14 @@ run_against() {
   echo "== $name: load against $LAUNCHER_TARGET" >&2
   "$loadgen" --target "$LAUNCHER_TARGET" "${load_args[@]}" --step-seconds "$step_seconds" \
     --warmup-seconds "$warmup_seconds" --processes "$processes" --fileset-mib-per-op "$mib_per_op" \
-    --mix "$mix" --server-name "$name (bench/compare_with_ganesha.sh)" \
+    "${mix_args[@]}" --io-size "$io_size" --server-name "$name (bench/compare_with_ganesha.sh)" \
     --report "$out/$name.txt" --csv "$out/$name.csv"
   launcher_stop "${!pid_var}"
   printf -v "$pid_var" '%s' ""
 }
 
 run_against ganesha ganesha_pid "$here/servers/ganesha.sh" --nfs-port 32049 --mount-port 32048
-[[ $ganesha_only == 1 ]] || run_against nasd nasd_pid "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port 32058
+[[ $ganesha_only == 1 ]] || run_against nasd nasd_pid "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port 32058 --nvram-mode "$nasd_nvram"
 
 headline() { grep -o '[0-9]* Ops/Sec (Overall Response Time = [0-9.]* msec)' "$1" | head -n 1; }
 echo

@@ -42,7 +42,10 @@ void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
-  journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_));
+  if (journal_enabled())
+    journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_));
+  else
+    log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
   volumes_ = std::make_shared<LocalVolumes>();
   open_volumes();
   start_rpc();
@@ -61,6 +64,11 @@ void Node::open_volumes() {
     std::string err;
     std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
     if (!lfs) throw std::runtime_error("volume " + s->name() + ": " + err);
+    lfs_.push_back(lfs);
+    if (!journal_) {
+      volumes_->add(lfs);
+      continue;
+    }
     auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
     nvram::ReplayReport r = journaled->recover();
     std::ostringstream msg;
@@ -68,10 +76,16 @@ void Node::open_volumes() {
         << r.durable_seq_before << ", replayed " << r.applied << " of " << r.records
         << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
     log_line(msg.str());
-    lfs_.push_back(lfs);
     journaled_.push_back(journaled);
     volumes_->add(journaled);
   }
+}
+
+// `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
+// stable operation themselves. Kept for benchmarks that measure what the journal buys.
+bool Node::journal_enabled() const {
+  const ConfigSection* s = config_.section("nvram");
+  return !(s && s->get("mode") == "off");
 }
 
 void Node::start_rpc() {
@@ -95,7 +109,9 @@ void Node::start_admin() {
   commands_ = std::make_unique<admin::CommandRegistry>();
   admin::add_stats_command(*commands_, rpc_->stats());
   commands_->add_command("nvram", "NVRAM journal fill level, commits, flushes, mirror state",
-                         [this](const std::vector<std::string>&) { return journal_->status(); });
+                         [this](const std::vector<std::string>&) {
+                           return journal_ ? journal_->status() : std::string("nvram: off\n");
+                         });
   commands_->add_command("volumes", "volumes of this node: id, name, backing, space, cleaner",
                          [this](const std::vector<std::string>&) { return volumes_status(); });
   control_ = std::make_unique<admin::ControlSocket>(options_.admin_socket, *commands_);

@@ -46,6 +46,7 @@ class Node {
   const NodeOptions& options() const { return options_; }
 
  private:
+  bool journal_enabled() const;
   void open_volumes();
   void start_rpc();
   void start_admin();

@@ -2,6 +2,7 @@
 # Launcher (see README.md): the nasd daemon, one volume exported as /r/v0, with a temporary data
 # directory and configuration (format: deploy/nasd.conf).
 #   nasd.sh BUILD_DIR|NASD_BINARY [--nfs-port P] [--mount-port M] [--volume-size 2G] [--nvram-size 256M]
+#           [--nvram-mode process|host|off]
 set -euo pipefail
 
 [[ $# -ge 1 && $1 != --* ]] || { echo "usage: nasd.sh BUILD_DIR [--nfs-port P] [--mount-port M]" >&2; exit 2; }
@@ -10,12 +11,14 @@ nfs_port=32049
 mount_port=32048
 volume_size=2G
 nvram_size=256M
+nvram_mode=process
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nfs-port) nfs_port=$2; shift 2 ;;
     --mount-port) mount_port=$2; shift 2 ;;
     --volume-size) volume_size=$2; shift 2 ;;
     --nvram-size) nvram_size=$2; shift 2 ;;
+    --nvram-mode) nvram_mode=$2; shift 2 ;;
     *) echo "nasd.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -54,6 +57,7 @@ rpcbind = off
 [nvram]
 file = nvram.img
 size = $nvram_size
+mode = $nvram_mode
 
 [volume v0]
 id = 0
