@@ -34,7 +34,11 @@ void log_line(const std::string& text) { std::fprintf(stderr, "nasd: %s\n", text
 }  // namespace
 
 Node::Node(Config config)
-    : config_(std::move(config)), options_(NodeOptions::from_config(config_)) {}
+    : config_(std::move(config)), options_(NodeOptions::from_config(config_)) {
+  // Volumes and exports the admin created at run time live beside the node's other state.
+  if (std::filesystem::exists(admin_volumes_file()))
+    config_.append(Config::load(admin_volumes_file()));
+}
 
 Node::~Node() { stop(); }
 
@@ -59,26 +63,29 @@ void Node::start() {
 void Node::open_volumes() {
   auto sections = config_.sections("volume");
   if (sections.empty()) throw ConfigError(config_.origin() + ": no [volume NAME] section");
-  for (const ConfigSection* s : sections) {
-    fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(*s, config_, options_.data_dir);
-    std::string err;
-    std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
-    if (!lfs) throw std::runtime_error("volume " + s->name() + ": " + err);
-    lfs_.push_back(lfs);
-    if (!journal_) {
-      volumes_->add(lfs);
-      continue;
-    }
-    auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
-    nvram::ReplayReport r = journaled->recover();
-    std::ostringstream msg;
-    msg << "volume " << s->name() << " (id " << lfs->id() << "): recovered to journal seq "
-        << r.durable_seq_before << ", replayed " << r.applied << " of " << r.records
-        << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
-    log_line(msg.str());
-    journaled_.push_back(journaled);
-    volumes_->add(journaled);
+  for (const ConfigSection* s : sections) open_volume(*s, config_);
+}
+
+void Node::open_volume(const ConfigSection& section, const Config& config) {
+  fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, options_.data_dir);
+  std::string err;
+  std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
+  if (!lfs) throw std::runtime_error("volume " + section.name() + ": " + err);
+  std::lock_guard lock(volumes_mu_);
+  lfs_.push_back(lfs);
+  if (!journal_) {
+    volumes_->add(lfs);
+    return;
   }
+  auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
+  nvram::ReplayReport r = journaled->recover();
+  std::ostringstream msg;
+  msg << "volume " << section.name() << " (id " << lfs->id() << "): recovered to journal seq "
+      << r.durable_seq_before << ", replayed " << r.applied << " of " << r.records
+      << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
+  log_line(msg.str());
+  journaled_.push_back(journaled);
+  volumes_->add(journaled);
 }
 
 // `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
@@ -92,7 +99,8 @@ void Node::start_rpc() {
   const ConfigSection* node = config_.section("node");
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
   ro.log = log_line;
-  auto exports = nfs::Exports::from_config(config_);
+  exports_ = nfs::Exports::from_config(config_);
+  auto& exports = exports_;
   auto handles = nfs::HandleCodec::from_key_file(options_.handle_key);
   auto mounts = std::make_shared<nfs::MountTable>(options_.in_data_dir("rmtab"));
   rpc_ = std::make_unique<rpc::RpcServer>(ro);
@@ -114,11 +122,16 @@ void Node::start_admin() {
                          });
   commands_->add_command("volumes", "volumes of this node: id, name, backing, space, cleaner",
                          [this](const std::vector<std::string>&) { return volumes_status(); });
+  commands_->add_command("volume",
+                         "volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] "
+                         "[--squash root|all|none]: a new volume, served at once as /r/NAME",
+                         [this](const std::vector<std::string>& args) { return volume_command(args); });
   control_ = std::make_unique<admin::ControlSocket>(options_.admin_socket, *commands_);
   control_->start();
 }
 
 std::string Node::volumes_status() const {
+  std::lock_guard lock(volumes_mu_);
   std::ostringstream out;
   for (const auto& v : lfs_) out << v->status_text() << "\n";
   return out.str();

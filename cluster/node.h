@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ class JournalVolume;
 }
 namespace nasd::rpc {
 class RpcServer;
+}
+namespace nasd::nfs {
+class Exports;
 }
 namespace nasd::admin {
 class CommandRegistry;
@@ -48,6 +52,14 @@ class Node {
  private:
   bool journal_enabled() const;
   void open_volumes();
+  // Formats (first time), recovers and serves the volume of one [volume NAME] section.
+  void open_volume(const ConfigSection& section, const Config& config);
+  // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
+  // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in
+  // <data_dir>/volumes.conf so that every later start serves it too.
+  std::string volume_command(const std::vector<std::string>& args);
+  std::string create_volume(const std::vector<std::string>& args);
+  std::string admin_volumes_file() const { return options_.in_data_dir("volumes.conf"); }
   void start_rpc();
   void start_admin();
   std::string volumes_status() const;
@@ -59,6 +71,9 @@ class Node {
   std::vector<std::shared_ptr<fs::lfs::LfsVolume>> lfs_;
   std::vector<std::shared_ptr<nvram::JournalVolume>> journaled_;
   std::shared_ptr<LocalVolumes> volumes_;
+  std::shared_ptr<nfs::Exports> exports_;
+  mutable std::mutex volumes_mu_;  // lfs_/journaled_ change when the admin creates a volume
+  std::mutex admin_mu_;            // one volume creation at a time
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;

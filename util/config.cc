@@ -148,6 +148,10 @@ Config Config::load(const std::string& path) {
   return parse(ss.str(), path);
 }
 
+void Config::append(const Config& more) {
+  sections_.insert(sections_.end(), more.sections_.begin(), more.sections_.end());
+}
+
 const ConfigSection* Config::section(const std::string& kind, const std::string& name) const {
   for (const auto& s : sections_)
     if (s.kind() == kind && (name.empty() || s.name() == name)) return &s;

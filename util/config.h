@@ -49,6 +49,8 @@ class Config {
   const ConfigSection* section(const std::string& kind, const std::string& name = "") const;
   std::vector<const ConfigSection*> sections(const std::string& kind) const;
   const std::vector<ConfigSection>& all() const { return sections_; }
+  // Adds the sections of `more` after this config's own (a node's admin-made additions).
+  void append(const Config& more);
   const std::string& origin() const { return origin_; }
   // Relative paths in the config are taken relative to the config file's folder.
   std::string resolve_path(const std::string& p) const;

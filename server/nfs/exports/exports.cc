@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 
 namespace nasd::nfs {
 namespace {
@@ -87,7 +88,19 @@ bool split_export_path(std::string_view path, std::vector<std::string>* componen
   return true;
 }
 
-Exports::Exports(std::vector<ExportPolicy> exports) : exports_(std::move(exports)) {}
+Exports::Exports(std::vector<ExportPolicy> exports) : exports_(exports.begin(), exports.end()) {}
+
+void Exports::add(ExportPolicy policy) {
+  std::unique_lock lock(mu_);
+  for (const auto& e : exports_)
+    if (e.path == policy.path) throw ConfigError("[export " + policy.path + "]: path exported twice");
+  exports_.push_back(std::move(policy));
+}
+
+std::vector<ExportPolicy> Exports::all() const {
+  std::shared_lock lock(mu_);
+  return {exports_.begin(), exports_.end()};
+}
 
 std::shared_ptr<Exports> Exports::from_config(const Config& config) {
   std::vector<ExportPolicy> exports;
@@ -101,6 +114,7 @@ std::shared_ptr<Exports> Exports::from_config(const Config& config) {
 }
 
 const ExportPolicy* Exports::for_volume(uint32_t volume_id, const sockaddr_storage& peer) const {
+  std::shared_lock lock(mu_);
   for (const auto& e : exports_)
     if (e.volume_id == volume_id && e.allows(peer)) return &e;
   return nullptr;
@@ -108,6 +122,7 @@ const ExportPolicy* Exports::for_volume(uint32_t volume_id, const sockaddr_stora
 
 const ExportPolicy* Exports::for_path(const std::vector<std::string>& components,
                                       size_t* matched) const {
+  std::shared_lock lock(mu_);
   const ExportPolicy* best = nullptr;
   for (const auto& e : exports_) {
     const auto& ec = e.path_components;

@@ -4,7 +4,9 @@
 
 #include <sys/socket.h>
 
+#include <deque>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,10 +39,17 @@ class Exports {
   const ExportPolicy* for_path(const std::vector<std::string>& components,
                                size_t* matched) const;
 
-  const std::vector<ExportPolicy>& all() const { return exports_; }
+  // Adds an export while the server runs (a volume created by the admin command). Policies
+  // are never removed, and a deque never moves its elements, so the pointers for_volume() and
+  // for_path() returned stay valid. Throws ConfigError when the path is exported already.
+  void add(ExportPolicy policy);
+
+  // A snapshot, in configuration order.
+  std::vector<ExportPolicy> all() const;
 
  private:
-  std::vector<ExportPolicy> exports_;
+  mutable std::shared_mutex mu_;
+  std::deque<ExportPolicy> exports_;
 };
 
 }  // namespace nasd::nfs
