@@ -16,11 +16,12 @@ ctest --output-on-failure -j"$(nproc)" --timeout 900 ${CTEST_ARGS:-}
 if [ "$FUZZ_SECONDS" != "0" ]; then
   FUZZ_DIR="$ROOT/build-fuzz"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$FUZZ_DIR" -G Ninja -DNASD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  mapfile -t targets < <(ninja -C "$FUZZ_DIR" -t targets all | sed -n 's/^\(fuzz_[a-z0-9_]*\): phony$/\1/p' | sort -u)
+  # Every libFuzzer target is named <room>_..._fuzzer; its seeds are in tests/fuzz/<room>/seeds.
+  mapfile -t targets < <(ninja -C "$FUZZ_DIR" -t targets all | sed -n 's/^\([a-z0-9_]*_fuzzer\): phony$/\1/p' | grep -v '^cmake_' | sort -u)
   [ ${#targets[@]} -gt 0 ] && ninja -C "$FUZZ_DIR" -j"$(nproc)" "${targets[@]}"
   for t in "${targets[@]}"; do
-    bin="$(find "$FUZZ_DIR/tests/fuzz" -type f -name "$t" -perm -u+x | head -1)"
-    seeds="$ROOT/tests/fuzz/seeds/${t#fuzz_}"
+    bin="$(find "$FUZZ_DIR/tests" -type f -name "$t" -perm -u+x | head -1)"
+    seeds="$ROOT/tests/fuzz/${t%%_*}/seeds"
     corpus="$(mktemp -d)"
     [ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
     echo "fuzz: $t for ${FUZZ_SECONDS}s"
