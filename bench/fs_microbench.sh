@@ -21,6 +21,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n $out ]] || out=$(mktemp -d /tmp/nasd-microbench.XXXXXX)
+mkdir -p "$out"
 
 peak() { grep -o '= [0-9]* Ops/Sec' "$1" | head -n 1 | tr -dc '0-9'; }
 

@@ -97,6 +97,11 @@ void Exports::add(ExportPolicy policy) {
   exports_.push_back(std::move(policy));
 }
 
+std::deque<ExportPolicy> Exports::snapshot_deque() const {
+  std::shared_lock lock(mu_);
+  return exports_;
+}
+
 std::vector<ExportPolicy> Exports::all() const {
   std::shared_lock lock(mu_);
   return {exports_.begin(), exports_.end()};

@@ -23,6 +23,7 @@ bool split_export_path(std::string_view path, std::vector<std::string>* componen
 class Exports {
  public:
   explicit Exports(std::vector<ExportPolicy> exports);
+  Exports(const Exports& other) : exports_(other.snapshot_deque()) {}
 
   // Keys of an [export PATH] section: volume, clients, access (rw|ro, default ro),
   // squash (root|all|none, default root), anonuid, anongid (default 65534).
@@ -48,6 +49,8 @@ class Exports {
   std::vector<ExportPolicy> all() const;
 
  private:
+  std::deque<ExportPolicy> snapshot_deque() const;
+
   mutable std::shared_mutex mu_;
   std::deque<ExportPolicy> exports_;
 };

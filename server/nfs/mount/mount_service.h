@@ -19,6 +19,7 @@ class MountService : public rpc::Service {
                std::shared_ptr<HandleCodec> handles, std::shared_ptr<MountTable> mounts);
 
   uint32_t program() const override { return 100005; }
+  std::string_view program_name() const override { return "mount"; }
   uint32_t low_version() const override { return 1; }
   uint32_t high_version() const override { return 3; }
   uint32_t num_procs() const override { return 6; }  // NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT

@@ -21,6 +21,7 @@ class Nfs3Service : public rpc::Service {
   ~Nfs3Service() override;
 
   uint32_t program() const override { return 100003; }
+  std::string_view program_name() const override { return "nfs"; }
   uint32_t low_version() const override { return 3; }
   uint32_t high_version() const override { return 3; }
   uint32_t num_procs() const override;
