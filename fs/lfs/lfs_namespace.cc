@@ -110,12 +110,10 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
                          const SetAttr& sa, uint64_t verifier, InodeId* out,
                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;
@@ -153,22 +151,17 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
       c->inode.verifier = verifier;
     }
   }
-  *out = InodeId{c->inode.ino, c->inode.gen};
-  if (obj_attr) *obj_attr = attr_of(c);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
 }
 
 Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
                         const SetAttr& sa, InodeId* out, std::optional<Attr>* obj_attr,
                         Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;
@@ -191,22 +184,17 @@ Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name
   if (d->inode.nlink >= limits().link_max) return fail(Status::MLink);
   CachedInode* c;
   if ((st = new_object(ctx, d, name, FileType::Dir, sa, &c)) != Status::Ok) return fail(st);
-  *out = InodeId{c->inode.ino, c->inode.gen};
-  if (obj_attr) *obj_attr = attr_of(c);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
 }
 
 Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view name,
                           std::string_view target, const SetAttr& sa, InodeId* out,
                           std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;
@@ -229,22 +217,17 @@ Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view na
   std::memset(blk, 0, kBlockSize);
   std::memcpy(blk, target.data(), target.size());
   c->inode.size = target.size();
-  *out = InodeId{c->inode.ino, c->inode.gen};
-  if (obj_attr) *obj_attr = attr_of(c);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
 }
 
 Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
                         const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
                         std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;
@@ -265,10 +248,7 @@ Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name
     c->inode.rdev_major = rdev_major;
     c->inode.rdev_minor = rdev_minor;
   }
-  *out = InodeId{c->inode.ino, c->inode.gen};
-  if (obj_attr) *obj_attr = attr_of(c);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
 }
 
 // One link to `c` is gone; frees it when it was the last.
@@ -284,12 +264,10 @@ Status LfsVolume::drop_link(CachedInode* c) {
 
 Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;
@@ -317,12 +295,10 @@ Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view nam
 
 Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
-  Status st = get_dir(dir, &d);
+  PreAttr pre;
+  Status st = begin_dir_change(dir, &d, &pre);
   if (st != Status::Ok) return st;
-  PreAttr pre = pre_of(d);
   auto fail = [&](Status s) {
     fill_wcc(dir_wcc, pre, d);
     return s;

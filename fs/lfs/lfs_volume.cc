@@ -134,6 +134,24 @@ Status LfsVolume::get_dir(InodeId id, CachedInode** out) {
   return (*out)->inode.type == FileType::Dir ? Status::Ok : Status::NotDir;
 }
 
+Status LfsVolume::begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre) {
+  if (Status u = usable(); u != Status::Ok) return u;
+  store_->trim();
+  if (Status st = get_dir(dir, d); st != Status::Ok) return st;
+  *pre = pre_of(*d);
+  return Status::Ok;
+}
+
+Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
+                                const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
+                                Wcc* dir_wcc) {
+  // Attributes are sampled under the lock, before finish() may release it to wait for a sync.
+  *out = InodeId{c->inode.ino, c->inode.gen};
+  if (obj_attr) *obj_attr = attr_of(c);
+  fill_wcc(dir_wcc, pre, d);
+  return finish(ctx, lk, Status::Ok, true);
+}
+
 Status LfsVolume::check_name(std::string_view name) {
   if (name.empty()) return Status::Inval;
   if (name.size() > kNameMax) return Status::NameTooLong;

@@ -98,6 +98,14 @@ class LfsVolume : public JournalTarget {
   static PreAttr pre_of(const CachedInode* c);
   static Subject subject_of(const CachedInode* c);
   Status get_dir(InodeId id, CachedInode** out);
+  // The start of every call that changes a directory (lock held): the volume is usable, the
+  // cache is within budget, `dir` is a live directory, and its pre-operation attributes.
+  Status begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre);
+  // The reply of a call that made object `c` in directory `d`: its id, attributes and the
+  // directory's WCC data, after finish() made the change durable (or journalled).
+  Status reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
+                       const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
+                       Wcc* dir_wcc);
   static Status check_name(std::string_view name);
   // Finishes a mutation: records the journal sequence, or (without a journal) writes the
   // changes and, after dropping the lock, waits until they are durable.
