@@ -117,7 +117,7 @@ awk -F, '
       if (g_ops[i] > g_peak) g_peak = g_ops[i]
       if (n_ops[i] > n_peak) n_peak = n_ops[i]
     }
-    printf "\npeak ops/s: nasd %.1f / ganesha %.1f = %.2f\n", n_peak, g_peak, g_peak > 0 ? n_peak / g_peak : 0
+    printf "\npeak ops/s: nasd %.1f / ganesha %.1f = %.2f\n", n_peak, g_peak, (g_peak > 0 ? n_peak / g_peak : 0)
   }' "$out/ganesha.csv" "$out/nasd.csv"
 "$loadgen" plot "$out/ganesha.csv" "$out/nasd.csv" "$out/compare.png" || echo "(plot failed)" >&2
 echo "reports, CSVs and compare.png in $out"
