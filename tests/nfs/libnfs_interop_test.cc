@@ -19,7 +19,8 @@
 #include "server/nfs/nfs3/nfs3_service.h"
 #include "server/nfs/mount/mount_service.h"
 #include "server/rpc/rpc_server.h"
-#include "tests/nfs/memory_volume.h"
+#include "tests/support/memory_fs.h"
+#include "tests/support/memory_resolver.h"
 #include "util/config.h"
 
 namespace nasd::nfs {
@@ -133,8 +134,9 @@ class LibnfsInterop : public ::testing::Test {
     return root;
   }
 
-  fixture::MemoryVolume volume_{7};
-  std::shared_ptr<fixture::MemoryResolver> resolver_ = std::make_shared<fixture::MemoryResolver>();
+  test_support::MemoryFs volume_{7};
+  std::shared_ptr<test_support::MemoryResolver> resolver_ =
+      std::make_shared<test_support::MemoryResolver>();
   std::unique_ptr<rpc::RpcServer> server_;
   uint16_t port_ = 0;
 };

@@ -10,7 +10,7 @@ TEST_F(Nfs3Policy, GetattrOfExportRootSucceeds) {
   fattr3 attr{};
   ASSERT_EQ(getattr(root(), &attr), NFS3_OK);
   EXPECT_EQ(attr.type, NF3DIR);
-  EXPECT_EQ(attr.fileid, MemoryVolume::kRootIno);
+  EXPECT_EQ(attr.fileid, test_support::MemoryFs::kRootIno);
   EXPECT_EQ(attr.fsid, 7u);
 }
 

@@ -6,7 +6,8 @@
 #include <fstream>
 
 #include "server/nfs/nfs_programs.h"
-#include "tests/nfs/memory_volume.h"
+#include "tests/support/memory_fs.h"
+#include "tests/support/memory_resolver.h"
 
 namespace nasd::nfs {
 namespace {
@@ -26,7 +27,7 @@ class NfsProgramsTest : public ::testing::Test {
 };
 
 TEST_F(NfsProgramsTest, BuildsBothServicesFromTheConfig) {
-  auto resolver = std::make_shared<fixture::MemoryResolver>();
+  auto resolver = std::make_shared<test_support::MemoryResolver>();
   NfsPrograms p = make_nfs_programs(Config::load((dir_ / "nasd.conf").string()), resolver);
   EXPECT_EQ(p.nfs->program(), 100003u);
   EXPECT_EQ(p.mount->program(), 100005u);
@@ -43,7 +44,7 @@ TEST_F(NfsProgramsTest, BuildsBothServicesFromTheConfig) {
 }
 
 TEST_F(NfsProgramsTest, RequiresADataDir) {
-  auto resolver = std::make_shared<fixture::MemoryResolver>();
+  auto resolver = std::make_shared<test_support::MemoryResolver>();
   EXPECT_THROW(make_nfs_programs(Config::parse("[volume v]\nid = 1\n"), resolver), ConfigError);
 }
 

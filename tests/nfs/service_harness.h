@@ -1,4 +1,4 @@
-// Test harness: NFS and MOUNT services over MemoryVolumes, with helpers that XDR-encode
+// Test harness: NFS and MOUNT services over MemoryFs volumes, with helpers that XDR-encode
 // arguments, call dispatch() like the transport does, and decode the results.
 #pragma once
 
@@ -18,7 +18,8 @@
 #include "server/nfs/xdr/mount3_prot.h"
 #include "server/nfs/xdr/nfs3_prot.h"
 #include "server/nfs/xdr/xdr_codec.h"
-#include "tests/nfs/memory_volume.h"
+#include "tests/support/memory_fs.h"
+#include "tests/support/memory_resolver.h"
 #include "util/config.h"
 
 namespace nasd::nfs::fixture {
@@ -81,7 +82,7 @@ class ServiceHarness : public ::testing::Test {
   ServiceHarness()
       : main_(7), archive_(8), hidden_(9),
         codec_(std::make_shared<HandleCodec>(std::vector<uint8_t>(32, 0x42))),
-        resolver_(std::make_shared<MemoryResolver>()) {
+        resolver_(std::make_shared<test_support::MemoryResolver>()) {
     // The tests act as uid 1000, which owns the main volume's root directory.
     fs::OpContext admin;
     admin.cred.uid = 0;
@@ -129,11 +130,13 @@ class ServiceHarness : public ::testing::Test {
     return nfs_->dispatch(c, bytes, &out);
   }
 
-  FileHandle root_handle(const MemoryVolume& v) { return codec_->encode(v.id(), v.root()); }
+  FileHandle root_handle(const test_support::MemoryFs& v) {
+    return codec_->encode(v.id(), v.root());
+  }
 
-  MemoryVolume main_, archive_, hidden_;
+  test_support::MemoryFs main_, archive_, hidden_;
   std::shared_ptr<HandleCodec> codec_;
-  std::shared_ptr<MemoryResolver> resolver_;
+  std::shared_ptr<test_support::MemoryResolver> resolver_;
   std::shared_ptr<Exports> exports_;
   std::unique_ptr<Nfs3Service> nfs_;
   rpc::CallContext call_;

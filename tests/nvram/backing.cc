@@ -2,7 +2,8 @@
 
 #include <stdexcept>
 
-#include "tests/nvram/mem_target.h"
+#include "tests/nvram/test_util.h"
+#include "tests/support/memory_fs.h"
 #ifdef NASD_HAVE_LFS
 #include "fs/lfs/lfs_volume.h"
 #endif
@@ -20,7 +21,8 @@ std::vector<Backing> available_backings() {
 }
 
 std::shared_ptr<fs::JournalTarget> open_backing(Backing b, const std::string& dir, uint32_t id) {
-  if (b == Backing::Mem) return std::make_shared<MemTarget>(id, dir + "/fs.state");
+  if (b == Backing::Mem)
+    return std::make_shared<test_support::MemoryFs>(id, mem_target_options(dir + "/fs.state"));
 #ifdef NASD_HAVE_LFS
   fs::lfs::LfsOptions o;
   o.backing = dir + "/volume.lfs";

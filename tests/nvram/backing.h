@@ -1,5 +1,5 @@
-// The file systems the journal is tested over: the MemTarget double (persisted to a file) and,
-// when it is built, the real log-structured fs.
+// The file systems the journal is tested over: the MemoryFs test fixture (persisted to a file)
+// and, when it is built, the real log-structured fs.
 #pragma once
 
 #include <memory>

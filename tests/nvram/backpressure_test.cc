@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "nvram/journal_volume.h"
-#include "tests/nvram/mem_target.h"
+#include "tests/support/memory_fs.h"
 #include "tests/nvram/test_util.h"
 
 namespace nasd::nvram {
@@ -17,7 +17,7 @@ TEST(BackPressure, WritersBlockThenAllCompleteNothingLost) {
   testing::ScratchDir dir;
   auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (64 << 10));
   opts.flush_threshold_pct = 50;
-  auto target = std::make_shared<testing::MemTarget>(1);
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
   target->set_flush_delay(std::chrono::milliseconds(5));  // a slow disk
   auto journal = Journal::open(opts);
   auto volume = std::make_unique<JournalVolume>(journal, target);
@@ -82,7 +82,7 @@ TEST(BackPressure, LogThatStaysFullFallsBackToWritingThrough) {
   testing::ScratchDir dir;
   auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (32 << 10));
   opts.space_wait = std::chrono::milliseconds(20);
-  auto target = std::make_shared<testing::MemTarget>(1);
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
   target->set_flush_delay(std::chrono::milliseconds(200));  // far slower than space_wait
   auto journal = Journal::open(opts);
   auto volume = std::make_unique<JournalVolume>(journal, target);

@@ -1,4 +1,4 @@
-// JournalVolume over the MemTarget double: every acknowledged mutation survives a crash of the
+// JournalVolume over the MemoryFs test fixture: every acknowledged mutation survives a crash of the
 // file system's unflushed state, and replay applies each record exactly once.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "nvram/journal_volume.h"
-#include "tests/nvram/mem_target.h"
+#include "tests/support/memory_fs.h"
 #include "tests/nvram/test_util.h"
 
 namespace nasd::nvram {
@@ -18,7 +18,7 @@ class JournalVolumeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     opts = testing::small_options(dir.file("nv"), 8 << 20);
-    target = std::make_shared<testing::MemTarget>(7);
+    target = std::make_shared<test_support::MemoryFs>(7, testing::mem_target_options());
     open();
   }
   void open() {
@@ -90,7 +90,7 @@ class JournalVolumeTest : public ::testing::Test {
 
   testing::ScratchDir dir;
   JournalOptions opts;
-  std::shared_ptr<testing::MemTarget> target;
+  std::shared_ptr<test_support::MemoryFs> target;
   std::shared_ptr<Journal> journal;
   std::unique_ptr<JournalVolume> volume;
   ReplayReport report;
@@ -192,7 +192,7 @@ TEST_F(JournalVolumeTest, CleanShutdownLeavesNothingToReplay) {
 TEST(JournalVolumeLifecycle, MutationsWaitForRecovery) {
   testing::ScratchDir dir;
   auto journal = Journal::open(testing::small_options(dir.file("nv"), 1 << 20));
-  auto target = std::make_shared<testing::MemTarget>(1);
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
   JournalVolume v(journal, target);
   fs::OpContext ctx;
   fs::InodeId out;

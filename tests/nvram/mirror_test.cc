@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "nvram/journal_volume.h"
-#include "tests/nvram/mem_target.h"
+#include "tests/support/memory_fs.h"
 #include "tests/nvram/mirror_process.h"
 #include "tests/nvram/test_util.h"
 
@@ -63,7 +63,7 @@ std::string write_line(fs::InodeId f, uint64_t block) {
 // The primary runs in a child so it can be killed like a crashed node.
 [[noreturn]] void run_primary(const std::string& region, const std::string& mirror, int ack_fd) {
   auto journal = Journal::open(mirrored_options(region, mirror, MirrorPolicy::Fail));
-  auto target = std::make_shared<testing::MemTarget>(0);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
   JournalVolume volume(journal, target);
   volume.recover();
   if (!wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10))) _exit(9);
@@ -137,7 +137,7 @@ TEST(Mirror, EveryAcknowledgedRecordIsInThePartnersRegion) {
   // that never saw the primary's operations, and has every acknowledged write.
   JournalOptions takeover_opts = testing::small_options(mirror_region, 0);
   auto journal = Journal::open(takeover_opts);
-  auto target = std::make_shared<testing::MemTarget>(0);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
   JournalVolume takeover(journal, target);
   ReplayReport rep = takeover.recover();
   EXPECT_EQ(rep.failed, 0u);
@@ -164,7 +164,7 @@ TEST(Mirror, TrimsReachThePartner) {
   auto opts = mirrored_options(dir.file("p.img"), mirror.address(), MirrorPolicy::Fail);
   opts.size = kRegionHeaderSize + (256 << 10);
   auto journal = Journal::open(opts);
-  auto target = std::make_shared<testing::MemTarget>(0);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
   JournalVolume volume(journal, target);
   volume.recover();
   ASSERT_TRUE(wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10)));
@@ -194,7 +194,7 @@ TEST(Mirror, LossOfThePartnerFailsMutationsUnderFailPolicyAndResyncsOnReturn) {
   const uint16_t port = mirror->port();
   auto journal =
       Journal::open(mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Fail));
-  auto target = std::make_shared<testing::MemTarget>(0);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
   JournalVolume volume(journal, target);
   volume.recover();
   ASSERT_TRUE(wait_until([&] { return journal->accepts_mutations(); }, std::chrono::seconds(10)));
@@ -228,7 +228,7 @@ TEST(Mirror, ContinuePolicyKeepsServingLocally) {
   auto mirror = std::make_unique<testing::MirrorProcess>(dir.file("mirror.img"));
   auto journal = Journal::open(
       mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Continue));
-  auto target = std::make_shared<testing::MemTarget>(0);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
   JournalVolume volume(journal, target);
   volume.recover();
   ASSERT_TRUE(wait_until([&] { return journal->stats().mirror_connected; }, std::chrono::seconds(10)));

@@ -5,6 +5,13 @@
 
 namespace nasd::nvram::testing {
 
+test_support::MemoryFsOptions mem_target_options(std::string persist_path) {
+  test_support::MemoryFsOptions o;
+  o.root_mode = 0777;
+  o.persist_path = std::move(persist_path);
+  return o;
+}
+
 ScratchDir::ScratchDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/nasd-nvram-test-XXXXXX";

@@ -11,6 +11,7 @@
 #include "nvram/journal.h"
 #include "nvram/journal_options.h"
 #include "fs/volume.h"
+#include "tests/support/memory_fs.h"
 
 namespace nasd::nvram::testing {
 
@@ -29,6 +30,11 @@ class ScratchDir {
 // Options for a small journal in `dir` that never flushes on its own unless asked.
 JournalOptions small_options(const std::string& region_path, uint64_t size,
                              DurabilityMode mode = DurabilityMode::Process);
+
+// The MemoryFs fixture set up as the journal's target: the tests act as several users (the
+// default credential is nobody), so its root directory is open to all of them. With a path,
+// the durable state persists in that file.
+test_support::MemoryFsOptions mem_target_options(std::string persist_path = "");
 
 // Bytes filled with a pattern derived from `seed`, so a test can tell every block apart.
 std::vector<uint8_t> pattern(uint64_t seed, size_t n);

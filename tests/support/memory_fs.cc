@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "fs/permission.h"
-
 namespace nasd::test_support {
 
 using fs::Status;
@@ -88,7 +86,7 @@ fs::VolumeLimits MemoryFs::limits() const {
   l.max_file_size = options_.max_file_size;
   l.block_size = 4096;
   l.link_max = 1000;
-  l.name_max = 255;
+  l.name_max = kNameMax;
   l.time_delta = {0, 1000};
   return l;
 }
@@ -104,6 +102,15 @@ Status MemoryFs::find_dir(fs::InodeId id, Node** out) {
   *out = find(id);
   if (!*out) return Status::Stale;
   return (*out)->attr.type == fs::FileType::Dir ? Status::Ok : Status::NotDir;
+}
+
+// Before any check can fail, the reply's WCC data already describes the directory.
+Status MemoryFs::find_dir_for_change(fs::InodeId id, fs::Wcc* wcc, Node** out) {
+  Status st = find_dir(id, out);
+  if (st != Status::Ok) return st;
+  wcc->before = pre(**out);
+  wcc->after = (*out)->attr;
+  return Status::Ok;
 }
 
 bool MemoryFs::allowed(const fs::Cred& cred, const Node& n, uint32_t rwx) const {

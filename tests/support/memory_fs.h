@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/permission.h"
 #include "fs/volume.h"
 
 namespace nasd::test_support {
@@ -101,6 +102,10 @@ class MemoryFs : public fs::JournalTarget {
                     fs::Wcc* wcc) override;
 
  private:
+  static constexpr size_t kNameMax = 255;
+  // Adding or removing a directory entry needs write and search permission on the directory.
+  static constexpr uint32_t kChangeEntries = fs::kWantWrite | fs::kWantExec;
+
   struct Node {
     fs::Attr attr;
     uint32_t gen = 1;
@@ -121,16 +126,21 @@ class MemoryFs : public fs::JournalTarget {
   // memory_fs.cc
   Node* find(fs::InodeId id);
   fs::Status find_dir(fs::InodeId id, Node** out);
+  fs::Status find_dir_for_change(fs::InodeId id, fs::Wcc* wcc, Node** out);
   bool allowed(const fs::Cred& cred, const Node& n, uint32_t rwx) const;
   fs::Time tick();
   void touch(Node& n, bool data_changed);
   static fs::PreAttr pre(const Node& n);
   void apply(Node& n, const fs::SetAttr& sa);
   void note_applied(const fs::OpContext& ctx);
-  // memory_fs_names.cc
+  // memory_fs_create.cc
   fs::Status check_new_name(const fs::OpContext& ctx, Node& dir, std::string_view name);
   fs::Status make(const fs::OpContext& ctx, Node& dir, uint64_t dir_ino, std::string_view name,
                   fs::FileType type, const fs::SetAttr& sa, fs::InodeId* out, Node** made);
+  fs::Status add_entry(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                       fs::FileType type, const fs::SetAttr& sa, fs::InodeId* out,
+                       fs::Wcc* dir_wcc, Node** made);
+  // memory_fs_names.cc
   void drop_link(uint64_t ino);
   // memory_fs_persist.cc
   void save(const State& s) const;

@@ -16,7 +16,8 @@
 #include "server/nfs/xdr/mount3_prot.h"
 #include "server/nfs/xdr/nfs3_prot.h"
 #include "tests/fuzz/nfs/fuzz_input.h"
-#include "tests/nfs/memory_volume.h"
+#include "tests/support/memory_fs.h"
+#include "tests/support/memory_resolver.h"
 #include "util/config.h"
 
 namespace nasd::nfs::fuzz {
@@ -164,8 +165,9 @@ struct World {
     }
   }
 
-  fixture::MemoryVolume main, archive;
-  std::shared_ptr<fixture::MemoryResolver> resolver = std::make_shared<fixture::MemoryResolver>();
+  test_support::MemoryFs main, archive;
+  std::shared_ptr<test_support::MemoryResolver> resolver =
+      std::make_shared<test_support::MemoryResolver>();
   std::shared_ptr<HandleCodec> codec;
   std::unique_ptr<Nfs3Service> nfs;
   std::unique_ptr<MountService> mount;
