@@ -7,6 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cluster/interconnect/interconnect_server.h"
+#include "cluster/interconnect/peer_client.h"
+#include "cluster/interconnect/router.h"
+#include "cluster/interconnect/volume_server.h"
 #include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/options.h"
 #include "nvram/journal.h"
@@ -34,7 +38,9 @@ void log_line(const std::string& text) { std::fprintf(stderr, "nasd: %s\n", text
 }  // namespace
 
 Node::Node(Config config)
-    : config_(std::move(config)), options_(NodeOptions::from_config(config_)) {
+    : config_(std::move(config)),
+      options_(NodeOptions::from_config(config_)),
+      cluster_(ClusterOptions::from_config(config_)) {
   // Volumes and exports the admin created at run time live beside the node's other state.
   if (std::filesystem::exists(admin_volumes_file()))
     config_.append(Config::load(admin_volumes_file()));
@@ -50,8 +56,28 @@ void Node::start() {
     journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_));
   else
     log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
-  volumes_ = std::make_shared<LocalVolumes>();
+  if (cluster_) {
+    router_ = std::make_shared<interconnect::ClusterRouter>(
+        options_.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
+          auto it = peers_.find(node);
+          return it == peers_.end() ? nullptr : it->second;
+        });
+    resolver_ = router_;
+    for (const auto& p : cluster_->peers) {
+      interconnect::PeerClientOptions po;
+      po.host = p.host;
+      po.port = p.port;
+      po.cluster_name = cluster_->name;
+      po.local_node = options_.name;
+      po.expected_peer = p.name;
+      peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
+    }
+  } else {
+    volumes_ = std::make_shared<LocalVolumes>();
+    resolver_ = volumes_;
+  }
   open_volumes();
+  start_interconnect();
   start_rpc();
   start_admin();
   started_ = true;
@@ -63,7 +89,45 @@ void Node::start() {
 void Node::open_volumes() {
   auto sections = config_.sections("volume");
   if (sections.empty()) throw ConfigError(config_.origin() + ": no [volume NAME] section");
-  for (const ConfigSection* s : sections) open_volume(*s, config_);
+  for (const ConfigSection* s : sections) {
+    const PeerOptions* owner = cluster_ ? cluster_->owner_of(s->name()) : nullptr;
+    if (!owner) {
+      open_volume(*s, config_);
+      continue;
+    }
+    // Owned by a peer: requests for it are forwarded; its root is learned from the owner.
+    auto id = static_cast<uint32_t>(s->get_int("id", 0));
+    router_->add_remote(id);
+    router_->set_owner(id, owner->name);
+    log_line("volume " + s->name() + " (id " + std::to_string(id) + "): owned by " + owner->name +
+             ", forwarded over the interconnect");
+  }
+}
+
+void Node::serve_local(std::shared_ptr<fs::Volume> volume) {
+  if (!router_) {
+    volumes_->add(std::move(volume));
+    return;
+  }
+  uint32_t id = volume->id();
+  router_->add_local(std::move(volume));
+  router_->set_owner(id, options_.name);
+}
+
+void Node::start_interconnect() {
+  if (!cluster_) return;
+  interconnect::InterconnectServerOptions io;
+  io.host = cluster_->host;
+  io.port = cluster_->port;
+  io.cluster_name = cluster_->name;
+  io.local_node = options_.name;
+  interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
+  volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
+  volume_server_->attach(*interconnect_);
+  interconnect_->start();
+  for (auto& [name, peer] : peers_) peer->start();
+  log_line("cluster " + cluster_->name + ": interconnect on " + cluster_->host + ":" +
+           std::to_string(interconnect_->port()) + ", " + std::to_string(peers_.size()) + " peer(s)");
 }
 
 void Node::open_volume(const ConfigSection& section, const Config& config) {
@@ -74,7 +138,7 @@ void Node::open_volume(const ConfigSection& section, const Config& config) {
   std::lock_guard lock(volumes_mu_);
   lfs_.push_back(lfs);
   if (!journal_) {
-    volumes_->add(lfs);
+    serve_local(lfs);
     return;
   }
   auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
@@ -85,7 +149,7 @@ void Node::open_volume(const ConfigSection& section, const Config& config) {
       << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
   log_line(msg.str());
   journaled_.push_back(journaled);
-  volumes_->add(journaled);
+  serve_local(journaled);
 }
 
 // `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
@@ -104,8 +168,8 @@ void Node::start_rpc() {
   auto handles = nfs::HandleCodec::from_key_file(options_.handle_key);
   auto mounts = std::make_shared<nfs::MountTable>(options_.in_data_dir("rmtab"));
   rpc_ = std::make_unique<rpc::RpcServer>(ro);
-  rpc_->add_service(std::make_shared<nfs::Nfs3Service>(volumes_, exports, handles));
-  rpc_->add_service(std::make_shared<nfs::MountService>(volumes_, exports, handles, mounts));
+  rpc_->add_service(std::make_shared<nfs::Nfs3Service>(resolver_, exports, handles));
+  rpc_->add_service(std::make_shared<nfs::MountService>(resolver_, exports, handles, mounts));
   rpc_->start();
   // nfs_port == mount_port leaves a single listener that serves both programs.
   const auto& ports = rpc_->bound_ports();
@@ -142,11 +206,19 @@ void Node::stop() {
   started_ = false;
   if (control_) control_->stop();
   if (rpc_) rpc_->stop();
+  // Peers' forwarded calls stop before the volumes they run on close.
+  if (interconnect_) interconnect_->stop();
+  for (auto& [name, peer] : peers_) peer->stop();
   if (journal_) journal_->shutdown();
   journaled_.clear();
   for (auto& v : lfs_) v->close();
   lfs_.clear();
   volumes_.reset();
+  interconnect_.reset();
+  volume_server_.reset();
+  router_.reset();
+  resolver_.reset();
+  peers_.clear();
   journal_.reset();
   lock_.reset();
 }

@@ -3,11 +3,14 @@
 // MOUNT programs -> RPC transport, plus the admin control socket.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_options.h"
 #include "cluster/data_dir_lock.h"
 #include "cluster/local_volumes.h"
 #include "cluster/node_options.h"
@@ -25,6 +28,12 @@ class RpcServer;
 }
 namespace nasd::nfs {
 class Exports;
+}
+namespace nasd::interconnect {
+class ClusterRouter;
+class InterconnectServer;
+class PeerClient;
+class VolumeServer;
 }
 namespace nasd::admin {
 class CommandRegistry;
@@ -60,6 +69,11 @@ class Node {
   std::string volume_command(const std::vector<std::string>& args);
   std::string create_volume(const std::vector<std::string>& args);
   std::string admin_volumes_file() const { return options_.in_data_dir("volumes.conf"); }
+  // Serves `volume` from this node: in the router when clustered, else in LocalVolumes.
+  void serve_local(std::shared_ptr<fs::Volume> volume);
+  // Clustered: the interconnect listener that executes peers' forwarded calls on the volumes
+  // this node owns, and a link to every peer for the volumes it owns.
+  void start_interconnect();
   void start_rpc();
   void start_admin();
   std::string volumes_status() const;
@@ -70,7 +84,13 @@ class Node {
   std::shared_ptr<nvram::Journal> journal_;
   std::vector<std::shared_ptr<fs::lfs::LfsVolume>> lfs_;
   std::vector<std::shared_ptr<nvram::JournalVolume>> journaled_;
-  std::shared_ptr<LocalVolumes> volumes_;
+  std::optional<ClusterOptions> cluster_;
+  std::shared_ptr<fs::VolumeResolver> resolver_;  // what the NFS and MOUNT programs ask
+  std::shared_ptr<LocalVolumes> volumes_;                 // alone
+  std::shared_ptr<interconnect::ClusterRouter> router_;   // clustered
+  std::map<std::string, std::shared_ptr<interconnect::PeerClient>> peers_;
+  std::unique_ptr<interconnect::VolumeServer> volume_server_;
+  std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::shared_ptr<nfs::Exports> exports_;
   mutable std::mutex volumes_mu_;  // lfs_/journaled_ change when the admin creates a volume
   std::mutex admin_mu_;            // one volume creation at a time

@@ -77,7 +77,7 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
       next = std::max<uint32_t>(next, static_cast<uint32_t>(s->get_int("id", 0)) + 1);
     id = next;
   }
-  if (volumes_->find(*id)) throw std::invalid_argument("volume id " + std::to_string(*id) + " is in use");
+  if (resolver_->find(*id)) throw std::invalid_argument("volume id " + std::to_string(*id) + " is in use");
 
   std::ostringstream text;
   text << "\n# created by `nasd-admin volume create`\n"
