@@ -77,6 +77,10 @@ void Node::start() {
     resolver_ = volumes_;
   }
   open_volumes();
+  namespace_root_ = std::make_shared<NamespaceRoot>(resolver_.get());
+  for (const ConfigSection* v : config_.sections("volume"))
+    namespace_root_->add_entry(v->name(), static_cast<uint32_t>(v->get_int("id", 0)));
+  serve_local(namespace_root_);
   start_interconnect();
   start_rpc();
   start_admin();
@@ -164,6 +168,7 @@ void Node::start_rpc() {
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
   ro.log = log_line;
   exports_ = nfs::Exports::from_config(config_);
+  export_namespace_root();
   auto& exports = exports_;
   auto handles = nfs::HandleCodec::from_key_file(options_.handle_key);
   auto mounts = std::make_shared<nfs::MountTable>(options_.in_data_dir("rmtab"));
@@ -175,6 +180,20 @@ void Node::start_rpc() {
   const auto& ports = rpc_->bound_ports();
   rpc_->register_with_rpcbind(kNfsProgram, 3, ports.front());
   for (uint32_t v = 1; v <= 3; v++) rpc_->register_with_rpcbind(kMountProgram, v, ports.back());
+}
+
+void Node::export_namespace_root() {
+  auto all = exports_->all();
+  if (all.empty()) return;
+  for (const auto& e : all)
+    if (e.path == "/r") return;
+  nfs::ExportPolicy r = all.front();
+  r.path = "/r";
+  r.path_components = {"r"};
+  r.volume_name = "r";
+  r.volume_id = NamespaceRoot::kVolumeId;
+  r.read_only = true;
+  exports_->add(std::move(r));
 }
 
 void Node::start_admin() {
@@ -214,6 +233,7 @@ void Node::stop() {
   for (auto& v : lfs_) v->close();
   lfs_.clear();
   volumes_.reset();
+  namespace_root_.reset();
   interconnect_.reset();
   volume_server_.reset();
   router_.reset();

@@ -13,6 +13,7 @@
 #include "cluster/cluster_options.h"
 #include "cluster/data_dir_lock.h"
 #include "cluster/local_volumes.h"
+#include "cluster/namespace_root.h"
 #include "cluster/node_options.h"
 #include "util/config.h"
 
@@ -75,6 +76,8 @@ class Node {
   // this node owns, and a link to every peer for the volumes it owns.
   void start_interconnect();
   void start_rpc();
+  // Exports /r (read-only, to the clients of the first export) unless the config exports it.
+  void export_namespace_root();
   void start_admin();
   std::string volumes_status() const;
 
@@ -92,6 +95,7 @@ class Node {
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::shared_ptr<nfs::Exports> exports_;
+  std::shared_ptr<NamespaceRoot> namespace_root_;  // /r: one entry per volume, on every node
   mutable std::mutex volumes_mu_;  // lfs_/journaled_ change when the admin creates a volume
   std::mutex admin_mu_;            // one volume creation at a time
   std::unique_ptr<rpc::RpcServer> rpc_;

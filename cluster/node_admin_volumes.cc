@@ -95,6 +95,7 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
 
   open_volume(*added.section("volume", name), merged);
   exports_->add(*policy);
+  namespace_root_->add_entry(name, *id);
   append_durably(admin_volumes_file(), text.str());
   config_ = std::move(merged);
   return "volume " + name + " (id " + std::to_string(*id) + ", " + args[2] + ") created and exported as /r/" +

@@ -239,6 +239,17 @@ class Volume {
                         Wcc* wcc) = 0;
 };
 
+// A name in one volume that leads to the root of another: what the cluster name space root
+// (/r) answers for its entries /r/vN. The protocol side never puts a junction in a file handle;
+// it hands out the target volume's root handle instead, so a client that crosses /r sees each
+// volume exactly as a client that mounted it directly.
+inline constexpr uint64_t kJunctionIno = UINT64_MAX;
+inline InodeId junction_to(uint32_t volume_id) { return InodeId{kJunctionIno, volume_id}; }
+inline std::optional<uint32_t> junction_target(const InodeId& id) {
+  if (id.ino != kJunctionIno) return std::nullopt;
+  return id.gen;
+}
+
 // How the protocol side finds the volume a file handle names. The cluster router implements it
 // (local volume or a proxy that forwards to the owning node).
 class VolumeResolver {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two nasd nodes, each owning one volume: a client of either node reads and writes both volumes,
 # the node that does not own a volume forwarding every request over the interconnect, and the
-# data lands only in the owner's backing file. Runs in a private network namespace.
+# data lands only in the owner's backing file; /r on either node lists both volumes. Runs in a private network namespace.
 #   two_node_forwarding_test.sh NASD_BINARY NASD_FSCK   (exit 77 = skipped)
 set -euo pipefail
 nasd=$1
@@ -55,7 +55,8 @@ CONF
 node_config a 5049 5048 5100 v0 b 5200 v1
 node_config b 6049 6048 5200 v1 a 5100 v0
 for n in a b; do "$nasd" --config "$dir/$n/nasd.conf" 2>"$dir/$n/nasd.log" & pids+=($!); done
-url() { echo "nfs://127.0.0.1/r/$2$3?nfsport=$1&mountport=$(($1 - 1))&version=3"; }
+# url PORT VOLUME PATH: VOLUME "" names the name space root /r itself.
+url() { echo "nfs://127.0.0.1/r${2:+/$2}$3?nfsport=$1&mountport=$(($1 - 1))&version=3"; }
 for port in 5049 6049; do
   for _ in $(seq 100); do nfs-ls "$(url $port v0 "")" >/dev/null 2>&1 && break; sleep 0.1; done
 done
@@ -72,6 +73,14 @@ for check in "6049 v1 /via-a" "5049 v1 /via-a" "5049 v0 /via-b" "6049 v0 /via-b"
 done
 names_a=$(nfs-ls "$(url 5049 v1 "")"); names_b=$(nfs-ls "$(url 6049 v1 "")")
 [[ $names_a == "$names_b" ]] || fail "v1 lists differently through the two nodes"
+# The name space root /r lists every volume on either node, and crossing it reaches the owner.
+for port in 5049 6049; do
+  root=$(nfs-ls "$(url $port "" "")") || fail "ls /r through port $port"
+  grep -qE ' v0$' <<<"$root" && grep -qE ' v1$' <<<"$root" || fail "/r through port $port lacks a volume: $root"
+  tree=$(nfs-ls -R "$(url $port "" "")") || fail "ls -R /r through port $port"
+  grep -qE ' v1/via-a$' <<<"$tree" && grep -qE ' v0/via-b$' <<<"$tree" || fail "ls -R /r through port $port: $tree"
+done
+if nfs-cp "$dir/payload" "$(url 5049 "" /stray)" >/dev/null 2>&1; then fail "a file was created in /r"; fi
 
 for n in a b; do kill -TERM "${pids[0]}"; wait "${pids[0]}" || fail "node did not stop cleanly"; pids=("${pids[@]:1}"); done
 # Each volume exists, and holds the data, only on its owner.

@@ -125,11 +125,19 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
   fs::OpContext ctx;
   ctx.cred = policy->credential_for(call.cred);
   fs::InodeId inode = volume->root();
+  uint32_t volume_id = policy->volume_id;
   for (size_t i = matched; i < components.size(); i++) {
     std::optional<fs::Attr> attr, dir_attr;
     fs::InodeId next;
     fs::Status st = volume->lookup(ctx, inode, components[i], &next, &attr, &dir_attr);
     if (st != fs::Status::Ok) return to_mountstat(st);
+    if (auto other = fs::junction_target(next)) {  // /r/vN: continue at that volume's root
+      volume = volumes_->find(*other);
+      if (!volume) return MNT3ERR_NOENT;
+      volume_id = *other;
+      next = volume->root();
+      attr.reset();
+    }
     if (!attr) {
       fs::Attr a;
       st = volume->getattr(ctx, next, &a);
@@ -139,7 +147,7 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
     if (attr->type != fs::FileType::Dir) return MNT3ERR_NOTDIR;
     inode = next;
   }
-  out->handle = handles_->encode(policy->volume_id, inode);
+  out->handle = handles_->encode(volume_id, inode);
   out->path = join_path(components);
   return MNT3_OK;
 }

@@ -55,7 +55,12 @@ class Nfs3Call {
   // As open(), and ROFS when the export is read-only: for procedures that change the volume.
   nfsstat3 open_for_change(const nfs_fh3& fh, Target* out) const;
 
+  // The handle of `inode` in t's volume; a junction becomes the root of the volume it names.
   FileHandle handle_for(const Target& t, fs::InodeId inode) const {
+    if (auto other = fs::junction_target(inode)) {
+      fs::Volume* v = deps_.volumes->find(*other);
+      return deps_.handles->encode(*other, v ? v->root() : fs::InodeId{});
+    }
     return deps_.handles->encode(t.volume_id, inode);
   }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
