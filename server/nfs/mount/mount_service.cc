@@ -125,6 +125,9 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
   fs::OpContext ctx;
   ctx.cred = policy->credential_for(call.cred);
   fs::InodeId inode = volume->root();
+  // A volume forwarded to an owner that has not answered yet has no known root: refuse rather
+  // than hand out a handle that will never work.
+  if (inode == fs::InodeId{}) return MNT3ERR_SERVERFAULT;
   uint32_t volume_id = policy->volume_id;
   for (size_t i = matched; i < components.size(); i++) {
     std::optional<fs::Attr> attr, dir_attr;
@@ -136,6 +139,7 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
       if (!volume) return MNT3ERR_NOENT;
       volume_id = *other;
       next = volume->root();
+      if (next == fs::InodeId{}) return MNT3ERR_SERVERFAULT;
       attr.reset();
     }
     if (!attr) {
