@@ -118,12 +118,9 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
     fill_wcc(dir_wcc, pre, d);
     return s;
   };
-  if (name == "." || name == "..") return fail(Status::Exist);
-  if ((st = check_name(name)) != Status::Ok) return fail(st);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
   DirRecord rec;
   bool found;
-  if ((st = Directory(store_.get(), d).lookup(name, &rec, &found)) != Status::Ok) return fail(st);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
   CachedInode* c = nullptr;
   if (found) {
     if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
@@ -166,12 +163,9 @@ Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name
     fill_wcc(dir_wcc, pre, d);
     return s;
   };
-  if (name == "." || name == "..") return fail(Status::Exist);
-  if ((st = check_name(name)) != Status::Ok) return fail(st);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
   DirRecord rec;
   bool found;
-  if ((st = Directory(store_.get(), d).lookup(name, &rec, &found)) != Status::Ok) return fail(st);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
   if (found) {
     bool replay = ctx.forced_inode && ctx.forced_inode->ino == rec.ino;
     if (!replay) return fail(Status::Exist);
@@ -234,13 +228,10 @@ Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name
   };
   bool device = type == FileType::Chr || type == FileType::Blk;
   if (!device && type != FileType::Sock && type != FileType::Fifo) return fail(Status::BadType);
-  if (name == "." || name == "..") return fail(Status::Exist);
-  if ((st = check_name(name)) != Status::Ok) return fail(st);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
-  if (device && ctx.cred.uid != 0) return fail(Status::Perm);
   DirRecord rec;
   bool found;
-  if ((st = Directory(store_.get(), d).lookup(name, &rec, &found)) != Status::Ok) return fail(st);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
+  if (device && ctx.cred.uid != 0) return fail(Status::Perm);
   if (found) return fail(Status::Exist);
   CachedInode* c;
   if ((st = new_object(ctx, d, name, type, sa, &c)) != Status::Ok) return fail(st);

@@ -142,6 +142,14 @@ Status LfsVolume::begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre) {
   return Status::Ok;
 }
 
+Status LfsVolume::find_new_name(const OpContext& ctx, CachedInode* d, std::string_view name,
+                                DirRecord* rec, bool* found) {
+  if (name == "." || name == "..") return Status::Exist;
+  if (Status st = check_name(name); st != Status::Ok) return st;
+  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return Status::Access;
+  return Directory(store_.get(), d).lookup(name, rec, found);
+}
+
 Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
                                 const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
                                 Wcc* dir_wcc) {

@@ -101,6 +101,11 @@ class LfsVolume : public JournalTarget {
   // The start of every call that changes a directory (lock held): the volume is usable, the
   // cache is within budget, `dir` is a live directory, and its pre-operation attributes.
   Status begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre);
+  // The checks of a call that adds `name` to directory `d`, in the order RFC 1813 clients
+  // expect (reserved name, name rules, write+search permission), then whether the name is
+  // taken: `*found`, with its record in `*rec`.
+  Status find_new_name(const OpContext& ctx, CachedInode* d, std::string_view name,
+                       DirRecord* rec, bool* found);
   // The reply of a call that made object `c` in directory `d`: its id, attributes and the
   // directory's WCC data, after finish() made the change durable (or journalled).
   Status reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
