@@ -20,10 +20,7 @@
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
 #include "server/nfs/exports/exports.h"
-#include "server/nfs/handle/handle_codec.h"
-#include "server/nfs/mount/mount_service.h"
-#include "server/nfs/mount/mount_table.h"
-#include "server/nfs/nfs3/nfs3_service.h"
+#include "server/nfs/nfs_programs.h"
 #include "server/rpc/rpc_server.h"
 #include "server/rpc/rpc_server_options.h"
 
@@ -53,7 +50,7 @@ void Node::start() {
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
   if (journal_enabled())
-    journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_));
+    journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_, options_.data_dir));
   else
     log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
   if (cluster_) {
@@ -167,14 +164,13 @@ void Node::start_rpc() {
   const ConfigSection* node = config_.section("node");
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
   ro.log = log_line;
-  exports_ = nfs::Exports::from_config(config_);
+  nfs::NfsPrograms programs =
+      nfs::make_nfs_programs(config_, resolver_, options_.data_dir, options_.handle_key);
+  exports_ = programs.exports;
   export_namespace_root();
-  auto& exports = exports_;
-  auto handles = nfs::HandleCodec::from_key_file(options_.handle_key);
-  auto mounts = std::make_shared<nfs::MountTable>(options_.in_data_dir("rmtab"));
   rpc_ = std::make_unique<rpc::RpcServer>(ro);
-  rpc_->add_service(std::make_shared<nfs::Nfs3Service>(resolver_, exports, handles));
-  rpc_->add_service(std::make_shared<nfs::MountService>(resolver_, exports, handles, mounts));
+  rpc_->add_service(programs.nfs);
+  rpc_->add_service(programs.mount);
   rpc_->start();
   // nfs_port == mount_port leaves a single listener that serves both programs.
   const auto& ports = rpc_->bound_ports();

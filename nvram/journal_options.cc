@@ -19,13 +19,8 @@ std::chrono::milliseconds get_ms(const ConfigSection& s, const std::string& key,
 
 }  // namespace
 
-JournalOptions JournalOptions::from_config(const Config& cfg) {
+JournalOptions JournalOptions::from_config(const Config& cfg, const std::string& data_dir) {
   JournalOptions o;
-  std::string data_dir;
-  if (const ConfigSection* node = cfg.section("node"))
-    data_dir = cfg.resolve_path(node->get("data_dir", "."));
-  else
-    data_dir = cfg.resolve_path(".");
   o.path = join_path(data_dir, "nvram.img");
   const ConfigSection* s = cfg.section("nvram");
   if (s == nullptr) return o;

@@ -31,9 +31,10 @@ struct JournalOptions {
   // Longest a commit waits for the partner's ack before declaring the mirror lost.
   std::chrono::milliseconds mirror_timeout{2000};
 
-  // Reads [nvram] (every key optional) and [node] data_dir, which relative paths are under.
+  // Reads [nvram] (every key optional); a relative file is taken inside `data_dir`, the node's
+  // resolved data folder (the node owns [node], so the path is resolved in one place).
   // Throws ConfigError naming the key on a bad or unknown value.
-  static JournalOptions from_config(const Config& cfg);
+  static JournalOptions from_config(const Config& cfg, const std::string& data_dir);
 };
 
 }  // namespace nasd::nvram

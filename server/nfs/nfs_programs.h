@@ -1,7 +1,7 @@
 // Everything the daemon needs to serve NFS: the NFSv3 and MOUNT services built from the
 // configuration, ready for rpc::RpcServer::add_service().
 //
-//   auto programs = nasd::nfs::make_nfs_programs(config, resolver);  // throws on bad config
+//   auto programs = nasd::nfs::make_nfs_programs(config, resolver, data_dir, key_path);
 //   server.add_service(programs.nfs);
 //   server.add_service(programs.mount);
 #pragma once
@@ -30,10 +30,11 @@ struct NfsPrograms {
 // The mount table's file inside data_dir.
 inline constexpr const char* kMountTableFile = "rmtab";
 
-// Reads [node] data_dir (relative to the config file) and handle_key (inside data_dir,
-// default handle.key; created on first start), and every [export PATH] section. The mount
-// table lives in data_dir/rmtab. Throws ConfigError for bad exports or a missing data_dir,
+// Reads every [export PATH] section; `data_dir` and `handle_key_path` are the node's resolved
+// data folder and handle key file (created on first start). The mount table lives in
+// data_dir/rmtab. Throws ConfigError for bad exports or an empty data_dir,
 // std::runtime_error when the key or mount table cannot be read or created.
-NfsPrograms make_nfs_programs(const Config& config, std::shared_ptr<fs::VolumeResolver> volumes);
+NfsPrograms make_nfs_programs(const Config& config, std::shared_ptr<fs::VolumeResolver> volumes,
+                              const std::string& data_dir, const std::string& handle_key_path);
 
 }  // namespace nasd::nfs

@@ -8,8 +8,8 @@ namespace {
 
 TEST(JournalOptions, ReadsTheShippedKeysAndResolvesTheFileInsideDataDir) {
   Config cfg = Config::parse(
-      "[node]\ndata_dir = /srv/nasd\n[nvram]\nfile = nv.img\nsize = 64M\nmode = host\n");
-  JournalOptions o = JournalOptions::from_config(cfg);
+      "[nvram]\nfile = nv.img\nsize = 64M\nmode = host\n");
+  JournalOptions o = JournalOptions::from_config(cfg, "/srv/nasd");
   EXPECT_EQ(o.path, "/srv/nasd/nv.img");
   EXPECT_EQ(o.size, 64ull << 20);
   EXPECT_EQ(o.mode, DurabilityMode::Host);
@@ -18,10 +18,10 @@ TEST(JournalOptions, ReadsTheShippedKeysAndResolvesTheFileInsideDataDir) {
 
 TEST(JournalOptions, OptionalTuningAndMirrorKeys) {
   Config cfg = Config::parse(
-      "[node]\ndata_dir = /d\n[nvram]\nflush_threshold = 70\nflush_interval_ms = 250\n"
+      "[nvram]\nflush_threshold = 70\nflush_interval_ms = 250\n"
       "space_wait_ms = 1500\nmirror = 127.0.0.1:7070\nmirror_policy = fail\n"
       "mirror_timeout_ms = 300\n");
-  JournalOptions o = JournalOptions::from_config(cfg);
+  JournalOptions o = JournalOptions::from_config(cfg, "/d");
   EXPECT_EQ(o.path, "/d/nvram.img");
   EXPECT_EQ(o.size, 2ull << 30);
   EXPECT_EQ(o.mode, DurabilityMode::Process);
@@ -36,7 +36,7 @@ TEST(JournalOptions, OptionalTuningAndMirrorKeys) {
 TEST(JournalOptions, BadValuesAreClearErrors) {
   auto bad = [](const std::string& nvram) {
     try {
-      JournalOptions::from_config(Config::parse("[nvram]\n" + nvram + "\n"));
+      JournalOptions::from_config(Config::parse("[nvram]\n" + nvram + "\n"), "/d");
     } catch (const ConfigError& e) {
       return std::string(e.what());
     }
