@@ -1,5 +1,6 @@
 #include "cluster/cluster_options.h"
 
+#include <filesystem>
 #include <set>
 
 namespace nasd::cluster {
@@ -25,7 +26,10 @@ void parse_host_port(const std::string& text, const std::string& what, std::stri
 std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) {
   const ConfigSection* c = config.section("cluster");
   if (!c) return std::nullopt;
-  if (auto unknown = c->unknown_keys({"name", "interconnect"}); !unknown.empty())
+  if (auto unknown = c->unknown_keys({"name", "interconnect", "shared_dir", "mirror_listen",
+                                      "failback", "heartbeat_ms", "missed_heartbeats",
+                                      "lease_ms", "startup_grace_ms"});
+      !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
   o.name = c->get("name");
@@ -35,7 +39,9 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   std::set<std::string> claimed;
   for (const ConfigSection* s : config.sections("peer")) {
     std::string where = "[peer " + s->name() + "]";
-    if (auto unknown = s->unknown_keys({"interconnect", "volumes"}); !unknown.empty())
+    if (auto unknown = s->unknown_keys(
+            {"interconnect", "volumes", "mirror", "listen", "nfs_port", "mount_port"});
+        !unknown.empty())
       throw ConfigError(where + " unknown key '" + unknown[0] + "'");
     PeerOptions p;
     p.name = s->name();
@@ -47,9 +53,47 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
       if (!config.section("volume", v)) throw ConfigError(where + ": no [volume " + v + "]");
       if (!claimed.insert(v).second) throw ConfigError(where + ": volume " + v + " claimed twice");
     }
+    p.mirror = s->get("mirror");
+    p.vs_listen = s->get("listen");
+    p.vs_nfs_port = static_cast<uint16_t>(s->get_int("nfs_port", 0));
+    p.vs_mount_port = static_cast<uint16_t>(s->get_int("mount_port", 0));
     o.peers.push_back(std::move(p));
   }
+  if (c->has("shared_dir")) o.failover = failover_from_config(config, *c, o.peers);
   return o;
+}
+
+FailoverOptions ClusterOptions::failover_from_config(const Config& config, const ConfigSection& c,
+                                                     const std::vector<PeerOptions>& peers) {
+  if (peers.size() != 1)
+    throw ConfigError("[cluster] shared_dir (failover) needs exactly one [peer]: the partner");
+  const PeerOptions& p = peers.front();
+  const std::string where = "[peer " + p.name + "]";
+  FailoverOptions f;
+  f.shared_dir = std::filesystem::absolute(config.resolve_path(c.get("shared_dir")))
+                     .lexically_normal()
+                     .string();
+  parse_host_port(c.get("mirror_listen"), "[cluster] mirror_listen", &f.mirror_host,
+                  &f.mirror_port);
+  std::string mirror_host;
+  uint16_t mirror_port;
+  parse_host_port(p.mirror, where + " mirror", &mirror_host, &mirror_port);
+  if (p.vs_listen.empty() || p.vs_nfs_port == 0 || p.vs_mount_port == 0)
+    throw ConfigError(where + ": listen, nfs_port and mount_port (its virtual server) are "
+                      "required for failover");
+  std::string failback = c.get("failback", "manual");
+  if (failback != "manual" && failback != "auto")
+    throw ConfigError("[cluster] failback = " + failback + ": expected manual or auto");
+  f.auto_failback = failback == "auto";
+  f.heartbeat_ms = c.get_int("heartbeat_ms", f.heartbeat_ms);
+  f.missed_heartbeats = static_cast<int>(c.get_int("missed_heartbeats", f.missed_heartbeats));
+  f.lease_ms = c.get_int("lease_ms", f.lease_ms);
+  f.startup_grace_ms = c.get_int("startup_grace_ms", f.startup_grace_ms);
+  if (f.heartbeat_ms <= 0 || f.missed_heartbeats <= 0 || f.lease_ms < 1000 ||
+      f.startup_grace_ms < 0)
+    throw ConfigError("[cluster] heartbeat_ms and missed_heartbeats must be positive and "
+                      "lease_ms at least 1000");
+  return f;
 }
 
 const PeerOptions* ClusterOptions::owner_of(const std::string& volume) const {

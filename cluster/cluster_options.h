@@ -8,6 +8,21 @@
 //   [peer node1]
 //   interconnect = 127.0.0.1:7002
 //   volumes = v1                     # [volume NAME]s that node1 owns and this node forwards to it
+//
+// Failover (an HA pair: exactly one peer) is on when [cluster] names a shared folder:
+//   [cluster]
+//   shared_dir = ../san              # the "SAN": every volume's backing file and the lease files
+//   mirror_listen = 127.0.0.1:7101   # where this node keeps the copy of its partner's NVRAM
+//   failback = manual                # or auto: take the home volumes back once the partner lets go
+//   heartbeat_ms = 200               # partner suspected after missed_heartbeats silent intervals
+//   missed_heartbeats = 5
+//   lease_ms = 4000                  # how long a volume lease lasts at the authority
+//   startup_grace_ms = 10000         # after a start, wait this long for a silent partner
+//   [peer node1]
+//   mirror = 127.0.0.1:7102          # the partner's mirror: this node's journal is copied there
+//   listen = 127.0.0.1               # the partner's virtual server, served here after a takeover
+//   nfs_port = 2149
+//   mount_port = 20148
 #pragma once
 
 #include <cstdint>
@@ -25,6 +40,21 @@ struct PeerOptions {
   std::string host;
   uint16_t port = 0;
   std::vector<std::string> volumes;  // volume section names
+  // Failover only: the partner's mirror and its virtual server address.
+  std::string mirror;  // host:port
+  std::string vs_listen;
+  uint16_t vs_nfs_port = 0, vs_mount_port = 0;
+};
+
+struct FailoverOptions {
+  std::string shared_dir;     // absolute
+  std::string mirror_host;    // this node's mirror of the partner's journal
+  uint16_t mirror_port = 0;
+  bool auto_failback = false;
+  int64_t heartbeat_ms = 200;
+  int missed_heartbeats = 5;
+  int64_t lease_ms = 4000;
+  int64_t startup_grace_ms = 10000;  // a partner never heard from is not taken over before
 };
 
 struct ClusterOptions {
@@ -32,12 +62,19 @@ struct ClusterOptions {
   std::string host;
   uint16_t port = 0;
   std::vector<PeerOptions> peers;
+  std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; then peers.size()==1
 
   // nullopt without a [cluster] section. Throws ConfigError on an unknown key, a bad address,
   // a peer without volumes, a volume claimed twice or a volume with no [volume] section.
   static std::optional<ClusterOptions> from_config(const Config& config);
   // The peer that owns [volume NAME], or nullptr when this node owns it.
   const PeerOptions* owner_of(const std::string& volume) const;
+  // Failover: the one peer.
+  const PeerOptions& partner() const { return peers.front(); }
+
+ private:
+  static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,
+                                              const std::vector<PeerOptions>& peers);
 };
 
 // "host:port" -> parts; throws ConfigError naming `what`.

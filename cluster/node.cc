@@ -11,24 +11,18 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
 #include "cluster/interconnect/volume_server.h"
-#include "fs/lfs/lfs_volume.h"
-#include "fs/lfs/options.h"
 #include "nvram/journal.h"
 #include "nvram/journal_options.h"
-#include "nvram/journal_volume.h"
 #include "server/admin/command_registry.h"
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/nfs_programs.h"
-#include "server/rpc/rpc_server.h"
+#include "server/rpc/call_stats.h"
 #include "server/rpc/rpc_server_options.h"
 
 namespace nasd::cluster {
 namespace {
-
-constexpr uint32_t kNfsProgram = 100003;
-constexpr uint32_t kMountProgram = 100005;
 
 void log_line(const std::string& text) { std::fprintf(stderr, "nasd: %s\n", text.c_str()); }
 
@@ -49,26 +43,10 @@ void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
-  if (journal_enabled())
-    journal_ = nvram::Journal::open(nvram::JournalOptions::from_config(config_, options_.data_dir));
-  else
-    log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
+  open_journal();
+  hosted_ = std::make_unique<HostedVolumes>(journal_, log_line);
   if (cluster_) {
-    router_ = std::make_shared<interconnect::ClusterRouter>(
-        options_.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
-          auto it = peers_.find(node);
-          return it == peers_.end() ? nullptr : it->second;
-        });
-    resolver_ = router_;
-    for (const auto& p : cluster_->peers) {
-      interconnect::PeerClientOptions po;
-      po.host = p.host;
-      po.port = p.port;
-      po.cluster_name = cluster_->name;
-      po.local_node = options_.name;
-      po.expected_peer = p.name;
-      peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
-    }
+    make_router();
   } else {
     volumes_ = std::make_shared<LocalVolumes>();
     resolver_ = volumes_;
@@ -78,26 +56,68 @@ void Node::start() {
   for (const ConfigSection* v : config_.sections("volume"))
     namespace_root_->add_entry(v->name(), static_cast<uint32_t>(v->get_int("id", 0)));
   serve_local(namespace_root_);
-  start_interconnect();
   start_rpc();
+  start_interconnect();
   start_admin();
   started_ = true;
 }
 
-// Each volume is recovered in two steps before it is served: the LFS rolls forward from its
-// last checkpoint to the last complete log unit, then the journal replays every record that
-// the LFS had not yet absorbed. Only then do clients see it.
+void Node::open_journal() {
+  if (!journal_enabled()) {
+    log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
+    return;
+  }
+  nvram::JournalOptions jo = nvram::JournalOptions::from_config(config_, options_.data_dir);
+  // In an HA pair every record reaches the partner's copy before it is acknowledged.
+  if (cluster_ && cluster_->failover && jo.mirror.empty()) jo.mirror = cluster_->partner().mirror;
+  journal_ = nvram::Journal::open(jo);
+}
+
+// `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
+// stable operation themselves. Kept for benchmarks that measure what the journal buys.
+bool Node::journal_enabled() const {
+  const ConfigSection* s = config_.section("nvram");
+  return !(s && s->get("mode") == "off");
+}
+
+void Node::make_router() {
+  router_ = std::make_shared<interconnect::ClusterRouter>(
+      options_.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
+        auto it = peers_.find(node);
+        return it == peers_.end() ? nullptr : it->second;
+      });
+  resolver_ = router_;
+  for (const auto& p : cluster_->peers) {
+    interconnect::PeerClientOptions po;
+    po.host = p.host;
+    po.port = p.port;
+    po.cluster_name = cluster_->name;
+    po.local_node = options_.name;
+    po.expected_peer = p.name;
+    peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
+  }
+}
+
+// Each volume is recovered in two steps before it is served (HostedVolumes): the LFS rolls
+// forward from its last checkpoint, then the journal replays what the LFS had not absorbed.
 void Node::open_volumes() {
   auto sections = config_.sections("volume");
   if (sections.empty()) throw ConfigError(config_.origin() + ": no [volume NAME] section");
   for (const ConfigSection* s : sections) {
+    auto id = static_cast<uint32_t>(s->get_int("id", 0));
+    if (cluster_ && cluster_->failover) {
+      // Nobody's until the membership grants a lease: requests meanwhile go to the partner,
+      // which answers NFS3ERR_JUKEBOX for what it does not serve either.
+      router_->add_remote(id);
+      router_->set_owner(id, cluster_->partner().name);
+      continue;
+    }
     const PeerOptions* owner = cluster_ ? cluster_->owner_of(s->name()) : nullptr;
     if (!owner) {
-      open_volume(*s, config_);
+      serve_local(hosted_->open(*s, config_, options_.data_dir));
       continue;
     }
     // Owned by a peer: requests for it are forwarded; its root is learned from the owner.
-    auto id = static_cast<uint32_t>(s->get_int("id", 0));
     router_->add_remote(id);
     router_->set_owner(id, owner->name);
     log_line("volume " + s->name() + " (id " + std::to_string(id) + "): owned by " + owner->name +
@@ -125,57 +145,52 @@ void Node::start_interconnect() {
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
   volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
   volume_server_->attach(*interconnect_);
+  if (failover_) failover_->attach(*interconnect_);
   interconnect_->start();
   for (auto& [name, peer] : peers_) peer->start();
   log_line("cluster " + cluster_->name + ": interconnect on " + cluster_->host + ":" +
            std::to_string(interconnect_->port()) + ", " + std::to_string(peers_.size()) + " peer(s)");
-}
-
-void Node::open_volume(const ConfigSection& section, const Config& config) {
-  fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, options_.data_dir);
-  std::string err;
-  std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
-  if (!lfs) throw std::runtime_error("volume " + section.name() + ": " + err);
-  std::lock_guard lock(volumes_mu_);
-  lfs_.push_back(lfs);
-  if (!journal_) {
-    serve_local(lfs);
-    return;
-  }
-  auto journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
-  nvram::ReplayReport r = journaled->recover();
-  std::ostringstream msg;
-  msg << "volume " << section.name() << " (id " << lfs->id() << "): recovered to journal seq "
-      << r.durable_seq_before << ", replayed " << r.applied << " of " << r.records
-      << " NVRAM records (" << r.skipped << " already on disk, " << r.failed << " failed)";
-  log_line(msg.str());
-  journaled_.push_back(journaled);
-  serve_local(journaled);
-}
-
-// `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
-// stable operation themselves. Kept for benchmarks that measure what the journal buys.
-bool Node::journal_enabled() const {
-  const ConfigSection* s = config_.section("nvram");
-  return !(s && s->get("mode") == "off");
+  if (failover_) failover_->start();
 }
 
 void Node::start_rpc() {
   const ConfigSection* node = config_.section("node");
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
   ro.log = log_line;
+  stats_ = std::make_shared<rpc::CallStats>();
+  ro.stats = stats_;
   nfs::NfsPrograms programs =
       nfs::make_nfs_programs(config_, resolver_, options_.data_dir, options_.handle_key);
   exports_ = programs.exports;
   export_namespace_root();
-  rpc_ = std::make_unique<rpc::RpcServer>(ro);
-  rpc_->add_service(programs.nfs);
-  rpc_->add_service(programs.mount);
-  rpc_->start();
-  // nfs_port == mount_port leaves a single listener that serves both programs.
-  const auto& ports = rpc_->bound_ports();
-  rpc_->register_with_rpcbind(kNfsProgram, 3, ports.front());
-  for (uint32_t v = 1; v <= 3; v++) rpc_->register_with_rpcbind(kMountProgram, v, ports.back());
+  std::vector<std::shared_ptr<rpc::Service>> services = {programs.nfs, programs.mount};
+  auto home = std::make_unique<VirtualServer>(options_.name, ro, services, true);
+  if (!cluster_ || !cluster_->failover) {
+    home_server_ = std::move(home);
+    if (!home_server_->bind(std::chrono::milliseconds(0)))
+      throw std::runtime_error("cannot serve NFS on " + home_server_->describe());
+    return;
+  }
+  // An HA pair: each address is served by whichever node serves its volumes.
+  const PeerOptions& partner = cluster_->partner();
+  rpc::RpcServerOptions po = ro;
+  po.bind_address = partner.vs_listen;
+  po.ports = {partner.vs_nfs_port, partner.vs_mount_port};
+  if (po.ports[0] == po.ports[1]) po.ports.pop_back();
+  FailoverWiring w;
+  w.self = options_.name;
+  w.options = *cluster_->failover;
+  w.partner = partner;
+  w.config = &config_;
+  w.data_dir = options_.data_dir;
+  w.mirror_mode = journal_ ? journal_->options().mode : nvram::DurabilityMode::Process;
+  w.volumes = hosted_.get();
+  w.router = router_.get();
+  w.partner_channel = peers_.at(partner.name);
+  w.home_server = std::move(home);
+  w.partner_server = std::make_unique<VirtualServer>(partner.name, po, services, false);
+  w.log = log_line;
+  failover_ = std::make_unique<Failover>(std::move(w));
 }
 
 void Node::export_namespace_root() {
@@ -194,25 +209,65 @@ void Node::export_namespace_root() {
 
 void Node::start_admin() {
   commands_ = std::make_unique<admin::CommandRegistry>();
-  admin::add_stats_command(*commands_, rpc_->stats());
+  admin::add_stats_command(*commands_, *stats_);
   commands_->add_command("nvram", "NVRAM journal fill level, commits, flushes, mirror state",
                          [this](const std::vector<std::string>&) {
                            return journal_ ? journal_->status() : std::string("nvram: off\n");
                          });
-  commands_->add_command("volumes", "volumes of this node: id, name, backing, space, cleaner",
-                         [this](const std::vector<std::string>&) { return volumes_status(); });
+  commands_->add_command("volumes", "volumes open on this node: id, name, backing, space, cleaner",
+                         [this](const std::vector<std::string>&) { return hosted_->status(); });
   commands_->add_command("volume",
                          "volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] "
                          "[--squash root|all|none]: a new volume, served at once as /r/NAME",
                          [this](const std::vector<std::string>& args) { return volume_command(args); });
+  commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
+                         [this](const std::vector<std::string>&) { return cluster_status(); });
+  commands_->add_command("failover",
+                         "planned failover: hand this node's volumes and address to its partner",
+                         [this](const std::vector<std::string>&) { return failover_command(false); });
+  commands_->add_command("failback", "take this node's volumes and address back from its partner",
+                         [this](const std::vector<std::string>&) { return failover_command(true); });
   control_ = std::make_unique<admin::ControlSocket>(options_.admin_socket, *commands_);
   control_->start();
 }
 
-std::string Node::volumes_status() const {
-  std::lock_guard lock(volumes_mu_);
+std::string Node::failover_command(bool back) {
+  if (!failover_)
+    throw std::invalid_argument("this node is not one of an HA pair ([cluster] shared_dir)");
+  return back ? failover_->failback() : failover_->failover();
+}
+
+std::string Node::cluster_status() const {
   std::ostringstream out;
-  for (const auto& v : lfs_) out << v->status_text() << "\n";
+  if (!cluster_) {
+    out << "node " << options_.name << ": alone (no [cluster] section), every volume local\n";
+  } else if (failover_) {
+    out << "cluster " << cluster_->name << ": HA pair\n" << failover_->status();
+  } else {
+    out << "cluster " << cluster_->name << ", node " << options_.name
+        << ": static ownership, no failover\n";
+    for (uint32_t id : router_->volume_ids()) {
+      auto owner = router_->owner(id);
+      out << "volume id " << id << ": owned by "
+          << (owner && *owner == options_.name ? "this node" : owner ? *owner : "nobody") << "\n";
+    }
+  }
+  for (const auto& [name, peer] : peers_)
+    out << "peer " << name << ": interconnect " << (peer->connected() ? "up" : "down") << "\n";
+  if (!journal_) {
+    out << "NVRAM: off\n";
+  } else {
+    nvram::JournalStats s = journal_->stats();
+    out << "NVRAM mirror: ";
+    if (!s.mirror_configured)
+      out << "none";
+    else if (s.degraded)
+      out << "DEGRADED (partner unreachable): stable writes are acknowledged from local NVRAM only";
+    else
+      out << (s.mirror_connected ? "connected" : "connecting") << ", lag " << s.mirror_lag_bytes
+          << " bytes";
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -220,14 +275,16 @@ void Node::stop() {
   if (!started_) return;
   started_ = false;
   if (control_) control_->stop();
-  if (rpc_) rpc_->stop();
+  // An HA node hands its volumes and address to the partner (clean close, leases released).
+  if (failover_) failover_->stop();
+  if (home_server_) home_server_->unbind();
   // Peers' forwarded calls stop before the volumes they run on close.
   if (interconnect_) interconnect_->stop();
   for (auto& [name, peer] : peers_) peer->stop();
+  hosted_->close_all();
   if (journal_) journal_->shutdown();
-  journaled_.clear();
-  for (auto& v : lfs_) v->close();
-  lfs_.clear();
+  failover_.reset();
+  home_server_.reset();
   volumes_.reset();
   namespace_root_.reset();
   interconnect_.reset();
@@ -235,6 +292,7 @@ void Node::stop() {
   router_.reset();
   resolver_.reset();
   peers_.clear();
+  hosted_.reset();
   journal_.reset();
   lock_.reset();
 }

@@ -1,6 +1,10 @@
 // A nasd node: everything one process serves, wired in request-flow order from the bottom up:
 // volumes (LFS) -> NVRAM journal (replayed before anything is served) -> name space -> NFS and
-// MOUNT programs -> RPC transport, plus the admin control socket.
+// MOUNT programs -> RPC transport (virtual servers), plus the admin control socket.
+//
+// Three ways to run: alone (every volume local); clustered with static ownership (a peer's
+// volumes are forwarded to it); or as one node of an HA pair ([cluster] shared_dir), where the
+// membership layer (Failover) decides which node serves which volume and address.
 #pragma once
 
 #include <map>
@@ -12,20 +16,19 @@
 
 #include "cluster/cluster_options.h"
 #include "cluster/data_dir_lock.h"
+#include "cluster/failover.h"
+#include "cluster/hosted_volumes.h"
 #include "cluster/local_volumes.h"
 #include "cluster/namespace_root.h"
 #include "cluster/node_options.h"
+#include "cluster/virtual_server.h"
 #include "util/config.h"
 
-namespace nasd::fs::lfs {
-class LfsVolume;
-}
 namespace nasd::nvram {
 class Journal;
-class JournalVolume;
 }
 namespace nasd::rpc {
-class RpcServer;
+class CallStats;
 }
 namespace nasd::nfs {
 class Exports;
@@ -61,9 +64,9 @@ class Node {
 
  private:
   bool journal_enabled() const;
+  void open_journal();
+  // Static ownership: opens every volume this node owns; a peer's are forwarded to it.
   void open_volumes();
-  // Formats (first time), recovers and serves the volume of one [volume NAME] section.
-  void open_volume(const ConfigSection& section, const Config& config);
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
   // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in
   // <data_dir>/volumes.conf so that every later start serves it too.
@@ -74,19 +77,21 @@ class Node {
   void serve_local(std::shared_ptr<fs::Volume> volume);
   // Clustered: the interconnect listener that executes peers' forwarded calls on the volumes
   // this node owns, and a link to every peer for the volumes it owns.
+  void make_router();
   void start_interconnect();
+  // The NFS and MOUNT programs, and the virtual server(s) that carry them.
   void start_rpc();
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
   void start_admin();
-  std::string volumes_status() const;
+  std::string cluster_status() const;
+  std::string failover_command(bool back);
 
   Config config_;
   NodeOptions options_;
   std::unique_ptr<DataDirLock> lock_;
   std::shared_ptr<nvram::Journal> journal_;
-  std::vector<std::shared_ptr<fs::lfs::LfsVolume>> lfs_;
-  std::vector<std::shared_ptr<nvram::JournalVolume>> journaled_;
+  std::unique_ptr<HostedVolumes> hosted_;
   std::optional<ClusterOptions> cluster_;
   std::shared_ptr<fs::VolumeResolver> resolver_;  // what the NFS and MOUNT programs ask
   std::shared_ptr<LocalVolumes> volumes_;                 // alone
@@ -96,9 +101,10 @@ class Node {
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::shared_ptr<nfs::Exports> exports_;
   std::shared_ptr<NamespaceRoot> namespace_root_;  // /r: one entry per volume, on every node
-  mutable std::mutex volumes_mu_;  // lfs_/journaled_ change when the admin creates a volume
   std::mutex admin_mu_;            // one volume creation at a time
-  std::unique_ptr<rpc::RpcServer> rpc_;
+  std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
+  std::unique_ptr<VirtualServer> home_server_;     // without failover: bound while running
+  std::unique_ptr<Failover> failover_;             // an HA pair ([cluster] shared_dir)
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;
   bool started_ = false;

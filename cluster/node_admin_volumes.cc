@@ -40,7 +40,7 @@ void append_durably(const std::string& path, const std::string& text) {
 
 std::string Node::volume_command(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "create") return create_volume(args);
-  if (args.empty() || args[0] == "list") return volumes_status();
+  if (args.empty() || args[0] == "list") return hosted_->status();
   throw std::invalid_argument(kUsage);
 }
 
@@ -69,6 +69,10 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
     else throw std::invalid_argument(kUsage);
   }
 
+  if (failover_)
+    throw std::invalid_argument(
+        "volume create is not available in a failover pair: both nodes must know every volume, "
+        "so add its [volume] and [export] to both configs and restart them one after the other");
   std::lock_guard admin(admin_mu_);
   if (config_.section("volume", name)) throw std::invalid_argument("volume " + name + " exists");
   if (!id) {
@@ -93,7 +97,7 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
   for (const auto& e : all_exports->all())
     if (e.path == "/r/" + name) policy = e;
 
-  open_volume(*added.section("volume", name), merged);
+  serve_local(hosted_->open(*added.section("volume", name), merged, options_.data_dir));
   exports_->add(*policy);
   namespace_root_->add_entry(name, *id);
   append_durably(admin_volumes_file(), text.str());

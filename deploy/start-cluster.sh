@@ -1,17 +1,35 @@
 #!/usr/bin/env bash
-# Starts a two-node nasd cluster on this machine: node a owns volume v0, node b owns v1, and
-# either node serves both (forwarding over the interconnect) under the one name space /r.
-# Configs and data go to ./data/cluster/{a,b} (override with CLUSTER_DIR); stop it with
-# deploy/stop-cluster.sh. Failover between the nodes is not wired yet (cluster/README.md).
-#   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001
-#   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002
+# Starts a two-node nasd cluster on this machine: an HA pair in which node a serves volume v0
+# and node b serves v1, either node serves both (forwarding over the interconnect) under the one
+# name space /r, and each takes the other's volumes and address over when it dies.
+#   deploy/start-cluster.sh [--no-failover]     (--no-failover: static ownership, no HA)
+# Configs and node data go to ./data/cluster/{a,b}, the shared folder that stands for the SAN
+# (backing files of both volumes, lease files) to ./data/cluster/san; override with CLUSTER_DIR.
+# Stop it with deploy/stop-cluster.sh.
+#   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001, mirror of b's NVRAM 7101
+#   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102
+# LEASE_MS (default 3000) sets how long a dead node's volumes stay fenced before the survivor
+# may take them: failover takes about that long.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
-mkdir -p "$DIR/a" "$DIR/b"
+FAILOVER=1
+[ "${1:-}" = "--no-failover" ] && FAILOVER=0
+mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
 
-# write_config NODE NFS_PORT MOUNT_PORT IC_PORT PEER PEER_IC_PORT PEER_VOLUME
+# write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME
 write_config() {
+  local ha_cluster="" ha_peer="" backing=""
+  if [ "$FAILOVER" = 1 ]; then
+    ha_cluster="shared_dir = ../san                # the \"SAN\": both volumes and the lease files
+mirror_listen = 127.0.0.1:$5       # this node's copy of $6's NVRAM
+failback = manual                  # nasd-admin failback, on the node that wants its volume back
+lease_ms = ${LEASE_MS:-3000}"
+    ha_peer="mirror = 127.0.0.1:${10}
+listen = 127.0.0.1                 # $6's virtual server, served here after a takeover
+nfs_port = $7
+mount_port = $8"
+  fi
   cat > "$DIR/$1/nasd.conf" <<CONF
 # Written by deploy/start-cluster.sh: node $1 of the two-node cluster "lab".
 [node]
@@ -28,10 +46,12 @@ size = 512M
 [cluster]
 name = lab
 interconnect = 127.0.0.1:$4
+$ha_cluster
 
-[peer $5]
-interconnect = 127.0.0.1:$6
-volumes = $7
+[peer $6]
+interconnect = 127.0.0.1:$9
+volumes = ${11}
+$ha_peer
 
 [volume v0]
 id = 0
@@ -54,16 +74,22 @@ access = rw
 squash = none
 CONF
 }
-write_config a 2049 20048 7001 b 7002 v1
-write_config b 2149 20148 7002 a 7001 v0
-for n in a b; do "$ROOT/deploy/start-node.sh" "$DIR/$n/nasd.conf"; done
-# Each node reaches the other's volume once its interconnect link is up (reconnects back off).
+write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1
+write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0
+# Both at once: a node that is alone for longer than its startup grace takes the other's
+# volumes over.
+for n in a b; do "$ROOT/deploy/start-node.sh" "$DIR/$n/nasd.conf" & done
+for job in $(jobs -p); do wait "$job" || { echo "a node did not start; see its log" >&2; exit 1; }; done
+# Each node reaches the other's volume once its interconnect link is up (reconnects back off)
+# and, in a pair, once the other holds its lease.
 for probe in "2049 20048 v1" "2149 20148 v0"; do
   set -- $probe
-  for _ in $(seq 100); do
+  for _ in $(seq 150); do
     nfs-ls "nfs://127.0.0.1/r/$3?nfsport=$1&mountport=$2&version=3" >/dev/null 2>&1 && continue 2
     sleep 0.1
   done
   echo "the node on port $1 cannot reach volume $3 over the interconnect; see its log" >&2; exit 1
 done
 echo "cluster up: try  nfs-ls -R 'nfs://127.0.0.1/r?nfsport=2149&mountport=20148&version=3'"
+[ "$FAILOVER" = 1 ] && echo "state:   $ROOT/build/server/admin/nasd-admin --socket $DIR/a/data/nasd.sock cluster"
+exit 0

@@ -13,14 +13,28 @@ conf_get() { # section key -> value (first match), comments stripped
 DATA="$(conf_get node data_dir)"; case "$DATA" in /*) ;; *) DATA="$(dirname "$CONF")/$DATA" ;; esac
 mkdir -p "$DATA"; DATA="$(realpath "$DATA")"
 PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
+# In an HA pair the node's address is served by whichever node holds its volumes: a node that
+# restarts after a failover is up once its admin socket answers, its address comes back with
+# `nasd-admin failback`.
+HA="$(conf_get cluster shared_dir)"; ADMIN="$BUILD_DIR/server/admin/nasd-admin"
 if [ -f "$DATA/nasd.pid" ] && kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
   echo "nasd already running (pid $(cat "$DATA/nasd.pid"))"; exit 0
 fi
 setsid nohup "$BUILD_DIR/cluster/nasd" --config "$CONF" >>"$DATA/nasd.log" 2>&1 &
 echo $! > "$DATA/nasd.pid"
-for _ in $(seq 1 100); do
+for i in $(seq 1 100); do
   if ! kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
     echo "nasd exited during start-up; last log lines:"; tail -20 "$DATA/nasd.log"; exit 1
+  fi
+  if [ -n "$HA" ]; then
+    # The partner may be answering on this address: ask the node itself.
+    state="$("$ADMIN" --socket "$DATA/nasd.sock" cluster 2>/dev/null | grep "^virtual server $(conf_get node name) " || true)"
+    if [ "$i" -gt 25 ] && [[ $state == *": not here" ]]; then
+      echo "nasd is up (pid $(cat "$DATA/nasd.pid"), log $DATA/nasd.log); its partner serves its"
+      echo "volumes and address until:  $ADMIN --socket $DATA/nasd.sock failback"
+      exit 0
+    fi
+    [[ $state == *": served here" ]] || { sleep 0.2; continue; }
   fi
   if (exec 3<>"/dev/tcp/$ADDR/$PORT") 2>/dev/null; then
     MPORT="$(conf_get node mount_port)"

@@ -97,16 +97,20 @@ void Journal::recover_from_region() {
 void Journal::attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target) {
   std::lock_guard lk(targets_mu_);
   targets_[volume] = std::move(target);
+  retired_.erase(volume);
   warned_unattached_.erase(volume);
 }
 
-void Journal::detach(uint32_t volume) {
+void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
   std::shared_ptr<fs::JournalTarget> dropped;  // released outside the lock
   std::lock_guard lk(targets_mu_);
   auto it = targets_.find(volume);
-  if (it == targets_.end()) return;
+  if (it == targets_.end() || (target && it->second.get() != target)) return;
   dropped = std::move(it->second);
   targets_.erase(it);
+  // What the file system made durable stays trimmable; anything newer is kept for whoever
+  // opens the volume next (this node after a failback, or its replay after a crash).
+  retired_[volume] = dropped->durable_seq();
 }
 
 std::vector<RecordView> Journal::recovered(uint32_t volume) const {
@@ -262,6 +266,7 @@ void Journal::trim() {
   std::map<uint32_t, uint64_t> durable;
   {
     std::lock_guard lk(targets_mu_);
+    durable = retired_;
     for (const auto& [vol, target] : targets_) durable[vol] = target->durable_seq();
   }
   std::lock_guard trim_lock(trim_mu_);

@@ -55,7 +55,9 @@ class Journal : private Mirror::Listener {
   // Makes the volume's file system known to write-behind and trimming. Records of a volume that
   // was never attached are kept (they cannot be trimmed), never dropped.
   void attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target);
-  void detach(uint32_t volume);
+  // Given `target`, only if it is still the one attached (a reopened volume replaced it).
+  // Records the file system made durable stay trimmable after the detach.
+  void detach(uint32_t volume, const fs::JournalTarget* target = nullptr);
   // The volume's records found at open, in sequence order; dropped by release_recovered().
   std::vector<RecordView> recovered(uint32_t volume) const;
   uint64_t max_recovered_seq(uint32_t volume) const;
@@ -138,6 +140,7 @@ class Journal : private Mirror::Listener {
   // Volumes (guarded by targets_mu_; never held together with mu_).
   mutable std::mutex targets_mu_;
   std::map<uint32_t, std::shared_ptr<fs::JournalTarget>> targets_;
+  std::map<uint32_t, uint64_t> retired_;  // detached volume -> its durable seq at the detach
   std::map<uint32_t, std::vector<RecordView>> recovered_;
   std::map<uint32_t, uint64_t> max_recovered_seq_;
   std::set<uint32_t> warned_unattached_;

@@ -14,7 +14,7 @@ JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
   journal_->attach(id_, target_);
 }
 
-JournalVolume::~JournalVolume() { journal_->detach(id_); }
+JournalVolume::~JournalVolume() { journal_->detach(id_, target_.get()); }
 
 ReplayReport JournalVolume::recover() {
   std::lock_guard lk(mutation_mu_);

@@ -89,13 +89,15 @@ void MembershipService::dispatch_locked() {
         ++generation_[v];
         // Inline, not queued behind a slow open: the lease may be running out.
         if (routed_.erase(v) && hooks_.stop_routing) hooks_.stop_routing(v);
-        volumes_.post([this, v] {
+        // A failback drains under the lease it still holds; a lost lease allows no writes.
+        const bool lease_held = member_->may_serve(v, now_ms());
+        volumes_.post([this, v, lease_held] {
           bool was_open;
           {
             std::lock_guard lock(mu_);
             was_open = opened_.erase(v) > 0;
           }
-          if (was_open && hooks_.close) hooks_.close(v);
+          if (was_open && hooks_.close) hooks_.close(v, lease_held);
           std::lock_guard lock(mu_);
           if (stopping_) return;
           member_->volume_closed(now_ms(), v);
@@ -108,15 +110,23 @@ void MembershipService::dispatch_locked() {
 }
 
 void MembershipService::opened(uint32_t volume, uint64_t generation) {
-  std::lock_guard lock(mu_);
-  opened_.insert(volume);
-  if (stopping_) return;
-  // Route here only if nothing changed while the volume was opening (no Unserve since).
-  if (generation_[volume] == generation && member_->may_serve(volume, now_ms())) {
-    if (routed_.insert(volume).second && hooks_.start_routing) hooks_.start_routing(volume);
-    member_->volume_ready(now_ms(), volume);
+  bool routed = false;
+  {
+    std::lock_guard lock(mu_);
+    opened_.insert(volume);
+    if (stopping_) return;
+    // Route here only if nothing changed while the volume was opening (no Unserve since).
+    if (generation_[volume] == generation && member_->may_serve(volume, now_ms())) {
+      if (routed_.insert(volume).second && hooks_.start_routing) {
+        hooks_.start_routing(volume);
+        routed = true;
+      }
+      member_->volume_ready(now_ms(), volume);
+    }
+    dispatch_locked();
   }
-  dispatch_locked();
+  // Still on the volumes thread, so an Unserve's close runs only after this.
+  if (routed && hooks_.serving) hooks_.serving(volume);
 }
 
 void MembershipService::send_heartbeat(Heartbeat hb) {
@@ -161,18 +171,20 @@ void MembershipService::stop() {
   leases_.stop();
   // Hand everything over now rather than making the partner wait for our leases to expire.
   std::vector<uint32_t> held;
-  std::set<uint32_t> routed, opened;
+  std::set<uint32_t> routed;
+  std::map<uint32_t, bool> opened;  // volume -> lease still trusted
   {
     std::lock_guard lock(mu_);
     held = member_->heartbeat().holding;
     routed.swap(routed_);
-    opened.swap(opened_);
+    for (uint32_t v : opened_) opened[v] = member_->may_serve(v, now_ms());
+    opened_.clear();
     for (uint32_t v : routed) {
       if (hooks_.stop_routing) hooks_.stop_routing(v);
     }
   }
-  for (uint32_t v : opened) {
-    if (hooks_.close) hooks_.close(v);
+  for (auto [v, lease_held] : opened) {
+    if (hooks_.close) hooks_.close(v, lease_held);
   }
   for (uint32_t v : held) authority_->release(v, options_.pair.self);
 }
@@ -201,6 +213,18 @@ std::string MembershipService::status() const {
 void MembershipService::request_failback(bool wanted) {
   std::lock_guard lock(mu_);
   member_->request_failback(now_ms(), wanted);
+  dispatch_locked();
+}
+
+void MembershipService::request_failover() {
+  std::lock_guard lock(mu_);
+  member_->request_failover(now_ms());
+  dispatch_locked();
+}
+
+bool MembershipService::standby() const {
+  std::lock_guard lock(mu_);
+  return member_->standby();
 }
 
 }  // namespace nasd::membership

@@ -36,8 +36,11 @@ namespace nasd::membership {
 struct MembershipHooks {
   std::function<void(uint32_t volume)> open;           // replay the journal, open (slow)
   std::function<void(uint32_t volume)> start_routing;  // route its requests here
+  std::function<void(uint32_t volume)> serving;        // after start_routing, without the lock
   std::function<void(uint32_t volume)> stop_routing;   // route them away, at once
-  std::function<void(uint32_t volume)> close;          // drain, checkpoint, close (slow)
+  // Drain, checkpoint, close (slow). `lease_held` false: the lease ran out (self-fence), the
+  // partner may already own the volume, so nothing more may be written to it.
+  std::function<void(uint32_t volume, bool lease_held)> close;
 };
 
 struct MembershipOptions {
@@ -64,6 +67,9 @@ class MembershipService {
   // One line for admin status: state, view and what is held.
   std::string status() const;
   void request_failback(bool wanted);
+  // Planned failover: drain the home volumes and hand them to the partner.
+  void request_failover();
+  bool standby() const;
 
  private:
   int64_t now_ms() const;

@@ -39,6 +39,7 @@ const char* pair_state_name(PairState s) {
 PairMember::PairMember(PairConfig config, uint64_t incarnation, int64_t now_ms)
     : config_(std::move(config)),
       incarnation_(incarnation),
+      started_at_(now_ms),
       now_(now_ms),
       detector_(config_.heartbeat_interval_ms, config_.missed_heartbeats, now_ms),
       next_heartbeat_(now_ms) {
@@ -73,7 +74,8 @@ Heartbeat PairMember::heartbeat() const {
 }
 
 bool PairMember::wanted(const Slot& s) const {
-  if (s.home) return true;
+  if (s.home) return !standby_;
+  if (!heard_partner_ && now_ - started_at_ < config_.startup_grace_ms) return false;
   if (!partner_alive()) return true;
   if (partner_wants_failback_) return false;
   if (s.held) return true;  // taken over while the partner was away; kept until it asks
@@ -83,6 +85,7 @@ bool PairMember::wanted(const Slot& s) const {
 }
 
 bool PairMember::wants_failback() const {
+  if (standby_) return false;
   if (!config_.auto_failback && !operator_failback_) return false;
   // Asking while we cannot reach the authority would only make the partner let go of volumes
   // that we could not take.
@@ -275,6 +278,17 @@ void PairMember::volume_closed(int64_t now_ms, uint32_t volume) {
 void PairMember::request_failback(int64_t now_ms, bool wanted) {
   advance(now_ms);
   operator_failback_ = wanted;
+  if (wanted) standby_ = false;
+  update_leases();
+  update_state();
+}
+
+void PairMember::request_failover(int64_t now_ms) {
+  advance(now_ms);
+  standby_ = true;
+  operator_failback_ = false;
+  update_leases();
+  update_state();
 }
 
 }  // namespace nasd::membership

@@ -44,6 +44,9 @@ struct PairConfig {
   int64_t safety_margin_ms = 1000;  // stop trusting a lease this long before it can expire
   int64_t retry_ms = 500;           // pause after a refused or failed acquire
   bool auto_failback = true;        // ask for home volumes back as soon as possible
+  // A node that has not heard from its partner since it started leaves the partner's volumes
+  // alone this long: two nodes of a pair rarely start at the same instant.
+  int64_t startup_grace_ms = 0;
 };
 
 // Empty when usable; otherwise what is wrong (e.g. a margin that leaves no time to renew).
@@ -78,8 +81,12 @@ class PairMember {
   void lease_answered(int64_t now_ms, uint32_t volume, uint64_t request, const LeaseAnswer& answer);
   void volume_ready(int64_t now_ms, uint32_t volume);
   void volume_closed(int64_t now_ms, uint32_t volume);
-  // Operator failback when auto_failback is off.
+  // Operator failback when auto_failback is off; it also ends a planned failover.
   void request_failback(int64_t now_ms, bool wanted);
+  // Planned failover: hand the home volumes to the partner (drained, then released; the
+  // partner picks them up once it sees we no longer hold them). Ends with request_failback.
+  void request_failover(int64_t now_ms);
+  bool standby() const { return standby_; }
 
   // Actions produced by the events so far, in the order they must be carried out.
   std::vector<PairAction> take_actions();
@@ -122,12 +129,14 @@ class PairMember {
 
   const PairConfig config_;
   const uint64_t incarnation_;
+  const int64_t started_at_;
   int64_t now_;
   FailureDetector detector_;
   bool heard_partner_ = false;
   uint64_t partner_incarnation_ = 0;
   bool partner_wants_failback_ = false;
   bool operator_failback_ = false;
+  bool standby_ = false;  // planned failover: home volumes are left to the partner
   int64_t authority_seen_at_ = -1;  // last answer that proved the authority reachable
   int64_t next_heartbeat_ = 0;
   uint64_t next_request_ = 1;

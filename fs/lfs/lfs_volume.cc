@@ -78,6 +78,12 @@ Status LfsVolume::close() {
   return store_->checkpoint();
 }
 
+void LfsVolume::abandon() {
+  worker_.reset();
+  Lock lk(mu_);
+  closed_ = true;
+}
+
 Status LfsVolume::usable() const {
   if (closed_ || store_->failed()) return Status::Io;
   return Status::Ok;

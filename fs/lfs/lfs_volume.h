@@ -35,6 +35,9 @@ class LfsVolume : public JournalTarget {
 
   // Flushes and writes a checkpoint; the volume refuses calls afterwards.
   Status close();
+  // Stops background work and refuses calls afterwards, writing nothing more to the backing
+  // store: for a shared volume whose lease ran out, which another node may already own.
+  void abandon();
   // Human-readable state for the admin interface: segments, cleaner, cache.
   std::string status_text();
   // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.

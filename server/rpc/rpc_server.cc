@@ -28,11 +28,12 @@ struct RpcServer::Worker {
 
 RpcServer::RpcServer(RpcServerOptions options)
     : options_(std::move(options)),
+      stats_(options_.stats ? options_.stats : std::make_shared<CallStats>()),
       drc_(options_.drc),
       // The executor exists from construction so that the dispatcher can hold a plain pointer;
       // its threads idle until calls arrive.
       executor_(std::make_unique<Executor>(options_.threads ? options_.threads : 16)),
-      dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, &stats_),
+      dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, stats_.get()),
       rpcbind_(options_.rpcbind) {}
 
 RpcServer::~RpcServer() { stop(); }
@@ -94,10 +95,10 @@ void RpcServer::start() {
       auto w = std::make_unique<Worker>();
       for (const auto& l : listeners_) {
         w->acceptors.push_back(std::make_unique<TcpAcceptor>(w->loop, l.tcp_fd, l.port,
-                                                             dispatcher_, stats_, options_.tcp));
+                                                             dispatcher_, *stats_, options_.tcp));
         if (l.udp_fd >= 0)
           w->endpoints.push_back(std::make_unique<UdpEndpoint>(
-              w->loop, l.udp_fd, l.port, dispatcher_, stats_, options_.udp_max_in_flight));
+              w->loop, l.udp_fd, l.port, dispatcher_, *stats_, options_.udp_max_in_flight));
       }
       workers_.push_back(std::move(w));
     }

@@ -47,6 +47,9 @@ struct RpcServerOptions {
   RpcbindRegistration::Options rpcbind;
   // Where notes such as "rpcbind not running" go; stderr when empty.
   std::function<void(const std::string&)> log;
+  // Counters to add to, shared by the servers of one node (each virtual server address has its
+  // own RpcServer); a server of its own when null.
+  std::shared_ptr<CallStats> stats;
 };
 
 class RpcServer {
@@ -74,8 +77,8 @@ class RpcServer {
 
   // After start(): the ports actually bound, in options order (resolves port 0).
   const std::vector<uint16_t>& bound_ports() const { return bound_ports_; }
-  CallStats& stats() { return stats_; }
-  const CallStats& stats() const { return stats_; }
+  CallStats& stats() { return *stats_; }
+  const CallStats& stats() const { return *stats_; }
   DuplicateRequestCache& duplicate_request_cache() { return drc_; }
   const RpcServerOptions& options() const { return options_; }
 
@@ -94,7 +97,7 @@ class RpcServer {
   RpcServerOptions options_;
   // Declaration order is teardown order in reverse: everything a loop task can touch
   // (stats, cache, executor, dispatcher) outlives the workers.
-  CallStats stats_;
+  std::shared_ptr<CallStats> stats_;
   DuplicateRequestCache drc_;
   std::unique_ptr<Executor> executor_;
   CallDispatcher dispatcher_;

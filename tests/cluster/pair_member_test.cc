@@ -180,6 +180,45 @@ TEST(PairMember, FailbackClosesThenReleases) {
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
 }
 
+TEST(PairMember, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
+  PairMember m(config_a(), 1, 0);
+  run(m, 0, 400, true, all(LeaseVerdict::Granted));
+  m.volume_ready(400, 1);
+  ASSERT_TRUE(m.serving(1, 400));
+
+  m.request_failover(450);
+  auto acts = m.take_actions();
+  EXPECT_TRUE(find(acts, Kind::Unserve, 1));
+  EXPECT_FALSE(find(acts, Kind::ReleaseLease, 1));  // drained first
+  EXPECT_TRUE(m.may_serve(1, 450));
+  m.volume_closed(500, 1);
+  EXPECT_TRUE(find(m.take_actions(), Kind::ReleaseLease, 1));
+  EXPECT_FALSE(m.heartbeat().wants_failback);
+  // While on standby it neither asks for its volume nor tries to acquire it.
+  acts = run(m, 550, 3000, true, all(LeaseVerdict::Granted));
+  EXPECT_FALSE(find(acts, Kind::AcquireLease, 1));
+  EXPECT_TRUE(m.heartbeat().holding.empty());
+
+  // Failback: it asks for the lease again (refused while the partner still holds it) and, having
+  // reached the authority, tells the partner it wants the volume back.
+  m.request_failback(3050, true);
+  acts = run(m, 3100, 3500, true, all(LeaseVerdict::HeldByOther));
+  EXPECT_TRUE(find(acts, Kind::AcquireLease, 1));
+  EXPECT_TRUE(m.heartbeat().wants_failback);
+  acts = run(m, 3550, 4000, true, all(LeaseVerdict::Granted));
+  EXPECT_TRUE(find(acts, Kind::Serve, 1));
+}
+
+TEST(PairMember, APartnerNeverHeardFromIsLeftAloneDuringTheStartupGrace) {
+  PairConfig c = config_a();
+  c.startup_grace_ms = 5000;
+  PairMember m(c, 1, 0);
+  auto acts = run(m, 0, 4900, false, all(LeaseVerdict::Granted));
+  EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
+  acts = run(m, 4950, 6000, false, all(LeaseVerdict::Granted));
+  EXPECT_TRUE(find(acts, Kind::AcquireLease, 2)) << "the grace never ended";
+}
+
 TEST(PairMember, GrantArrivingAfterFailbackWasAskedIsGivenBack) {
   PairMember m(config_a(), 1, 0);
   run(m, 0, 400, true, all(LeaseVerdict::Granted));

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Two nasd nodes, each owning one volume: a client of either node reads and writes both volumes,
-# the node that does not own a volume forwarding every request over the interconnect, and the
-# data lands only in the owner's backing file; /r on either node lists both volumes. The pair is
-# started with deploy/start-cluster.sh, so the user's script is what is tested. Runs in a private
-# network namespace.
+# Two nasd nodes, each serving one volume: a client of either node reads and writes both
+# volumes, the node that does not serve a volume forwarding every request over the interconnect,
+# and the data lands in the volume's one backing file on the shared folder; /r on either node
+# lists both volumes. The pair is started with deploy/start-cluster.sh, so the user's script is
+# what is tested. Runs in a private network namespace.
 #   two_node_forwarding_test.sh NASD_BINARY NASD_FSCK   (exit 77 = skipped)
 set -euo pipefail
 nasd=$1
@@ -47,9 +47,10 @@ if nfs-cp "$dir/payload" "$(url 2049 "" /stray)" >/dev/null 2>&1; then fail "a f
 
 "$root/deploy/stop-cluster.sh" >"$dir/stop.log" 2>&1 || { cat "$dir/stop.log"; fail "stop-cluster.sh"; }
 for n in a b; do grep -q "stopped cleanly" "$dir/$n/data/nasd.log" || fail "node $n did not stop cleanly"; done
-# Each volume exists, and holds the data, only on its owner.
-[[ -f $dir/a/data/v0.lfs && ! -e $dir/a/data/v1.lfs ]] || fail "node a made a backing file for v1"
-[[ -f $dir/b/data/v1.lfs && ! -e $dir/b/data/v0.lfs ]] || fail "node b made a backing file for v0"
-"$fsck" "$dir/a/data/v0.lfs" >/dev/null || fail "fsck of v0"
-"$fsck" "$dir/b/data/v1.lfs" >/dev/null || fail "fsck of v1"
+# Each volume has one backing file, on the shared folder (the "SAN"), none in a node's own data.
+for v in v0 v1; do
+  [[ -f $dir/san/$v.lfs ]] || fail "no backing file for $v on the shared folder"
+  [[ ! -e $dir/a/data/$v.lfs && ! -e $dir/b/data/$v.lfs ]] || fail "a node made a private copy of $v"
+  "$fsck" "$dir/san/$v.lfs" >/dev/null || fail "fsck of $v"
+done
 echo "PASS: both volumes served by both nodes, forwarded to their owners"

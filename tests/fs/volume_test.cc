@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -537,6 +539,36 @@ TEST(LfsOptions, OpenOrCreateFormatsOnceThenReopens) {
   missing.backing = dir.path() + "/nope/vol.lfs";
   EXPECT_FALSE(LfsVolume::open(missing, &err));
   EXPECT_FALSE(err.empty());
+}
+
+// A volume whose lease ran out must not touch the shared backing file again: abandon() writes
+// nothing (not even what is still buffered), and the volume then refuses calls.
+TEST_F(VolumeTest, AbandonWritesNothingAndRefusesCalls) {
+  InodeId f = create_file(*vol_, root_, "kept");
+  ASSERT_EQ(write_at(*vol_, f, 0, pattern(8192, 3)), Status::Ok);
+  InodeId g = create_file(*vol_, root_, "buffered");
+  ASSERT_EQ(write_at(*vol_, g, 0, pattern(8192, 4), Stability::Unstable), Status::Ok);
+  auto bytes = [&] {
+    std::ifstream in(opts_.backing, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
+  vol_->abandon();
+  Attr a;
+  EXPECT_EQ(vol_->getattr(ctx_, f, &a), Status::Io);
+  EXPECT_EQ(write_at(*vol_, f, 0, pattern(10, 5)), Status::Io);
+  uint64_t durable = 0;
+  EXPECT_EQ(vol_->flush(&durable), Status::Io);
+  vol_.reset();
+  EXPECT_TRUE(bytes() == before) << "the backing file changed after abandon()";
+  // What was stable survives, as after a crash.
+  std::string err;
+  auto again = LfsVolume::open(opts_, &err);
+  ASSERT_TRUE(again) << err;
+  InodeId found;
+  ASSERT_EQ(lookup(*again, again->root(), "kept", &found), Status::Ok);
+  EXPECT_EQ(read_at(*again, found, 0, 8192), pattern(8192, 3));
+  again->close();
 }
 
 }  // namespace

@@ -1,0 +1,193 @@
+#include "cluster/failover.h"
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "cluster/interconnect/router.h"
+#include "cluster/membership/file_lease_authority.h"
+#include "cluster/membership/membership_service.h"
+
+namespace nasd::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+membership::PairConfig pair_config(const FailoverWiring& w, const std::set<uint32_t>& home,
+                                   const std::set<uint32_t>& partner_home) {
+  membership::PairConfig c;
+  c.self = w.self;
+  c.partner = w.partner.name;
+  c.home.assign(home.begin(), home.end());
+  c.partner_home.assign(partner_home.begin(), partner_home.end());
+  c.heartbeat_interval_ms = w.options.heartbeat_ms;
+  c.missed_heartbeats = w.options.missed_heartbeats;
+  c.lease_ms = w.options.lease_ms;
+  // Renew early and stop trusting a lease well before it can run out at the authority.
+  c.renew_after_ms = w.options.lease_ms / 4;
+  c.safety_margin_ms = w.options.lease_ms / 4;
+  c.retry_ms = std::min<int64_t>(500, w.options.lease_ms / 8);
+  c.auto_failback = w.options.auto_failback;
+  c.startup_grace_ms = w.options.startup_grace_ms;
+  return c;
+}
+
+}  // namespace
+
+Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
+  std::set<std::string> partner_names(w_.partner.volumes.begin(), w_.partner.volumes.end());
+  for (const ConfigSection* s : w_.config->sections("volume")) {
+    auto id = static_cast<uint32_t>(s->get_int("id", 0));
+    sections_[id] = s;
+    (partner_names.count(s->name()) ? partner_home_ : home_).insert(id);
+  }
+  mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
+                                            w_.options.mirror_host, w_.options.mirror_port);
+  const std::string lease_dir = w_.options.shared_dir + "/leases";
+  std::filesystem::create_directories(lease_dir);
+  leases_ = std::make_shared<membership::FileLeaseAuthority>(lease_dir);
+
+  membership::MembershipHooks hooks;
+  hooks.open = [this](uint32_t v) { open_volume(v); };
+  hooks.start_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.self); };
+  hooks.serving = [this](uint32_t v) { bind_address_of(v); };
+  hooks.stop_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.partner.name); };
+  hooks.close = [this](uint32_t v, bool lease_held) { close_volume(v, lease_held); };
+  membership::MembershipOptions mo;
+  mo.pair = pair_config(w_, home_, partner_home_);
+  try {
+    membership_ = std::make_unique<membership::MembershipService>(mo, w_.partner_channel, leases_,
+                                                                  std::move(hooks));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
+}
+
+Failover::~Failover() { stop(); }
+
+void Failover::attach(interconnect::InterconnectServer& server) { membership_->attach(server); }
+
+void Failover::start() {
+  mirror_->start();
+  membership_->start();
+  w_.log("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
+         w_.options.shared_dir + ", failback " + (w_.options.auto_failback ? "auto" : "manual"));
+}
+
+void Failover::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  membership_->stop();  // closes what is open (hooks) and releases the leases
+  w_.home_server->unbind();
+  w_.partner_server->unbind();
+  mirror_->stop();
+}
+
+const ConfigSection& Failover::section_of(uint32_t id) const { return *sections_.at(id); }
+
+VirtualServer& Failover::server_of(uint32_t id) {
+  return is_home(id) ? *w_.home_server : *w_.partner_server;
+}
+
+void Failover::open_volume(uint32_t id) {
+  const ConfigSection& section = section_of(id);
+  std::string copy;
+  try {
+    if (!is_home(id)) {
+      // A takeover: the partner's acknowledged operations that its file system may not hold
+      // yet are in this node's copy of its NVRAM.
+      copy = w_.data_dir + "/takeover-" + section.name() + ".img";
+      std::string error;
+      if (!mirror_->copy_to(copy, &error)) {
+        w_.log("volume " + section.name() + ": no copy of the partner's NVRAM to replay (" +
+               error + ")");
+        copy.clear();
+      }
+    }
+    w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy));
+  } catch (const std::exception& e) {
+    // Requests for it get NFS3ERR_JUKEBOX until an operator steps in.
+    w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());
+  }
+  if (!copy.empty()) std::filesystem::remove(copy);
+}
+
+void Failover::bind_address_of(uint32_t id) {
+  {
+    std::lock_guard lock(served_mu_);
+    served_.insert(id);
+  }
+  VirtualServer& vs = server_of(id);
+  // The partner may still be closing the address (failback): give it time to let go.
+  if (vs.bind(milliseconds(10000)))
+    w_.log("virtual server " + vs.describe() + ": served here (volume " + section_of(id).name() + ")");
+}
+
+void Failover::close_volume(uint32_t id, bool lease_held) {
+  bool last_of_its_address = true;
+  {
+    std::lock_guard lock(served_mu_);
+    served_.erase(id);
+    for (uint32_t v : served_) last_of_its_address &= is_home(v) != is_home(id);
+  }
+  VirtualServer& vs = server_of(id);
+  // The address goes first, so the partner can take it over as soon as it has the volume.
+  if (last_of_its_address && vs.bound()) {
+    vs.unbind();
+    w_.log("virtual server " + vs.describe() + ": no longer served here");
+  }
+  w_.volumes->close(id, lease_held);
+}
+
+std::string Failover::status() const {
+  std::ostringstream out;
+  out << "node " << w_.self << ", partner " << w_.partner.name << ": "
+      << membership_->status() << (membership_->standby() ? " (standby: planned failover)" : "")
+      << "\n";
+  const int64_t now = wall_ms();
+  for (const auto& [id, section] : sections_) {
+    out << "volume " << section->name() << " (id " << id << "): home "
+        << (is_home(id) ? w_.self : w_.partner.name);
+    auto owner = w_.router->owner(id);
+    out << ", routed to " << (owner && *owner == w_.self ? "here" : owner ? *owner : "nobody");
+    out << (membership_->serving(id) ? ", served here" : "");
+    membership::Lease lease;
+    std::string error;
+    if (leases_->inspect(id, &lease, &error)) {
+      if (lease.holder.empty() || lease.expires_ms <= now)
+        out << ", lease free";
+      else
+        out << ", lease " << lease.holder << " epoch " << lease.epoch << " for "
+            << (lease.expires_ms - now) << " ms";
+    } else {
+      out << ", lease unreadable: " << error;
+    }
+    out << "\n";
+  }
+  for (const VirtualServer* vs : {w_.home_server.get(), w_.partner_server.get()})
+    out << "virtual server " << vs->describe() << ": " << (vs->bound() ? "served here" : "not here")
+        << "\n";
+  out << mirror_->status() << "\n";
+  return out.str();
+}
+
+std::string Failover::failover() {
+  membership_->request_failover();
+  return "planned failover: " + w_.self + "'s volumes are drained and handed to " +
+         w_.partner.name + "; `failback` brings them back\n";
+}
+
+std::string Failover::failback() {
+  membership_->request_failback(true);
+  return "failback requested: " + w_.partner.name + " drains " + w_.self +
+         "'s volumes and hands them back\n";
+}
+
+}  // namespace nasd::cluster

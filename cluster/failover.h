@@ -1,0 +1,95 @@
+// Failover for an HA pair: the membership service decides (heartbeats over the interconnect,
+// leases on the shared folder as the fencing authority); this class carries its decisions out
+// on the node:
+//   serve a volume     open it from the shared folder (for a partner volume: replay this
+//                      node's copy of the partner's NVRAM first), route its requests here,
+//                      then answer on the virtual server address it belongs to;
+//   stop serving it    route its requests to the partner at once, close the address when no
+//                      volume of it is served here any more, then close the volume (cleanly
+//                      under a lease; abandoned, with nothing written, when the lease ran out).
+// It also keeps this node's copy of the partner's NVRAM (PartnerMirror).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_options.h"
+#include "cluster/hosted_volumes.h"
+#include "cluster/partner_mirror.h"
+#include "cluster/virtual_server.h"
+#include "nvram/region.h"
+#include "util/config.h"
+
+namespace nasd::interconnect {
+class CallChannel;
+class ClusterRouter;
+class InterconnectServer;
+}  // namespace nasd::interconnect
+namespace nasd::membership {
+class FileLeaseAuthority;
+class MembershipService;
+}  // namespace nasd::membership
+
+namespace nasd::cluster {
+
+struct FailoverWiring {
+  std::string self;
+  FailoverOptions options;
+  PeerOptions partner;
+  const Config* config = nullptr;  // the [volume] sections; outlives the Failover
+  std::string data_dir;
+  nvram::DurabilityMode mirror_mode = nvram::DurabilityMode::Process;
+  HostedVolumes* volumes = nullptr;
+  interconnect::ClusterRouter* router = nullptr;
+  std::shared_ptr<interconnect::CallChannel> partner_channel;
+  std::unique_ptr<VirtualServer> home_server;     // this node's address
+  std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
+  std::function<void(const std::string&)> log;
+};
+
+class Failover {
+ public:
+  // Throws ConfigError when a volume's id cannot be found or the pair settings do not fit.
+  explicit Failover(FailoverWiring wiring);
+  ~Failover();  // stop()
+
+  // Registers the heartbeat handler; before the interconnect server starts.
+  void attach(interconnect::InterconnectServer& server);
+  // Starts the partner mirror and the membership: home volumes are served once their leases
+  // are granted (at once on a fresh start, after failback when the partner holds them).
+  void start();
+  // Hands every volume to the partner (closed cleanly, leases released), closes the addresses.
+  void stop();
+
+  // Admin: pair state, every volume with its lease and owner, addresses, NVRAM mirror.
+  std::string status() const;
+  // Planned failover: this node's volumes go to the partner; ends with failback().
+  std::string failover();
+  // Take the home volumes back from the partner (failback on command).
+  std::string failback();
+
+ private:
+  void open_volume(uint32_t id);
+  void close_volume(uint32_t id, bool lease_held);
+  void bind_address_of(uint32_t id);
+  VirtualServer& server_of(uint32_t id);
+  bool is_home(uint32_t id) const { return home_.count(id) > 0; }
+  const ConfigSection& section_of(uint32_t id) const;
+
+  FailoverWiring w_;
+  std::map<uint32_t, const ConfigSection*> sections_;
+  std::set<uint32_t> home_, partner_home_;
+  std::unique_ptr<PartnerMirror> mirror_;
+  std::shared_ptr<membership::FileLeaseAuthority> leases_;
+  std::unique_ptr<membership::MembershipService> membership_;
+  std::mutex served_mu_;
+  std::set<uint32_t> served_;  // volumes routed here (for the addresses)
+  bool stopped_ = false;
+};
+
+}  // namespace nasd::cluster

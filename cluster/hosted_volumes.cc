@@ -1,0 +1,133 @@
+#include "cluster/hosted_volumes.h"
+
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+
+#include "fs/lfs/lfs_volume.h"
+#include "fs/lfs/options.h"
+#include "nvram/journal.h"
+#include "nvram/journal_volume.h"
+
+namespace nasd::cluster {
+namespace {
+
+std::string describe(const nvram::ReplayReport& r) {
+  std::ostringstream out;
+  out << "recovered to journal seq " << r.durable_seq_before << ", replayed " << r.applied
+      << " of " << r.records << " NVRAM records (" << r.skipped << " already on disk, "
+      << r.failed << " failed)";
+  return out.str();
+}
+
+// The partner's records, from this node's copy of its NVRAM, with the ordinary journal code.
+// The replay ends with the file system flushed, so the copy is not needed afterwards.
+nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
+                                         std::shared_ptr<fs::JournalTarget> target) {
+  nvram::JournalOptions o;
+  o.path = region_copy;
+  o.size = 0;  // whatever size the partner's region has
+  o.flush_interval = std::chrono::hours(1);
+  std::shared_ptr<nvram::Journal> journal = nvram::Journal::open(o);
+  nvram::ReplayReport report;
+  {
+    nvram::JournalVolume replaying(journal, std::move(target));
+    report = replaying.recover();
+  }
+  journal->shutdown();
+  return report;
+}
+
+}  // namespace
+
+HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log)
+    : journal_(std::move(journal)), log_(std::move(log)) {}
+
+HostedVolumes::~HostedVolumes() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, h] : open_) close_hosted(id, h, false);
+}
+
+std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, const Config& config,
+                                                const std::string& base_dir,
+                                                const std::string& partner_nvram) {
+  fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
+  const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
+  std::string err;
+  std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
+  if (!lfs) throw std::runtime_error(what + ": " + err);
+  Hosted h{section.name(), lfs, nullptr};
+  if (!partner_nvram.empty()) {
+    try {
+      log_(what + ": partner's NVRAM " + describe(replay_partner_nvram(partner_nvram, lfs)));
+    } catch (const std::exception& e) {
+      lfs->abandon();
+      throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
+    }
+  }
+  std::shared_ptr<fs::Volume> served = lfs;
+  if (journal_) {
+    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
+    log_(what + ": " + describe(h.journaled->recover()));
+    served = h.journaled;
+  }
+  std::lock_guard lock(mu_);
+  if (open_.count(opts.volume_id)) {
+    lfs->abandon();
+    throw std::logic_error(what + " is open already");
+  }
+  open_[opts.volume_id] = std::move(h);
+  return served;
+}
+
+void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
+  if (clean) {
+    uint64_t durable = 0;
+    h.lfs->flush(&durable);
+    fs::Status st = h.lfs->close();
+    if (st != fs::Status::Ok) log_("volume " + h.name + ": checkpoint at close failed");
+  } else {
+    h.lfs->abandon();
+  }
+  if (journal_) {
+    // Its records the file system holds are freed; newer ones wait for the next opener.
+    journal_->detach(id, h.lfs.get());
+    journal_->trim();
+  }
+  log_("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
+}
+
+void HostedVolumes::close(uint32_t id, bool clean) {
+  Hosted h;
+  {
+    std::lock_guard lock(mu_);
+    auto it = open_.find(id);
+    if (it == open_.end()) return;
+    h = std::move(it->second);
+    open_.erase(it);
+  }
+  close_hosted(id, h, clean);
+}
+
+void HostedVolumes::close_all() {
+  std::map<uint32_t, Hosted> all;
+  {
+    std::lock_guard lock(mu_);
+    all.swap(open_);
+  }
+  for (auto& [id, h] : all) close_hosted(id, h, true);
+}
+
+bool HostedVolumes::is_open(uint32_t id) const {
+  std::lock_guard lock(mu_);
+  return open_.count(id) > 0;
+}
+
+std::string HostedVolumes::status() const {
+  std::lock_guard lock(mu_);
+  std::ostringstream out;
+  for (const auto& [id, h] : open_) out << h.lfs->status_text() << "\n";
+  return out.str();
+}
+
+}  // namespace nasd::cluster

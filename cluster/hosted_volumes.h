@@ -1,0 +1,65 @@
+// The volumes this node has open, each an LFS over its backing file with the node's NVRAM
+// journal in front (or the LFS alone when the journal is off). Opening recovers in order: the
+// LFS rolls forward from its last checkpoint; on a takeover, the partner's journal records are
+// replayed from this node's copy of the partner's NVRAM; then this node's own records. Only
+// then is the volume handed out to be served.
+//
+// Closing is clean (flush and checkpoint: the volume may move to the partner) or an abandon
+// (the lease ran out and the partner may own the volume already: nothing more is written).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fs/volume.h"
+#include "util/config.h"
+
+namespace nasd::fs::lfs {
+class LfsVolume;
+}
+namespace nasd::nvram {
+class Journal;
+class JournalVolume;
+}
+
+namespace nasd::cluster {
+
+class HostedVolumes {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  // `journal` null: the journal is off and every stable operation is written through.
+  HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log);
+  ~HostedVolumes();  // abandons whatever is still open (a crash, to the volumes)
+
+  // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
+  // `base_dir`. `partner_nvram`: a copy of the partner's NVRAM region to replay first (a
+  // takeover). Returns what serves the volume. Throws std::runtime_error naming the volume.
+  std::shared_ptr<fs::Volume> open(const ConfigSection& section, const Config& config,
+                                   const std::string& base_dir,
+                                   const std::string& partner_nvram = "");
+  // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
+  void close(uint32_t id, bool clean);
+  void close_all();  // clean, for a node stop
+  bool is_open(uint32_t id) const;
+  // One block per open volume: the LFS status.
+  std::string status() const;
+
+ private:
+  struct Hosted {
+    std::string name;
+    std::shared_ptr<fs::lfs::LfsVolume> lfs;
+    std::shared_ptr<nvram::JournalVolume> journaled;  // null when the journal is off
+  };
+  void close_hosted(uint32_t id, Hosted& h, bool clean);
+
+  const std::shared_ptr<nvram::Journal> journal_;
+  const Log log_;
+  mutable std::mutex mu_;
+  std::map<uint32_t, Hosted> open_;
+};
+
+}  // namespace nasd::cluster

@@ -1,0 +1,89 @@
+#include "cluster/cluster_options.h"
+
+#include <gtest/gtest.h>
+
+namespace nasd::cluster {
+namespace {
+
+const char* kPair = R"(
+[cluster]
+name = lab
+interconnect = 127.0.0.1:7001
+shared_dir = /srv/san
+mirror_listen = 127.0.0.1:7101
+lease_ms = 3000
+[peer b]
+interconnect = 127.0.0.1:7002
+volumes = v1
+mirror = 127.0.0.1:7102
+listen = 127.0.0.2
+nfs_port = 2149
+mount_port = 20148
+[volume v0]
+id = 0
+[volume v1]
+id = 1
+)";
+
+std::optional<ClusterOptions> parse(const std::string& text) {
+  return ClusterOptions::from_config(Config::parse(text, "/etc/nasd/a.conf"));
+}
+
+TEST(ClusterOptions, AnHaPairReadsItsSharedFolderMirrorAndThePartnersAddress) {
+  auto o = parse(kPair);
+  ASSERT_TRUE(o && o->failover);
+  EXPECT_EQ(o->failover->shared_dir, "/srv/san");
+  EXPECT_EQ(o->failover->mirror_host, "127.0.0.1");
+  EXPECT_EQ(o->failover->mirror_port, 7101);
+  EXPECT_EQ(o->failover->lease_ms, 3000);
+  EXPECT_FALSE(o->failover->auto_failback);  // failback on command unless asked otherwise
+  const PeerOptions& p = o->partner();
+  EXPECT_EQ(p.mirror, "127.0.0.1:7102");
+  EXPECT_EQ(p.vs_listen, "127.0.0.2");
+  EXPECT_EQ(p.vs_nfs_port, 2149);
+  EXPECT_EQ(p.vs_mount_port, 20148);
+}
+
+TEST(ClusterOptions, ARelativeSharedFolderIsTakenBesideTheConfig) {
+  std::string text = kPair;
+  text.replace(text.find("/srv/san"), 8, "../san");
+  auto o = parse(text);
+  ASSERT_TRUE(o && o->failover);
+  EXPECT_EQ(o->failover->shared_dir, "/etc/san");
+}
+
+TEST(ClusterOptions, WithoutSharedFolderThereIsNoFailover) {
+  auto o = parse("[cluster]\nname = lab\ninterconnect = 127.0.0.1:7001\n"
+                 "[peer b]\ninterconnect = 127.0.0.1:7002\nvolumes = v1\n[volume v1]\nid = 1\n");
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->failover);
+}
+
+TEST(ClusterOptions, AnIncompletePairIsRefusedWithTheKeyNamed) {
+  auto error_of = [](std::string text) {
+    try {
+      parse(text);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  std::string no_vs = kPair;
+  no_vs.erase(no_vs.find("nfs_port = 2149\n"), 16);
+  EXPECT_NE(error_of(no_vs).find("virtual server"), std::string::npos) << error_of(no_vs);
+  std::string bad_failback = kPair;
+  bad_failback.insert(bad_failback.find("lease_ms"), "failback = sometimes\n");
+  EXPECT_NE(error_of(bad_failback).find("failback"), std::string::npos);
+  std::string two_peers = std::string(kPair) +
+                          "[peer c]\ninterconnect = 127.0.0.1:7003\nvolumes = v2\n[volume v2]\nid = 2\n";
+  EXPECT_NE(error_of(two_peers).find("exactly one"), std::string::npos);
+  std::string no_mirror = kPair;
+  no_mirror.erase(no_mirror.find("mirror_listen"), 31);
+  EXPECT_NE(error_of(no_mirror).find("mirror_listen"), std::string::npos) << error_of(no_mirror);
+  std::string short_lease = kPair;
+  short_lease.replace(short_lease.find("3000"), 4, "200");
+  EXPECT_NE(error_of(short_lease).find("lease_ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nasd::cluster

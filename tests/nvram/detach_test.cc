@@ -1,0 +1,59 @@
+// A volume leaves the journal when it fails over or back: what its file system made durable
+// must stay trimmable (or the shared log would fill up), anything newer must be kept for
+// whoever opens the volume next, and a stale object's detach must not drop its successor.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <memory>
+
+#include "nvram/journal.h"
+#include "tests/nvram/seq_target.h"
+#include "tests/nvram/test_util.h"
+
+namespace nasd::nvram {
+namespace {
+
+void append_committed(Journal& j, uint32_t volume, uint64_t seq) {
+  auto payload = testing::pattern(seq, 1024);
+  std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(payload)};
+  uint64_t ticket = 0;
+  ASSERT_EQ(j.append(volume, seq, RecordType::Write, parts, &ticket), fs::Status::Ok);
+  ASSERT_EQ(j.wait_committed(ticket), fs::Status::Ok);
+}
+
+TEST(JournalDetach, DurableRecordsOfADetachedVolumeAreTrimmedNewerOnesKept) {
+  testing::ScratchDir dir;
+  auto j = Journal::open(testing::small_options(dir.file("nv"), 4 << 20));
+  auto v1 = std::make_shared<testing::SeqTarget>(1);
+  j->attach(1, v1);
+  for (uint64_t s = 1; s <= 10; ++s) append_committed(*j, 1, s);
+  v1->durable = 6;
+  j->detach(1, v1.get());
+  j->trim();
+  EXPECT_EQ(j->stats().live_records, 4u);  // 7..10 wait for the next owner
+  EXPECT_EQ(j->stats().records_trimmed, 6u);
+
+  // Reopened: its file system now holds everything; the rest goes.
+  auto again = std::make_shared<testing::SeqTarget>(1);
+  again->durable = 10;
+  j->attach(1, again);
+  j->trim();
+  EXPECT_EQ(j->stats().live_records, 0u);
+}
+
+TEST(JournalDetach, AStaleObjectDoesNotDetachItsSuccessor) {
+  testing::ScratchDir dir;
+  auto j = Journal::open(testing::small_options(dir.file("nv"), 4 << 20));
+  auto old_target = std::make_shared<testing::SeqTarget>(2);
+  auto new_target = std::make_shared<testing::SeqTarget>(2);
+  j->attach(2, old_target);
+  j->attach(2, new_target);
+  j->detach(2, old_target.get());  // the retired object going away late
+  for (uint64_t s = 1; s <= 3; ++s) append_committed(*j, 2, s);
+  new_target->durable = 3;
+  j->trim();
+  EXPECT_EQ(j->stats().live_records, 0u) << "the new target was detached by the old one";
+}
+
+}  // namespace
+}  // namespace nasd::nvram
