@@ -47,6 +47,8 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
     auto id = static_cast<uint32_t>(s->get_int("id", 0));
     sections_[id] = s;
     (partner_names.count(s->name()) ? partner_home_ : home_).insert(id);
+    trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
+    w_.router->set_fence(id, [this, id] { return lease_trusted_now(id); });
   }
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
                                             w_.options.mirror_host, w_.options.mirror_port);
@@ -60,6 +62,10 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   hooks.serving = [this](uint32_t v) { bind_address_of(v); };
   hooks.stop_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.partner.name); };
   hooks.close = [this](uint32_t v, bool lease_held) { close_volume(v, lease_held); };
+  hooks.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {
+    auto it = trusted_until_.find(v);
+    if (it != trusted_until_.end()) it->second->store(until.time_since_epoch().count());
+  };
   membership::MembershipOptions mo;
   mo.pair = pair_config(w_, home_, partner_home_);
   try {
@@ -85,12 +91,18 @@ void Failover::stop() {
   if (stopped_) return;
   stopped_ = true;
   membership_->stop();  // closes what is open (hooks) and releases the leases
-  w_.home_server->unbind();
-  w_.partner_server->unbind();
+  w_.home_server->release();
+  w_.partner_server->release();
   mirror_->stop();
 }
 
 const ConfigSection& Failover::section_of(uint32_t id) const { return *sections_.at(id); }
+
+bool Failover::lease_trusted_now(uint32_t id) const {
+  auto it = trusted_until_.find(id);
+  return it != trusted_until_.end() &&
+         std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+}
 
 VirtualServer& Failover::server_of(uint32_t id) {
   return is_home(id) ? *w_.home_server : *w_.partner_server;
@@ -111,7 +123,8 @@ void Failover::open_volume(uint32_t id) {
         copy.clear();
       }
     }
-    w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy));
+    w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy,
+                                          [this, id] { return lease_trusted_now(id); }));
   } catch (const std::exception& e) {
     // Requests for it get NFS3ERR_JUKEBOX until an operator steps in.
     w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());
@@ -124,10 +137,9 @@ void Failover::bind_address_of(uint32_t id) {
     std::lock_guard lock(served_mu_);
     served_.insert(id);
   }
-  VirtualServer& vs = server_of(id);
-  // The partner may still be closing the address (failback): give it time to let go.
-  if (vs.bind(milliseconds(10000)))
-    w_.log("virtual server " + vs.describe() + ": served here (volume " + section_of(id).name() + ")");
+  // The partner may still be closing the address (failback), or hang on to it (a hung node):
+  // it is claimed until it can be bound.
+  server_of(id).claim();
 }
 
 void Failover::close_volume(uint32_t id, bool lease_held) {
@@ -137,12 +149,8 @@ void Failover::close_volume(uint32_t id, bool lease_held) {
     served_.erase(id);
     for (uint32_t v : served_) last_of_its_address &= is_home(v) != is_home(id);
   }
-  VirtualServer& vs = server_of(id);
   // The address goes first, so the partner can take it over as soon as it has the volume.
-  if (last_of_its_address && vs.bound()) {
-    vs.unbind();
-    w_.log("virtual server " + vs.describe() + ": no longer served here");
-  }
+  if (last_of_its_address) server_of(id).release();
   w_.volumes->close(id, lease_held);
 }
 

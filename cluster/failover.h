@@ -10,6 +10,7 @@
 // It also keeps this node's copy of the partner's NVRAM (PartnerMirror).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -81,8 +82,15 @@ class Failover {
   bool is_home(uint32_t id) const { return home_.count(id) > 0; }
   const ConfigSection& section_of(uint32_t id) const;
 
+  // Whether this node's lease on `id` is still trusted right now, without asking the
+  // membership: requests and writes check it, so a node that was paused past its lease
+  // (a hung process) refuses them before its membership thread runs again.
+  bool lease_trusted_now(uint32_t id) const;
+
   FailoverWiring w_;
   std::map<uint32_t, const ConfigSection*> sections_;
+  // Per volume: steady-clock nanoseconds until which its lease is trusted (0: not held).
+  std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::set<uint32_t> home_, partner_home_;
   std::unique_ptr<PartnerMirror> mirror_;
   std::shared_ptr<membership::FileLeaseAuthority> leases_;

@@ -37,10 +37,12 @@ class HostedVolumes {
 
   // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
   // `base_dir`. `partner_nvram`: a copy of the partner's NVRAM region to replay first (a
-  // takeover). Returns what serves the volume. Throws std::runtime_error naming the volume.
+  // takeover). `write_gate`: asked before every write to the backing file (the lease check of
+  // a shared volume). Returns what serves the volume. Throws std::runtime_error naming it.
   std::shared_ptr<fs::Volume> open(const ConfigSection& section, const Config& config,
                                    const std::string& base_dir,
-                                   const std::string& partner_nvram = "");
+                                   const std::string& partner_nvram = "",
+                                   std::function<bool()> write_gate = {});
   // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
   void close(uint32_t id, bool clean);
   void close_all();  // clean, for a node stop

@@ -167,7 +167,7 @@ void Node::start_rpc() {
   auto home = std::make_unique<VirtualServer>(options_.name, ro, services, true);
   if (!cluster_ || !cluster_->failover) {
     home_server_ = std::move(home);
-    if (!home_server_->bind(std::chrono::milliseconds(0)))
+    if (!home_server_->bind())
       throw std::runtime_error("cannot serve NFS on " + home_server_->describe());
     return;
   }
@@ -277,7 +277,7 @@ void Node::stop() {
   if (control_) control_->stop();
   // An HA node hands its volumes and address to the partner (clean close, leases released).
   if (failover_) failover_->stop();
-  if (home_server_) home_server_->unbind();
+  if (home_server_) home_server_->release();
   // Peers' forwarded calls stop before the volumes they run on close.
   if (interconnect_) interconnect_->stop();
   for (auto& [name, peer] : peers_) peer->stop();

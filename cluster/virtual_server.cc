@@ -1,7 +1,6 @@
 #include "cluster/virtual_server.h"
 
 #include <system_error>
-#include <thread>
 
 namespace nasd::cluster {
 namespace {
@@ -19,45 +18,67 @@ VirtualServer::VirtualServer(std::string name, rpc::RpcServerOptions options,
       services_(std::move(services)),
       register_rpcbind_(register_rpcbind) {}
 
-VirtualServer::~VirtualServer() { unbind(); }
+VirtualServer::~VirtualServer() { release(); }
 
-bool VirtualServer::bind(std::chrono::milliseconds patience) {
-  std::lock_guard lock(mu_);
+bool VirtualServer::try_bind_locked(bool log_failure) {
   if (server_) return true;
-  const auto deadline = std::chrono::steady_clock::now() + patience;
-  for (;;) {
-    auto server = std::make_unique<rpc::RpcServer>(options_);
-    for (const auto& s : services_) server->add_service(s);
-    try {
-      server->start();
-    } catch (const std::system_error& e) {
-      last_error_ = e.what();
-      if (e.code() == std::errc::address_in_use && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      if (options_.log) options_.log("virtual server " + describe() + ": " + last_error_);
-      return false;
-    }
-    if (register_rpcbind_) {
-      // nfs_port == mount_port leaves a single listener that serves both programs.
-      const auto& ports = server->bound_ports();
-      server->register_with_rpcbind(kNfsProgram, 3, ports.front());
-      for (uint32_t v = 1; v <= 3; v++) server->register_with_rpcbind(kMountProgram, v, ports.back());
-    }
-    server_ = std::move(server);
-    last_error_.clear();
-    return true;
+  auto server = std::make_unique<rpc::RpcServer>(options_);
+  for (const auto& s : services_) server->add_service(s);
+  try {
+    server->start();
+  } catch (const std::exception& e) {
+    if (log_failure && options_.log) options_.log("virtual server " + describe() + ": " + e.what());
+    return false;
+  }
+  if (register_rpcbind_) {
+    // nfs_port == mount_port leaves a single listener that serves both programs.
+    const auto& ports = server->bound_ports();
+    server->register_with_rpcbind(kNfsProgram, 3, ports.front());
+    for (uint32_t v = 1; v <= 3; v++) server->register_with_rpcbind(kMountProgram, v, ports.back());
+  }
+  server_ = std::move(server);
+  if (options_.log) options_.log("virtual server " + describe() + ": served here");
+  return true;
+}
+
+bool VirtualServer::bind() {
+  std::lock_guard lock(mu_);
+  return try_bind_locked(true);
+}
+
+void VirtualServer::claim(std::chrono::milliseconds retry) {
+  std::lock_guard lock(mu_);
+  if (claimed_) return;
+  claimed_ = true;
+  if (try_bind_locked(false)) return;
+  if (options_.log) options_.log("virtual server " + describe() + ": still held elsewhere, retrying");
+  if (claimer_.joinable()) claimer_.join();  // a finished earlier claim
+  claimer_ = std::thread([this, retry] { claimer(retry); });
+}
+
+void VirtualServer::claimer(std::chrono::milliseconds retry) {
+  std::unique_lock lock(mu_);
+  while (claimed_ && !server_) {
+    cv_.wait_for(lock, retry, [&] { return !claimed_; });
+    if (claimed_) try_bind_locked(false);
   }
 }
 
-void VirtualServer::unbind() {
+void VirtualServer::release() {
   std::unique_ptr<rpc::RpcServer> server;
+  std::thread claimer;
   {
     std::lock_guard lock(mu_);
+    claimed_ = false;
     server = std::move(server_);
+    claimer = std::move(claimer_);
   }
-  if (server) server->stop();
+  cv_.notify_all();
+  if (claimer.joinable()) claimer.join();
+  if (server) {
+    server->stop();
+    if (options_.log) options_.log("virtual server " + describe() + ": no longer served here");
+  }
 }
 
 bool VirtualServer::bound() const {

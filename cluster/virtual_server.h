@@ -6,9 +6,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/rpc/rpc_server.h"
@@ -21,13 +23,15 @@ class VirtualServer {
   // `register_rpcbind`: announce the programs to the local rpcbind (one node per machine does).
   VirtualServer(std::string name, rpc::RpcServerOptions options,
                 std::vector<std::shared_ptr<rpc::Service>> services, bool register_rpcbind);
-  ~VirtualServer();  // unbind()
+  ~VirtualServer();  // release()
 
-  // Starts answering on the address. While another process still holds it (a partner letting
-  // go) it retries for up to `patience`. False when it could not bind (logged).
-  bool bind(std::chrono::milliseconds patience);
-  // Closes the address: connections are dropped, running procedures finish.
-  void unbind();
+  // Binds and serves now. False (and the reason logged) when the address cannot be bound.
+  bool bind();
+  // Serves the address as soon as it can be bound: a partner that is letting it go (failback)
+  // or a hung one that still holds it is retried every `retry` until bound or released.
+  void claim(std::chrono::milliseconds retry = std::chrono::milliseconds(200));
+  // Stops serving (connections dropped, running procedures finish) and stops claiming.
+  void release();
   bool bound() const;
 
   const std::string& name() const { return name_; }
@@ -35,13 +39,18 @@ class VirtualServer {
   std::string describe() const;
 
  private:
+  bool try_bind_locked(bool log_failure);
+  void claimer(std::chrono::milliseconds retry);
+
   const std::string name_;
   const rpc::RpcServerOptions options_;
   const std::vector<std::shared_ptr<rpc::Service>> services_;
   const bool register_rpcbind_;
   mutable std::mutex mu_;
+  std::condition_variable cv_;
   std::unique_ptr<rpc::RpcServer> server_;  // a server runs once: a new one per bind
-  std::string last_error_;
+  bool claimed_ = false;
+  std::thread claimer_;
 };
 
 }  // namespace nasd::cluster

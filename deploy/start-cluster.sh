@@ -8,7 +8,7 @@
 # Stop it with deploy/stop-cluster.sh.
 #   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001, mirror of b's NVRAM 7101
 #   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102
-# LEASE_MS (default 3000) sets how long a dead node's volumes stay fenced before the survivor
+# LEASE_MS (default 4000) sets how long a dead node's volumes stay fenced before the survivor
 # may take them: failover takes about that long.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,7 +24,7 @@ write_config() {
     ha_cluster="shared_dir = ../san                # the \"SAN\": both volumes and the lease files
 mirror_listen = 127.0.0.1:$5       # this node's copy of $6's NVRAM
 failback = manual                  # nasd-admin failback, on the node that wants its volume back
-lease_ms = ${LEASE_MS:-3000}"
+lease_ms = ${LEASE_MS:-4000}"
     ha_peer="mirror = 127.0.0.1:${10}
 listen = 127.0.0.1                 # $6's virtual server, served here after a takeover
 nfs_port = $7
@@ -91,5 +91,5 @@ for probe in "2049 20048 v1" "2149 20148 v0"; do
   echo "the node on port $1 cannot reach volume $3 over the interconnect; see its log" >&2; exit 1
 done
 echo "cluster up: try  nfs-ls -R 'nfs://127.0.0.1/r?nfsport=2149&mountport=20148&version=3'"
-[ "$FAILOVER" = 1 ] && echo "state:   $ROOT/build/server/admin/nasd-admin --socket $DIR/a/data/nasd.sock cluster"
+[ "$FAILOVER" = 1 ] && echo "state:   ${BUILD_DIR:-$ROOT/build}/server/admin/nasd-admin --socket $DIR/a/data/nasd.sock cluster"
 exit 0

@@ -17,6 +17,7 @@ PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
 # restarts after a failover is up once its admin socket answers, its address comes back with
 # `nasd-admin failback`.
 HA="$(conf_get cluster shared_dir)"; ADMIN="$BUILD_DIR/server/admin/nasd-admin"
+[ -z "$HA" ] || [ -x "$ADMIN" ] || { echo "an HA node is checked with $ADMIN: build it first (deploy/build.sh)"; exit 1; }
 if [ -f "$DATA/nasd.pid" ] && kill -0 "$(cat "$DATA/nasd.pid")" 2>/dev/null; then
   echo "nasd already running (pid $(cat "$DATA/nasd.pid"))"; exit 0
 fi

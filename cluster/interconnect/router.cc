@@ -70,10 +70,23 @@ std::vector<uint32_t> ClusterRouter::volume_ids() const {
   return ids;
 }
 
+bool ClusterRouter::Entry::fenced() const { return fence && !fence(); }
+
 fs::Volume* ClusterRouter::find(uint32_t volume_id) {
   std::shared_lock lock(mu_);
   auto it = volumes_.find(volume_id);
-  return it == volumes_.end() ? nullptr : it->second.current;
+  if (it == volumes_.end()) return nullptr;
+  const Entry& e = it->second;
+  if (e.current == e.local.get() && e.fenced()) return e.unavailable.get();
+  return e.current;
+}
+
+bool ClusterRouter::set_fence(uint32_t volume_id, std::function<bool()> may_serve) {
+  std::unique_lock lock(mu_);
+  auto it = volumes_.find(volume_id);
+  if (it == volumes_.end()) return false;
+  it->second.fence = std::move(may_serve);
+  return true;
 }
 
 fs::Volume* ClusterRouter::ServedHere::find(uint32_t volume_id) {
@@ -81,7 +94,7 @@ fs::Volume* ClusterRouter::ServedHere::find(uint32_t volume_id) {
   auto it = router_->volumes_.find(volume_id);
   if (it == router_->volumes_.end()) return nullptr;
   const Entry& e = it->second;
-  if (e.owner == router_->local_node_ && e.local) return e.local.get();
+  if (e.owner == router_->local_node_ && e.local && !e.fenced()) return e.local.get();
   return e.unavailable.get();
 }
 

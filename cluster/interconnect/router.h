@@ -42,6 +42,10 @@ class ClusterRouter : public fs::VolumeResolver {
   // False when the volume is unknown or the peer has no channel.
   bool set_owner(uint32_t volume_id, const std::string& node);
   std::optional<std::string> owner(uint32_t volume_id) const;
+  // Asked on every request routed to the local volume: false answers NFS3ERR_JUKEBOX, as if
+  // nobody owned it. The membership's lease check, so that a node whose lease ran out while it
+  // was not scheduled refuses requests before it has even noticed. False if unknown volume.
+  bool set_fence(uint32_t volume_id, std::function<bool()> may_serve);
   std::vector<uint32_t> volume_ids() const;
 
   // The volume for a request arriving at this node (nullptr: no such volume anywhere).
@@ -61,6 +65,8 @@ class ClusterRouter : public fs::VolumeResolver {
     std::unique_ptr<UnavailableVolume> unavailable;
     std::map<std::string, std::unique_ptr<RemoteVolume>> remotes;  // by owner node
     fs::Volume* current = nullptr;                                 // what find() returns
+    std::function<bool()> fence;                                   // see set_fence()
+    bool fenced() const;
   };
   class ServedHere : public fs::VolumeResolver {
    public:

@@ -71,6 +71,11 @@ void MembershipService::dispatch_locked() {
           std::lock_guard lock(mu_);
           if (stopping_) return;
           member_->lease_answered(now_ms(), v, request, answer);
+          if (hooks_.lease_trusted) {
+            int64_t until = member_->trusted_until(v);
+            hooks_.lease_trusted(v, until ? epoch_ + std::chrono::milliseconds(until)
+                                          : std::chrono::steady_clock::time_point{});
+          }
           dispatch_locked();
         });
         break;

@@ -41,6 +41,10 @@ struct MembershipHooks {
   // Drain, checkpoint, close (slow). `lease_held` false: the lease ran out (self-fence), the
   // partner may already own the volume, so nothing more may be written to it.
   std::function<void(uint32_t volume, bool lease_held)> close;
+  // After every lease answer: until when the lease is trusted (epoch when not held). Quick,
+  // called with the lock held. Lets the node refuse requests and writes past that instant
+  // even if this service is not scheduled in time (a paused process).
+  std::function<void(uint32_t volume, std::chrono::steady_clock::time_point until)> lease_trusted;
 };
 
 struct MembershipOptions {

@@ -60,6 +60,11 @@ bool PairMember::may_serve(uint32_t volume, int64_t now_ms) const {
   return it != volumes_.end() && it->second.held && now_ms < it->second.trusted_until;
 }
 
+int64_t PairMember::trusted_until(uint32_t volume) const {
+  auto it = volumes_.find(volume);
+  return it != volumes_.end() && it->second.held ? it->second.trusted_until : 0;
+}
+
 bool PairMember::serving(uint32_t volume, int64_t now_ms) const {
   auto it = volumes_.find(volume);
   return may_serve(volume, now_ms) && it->second.ready && !it->second.closing;

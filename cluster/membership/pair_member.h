@@ -96,6 +96,8 @@ class PairMember {
   uint64_t view() const { return view_; }
   // Holds a lease on `volume` that is still trustworthy at `now_ms`.
   bool may_serve(uint32_t volume, int64_t now_ms) const;
+  // Until when (this member's clock) a held lease is trusted; 0 when not held.
+  int64_t trusted_until(uint32_t volume) const;
   // may_serve and opened: requests for it should be routed here.
   bool serving(uint32_t volume, int64_t now_ms) const;
   Heartbeat heartbeat() const;

@@ -161,6 +161,7 @@ bool BlockDevice::read(const std::vector<Read>& reads) {
 
 bool BlockDevice::write(const std::vector<Write>& writes) {
   std::lock_guard<std::mutex> g(io_mu_);
+  if (gate_ && !gate_()) return false;
   // Submit in batches that fit the ring; each transfer is checked individually.
   size_t i = 0;
   while (i < writes.size()) {

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,8 @@ class BlockDevice {
   bool write(const std::vector<Write>& writes);
   bool write(uint64_t block, const void* buf, uint32_t nblocks);
   bool sync();  // fdatasync
+  // Consulted before every write; a refused write fails like an I/O error. Set before use.
+  void set_write_gate(std::function<bool()> gate) { gate_ = std::move(gate); }
 
  private:
   BlockDevice(int fd, uint64_t size, std::string path);
@@ -50,6 +53,7 @@ class BlockDevice {
   int fd_;
   uint64_t size_;
   std::string path_;
+  std::function<bool()> gate_;
   std::mutex io_mu_, sync_mu_;
   io_uring io_ring_, sync_ring_;
 };

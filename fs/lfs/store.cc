@@ -59,6 +59,7 @@ bool Store::format(const LfsOptions& opts, std::string* err) {
 std::unique_ptr<Store> Store::open(const LfsOptions& opts, std::string* err) {
   auto dev = BlockDevice::open(opts.backing, 0, err);
   if (!dev) return nullptr;
+  if (opts.write_gate) dev->set_write_gate(opts.write_gate);
   alignas(kBlockSize) uint8_t super[kBlockSize];
   Superblock sb;
   std::string why;

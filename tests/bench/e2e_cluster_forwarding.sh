@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End-to-end: bench/cluster_forwarding.sh with a very short load (two steps of 2 s) against the
+# two-node cluster, checking that both runs (all-local, half forwarded) reached a peak above zero
+# with no errors and that the summary table came out with its forwarded/local row.
+#   e2e_cluster_forwarding.sh BUILD_DIR        (run inside bench/netns.sh; exit 77 = skipped)
+set -euo pipefail
+[[ $# -eq 1 ]] || { echo "usage: e2e_cluster_forwarding.sh BUILD_DIR" >&2; exit 2; }
+build=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# The cluster binds the fixed ports of deploy/start-cluster.sh: only on a private loopback.
+[[ ${NASD_BENCH_IN_NETNS:-} == 1 ]] || { echo "SKIP: no private network namespace"; exit 77; }
+
+work=$(mktemp -d /tmp/nasd-bench-forwarding.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; echo "--- output"; cat "$work/stdout" "$work/stderr"; exit 1; }
+
+timeout 80 "$root/bench/cluster_forwarding.sh" "$build" --loads 200,400 --step-seconds 2 \
+  --warmup-seconds 0.5 --fileset-mib-per-op 0.01 --out "$work/out" >"$work/stdout" 2>"$work/stderr" ||
+  fail "cluster_forwarding.sh exited with $?"
+
+# The summary rows: "local  TARGETS  PEAK  RESPONSE"; a peak may carry ">=" (top step reached).
+peak() { awk -v run="$1" '$1 == run { p = $(NF - 1); sub(/^>=/, "", p); print p }' "$work/stdout"; }
+for run in local forwarded; do
+  p=$(peak "$run")
+  [[ $p =~ ^[0-9]+$ && $p -gt 0 ]] || fail "no peak above 0 for the $run run (got '$p')"
+  awk -F, 'NR > 1 && ($8 != 0 || $7 == 0) { bad = 1 } END { exit bad || NR != 3 }' "$work/out/$run.csv" ||
+    fail "the $run CSV lacks 2 steps with replies and no errors"
+done
+grep -qE '^forwarded/local +[0-9.]+ +[0-9.]+$' "$work/stdout" || fail "no forwarded/local ratio row"
+grep -q '^peak ops/s: forwarded ' "$work/stdout" || fail "no per-step table"
+grep -q 'WARNING' "$work/stderr" && fail "the script warned"
+[[ -s $work/out/summary.txt ]] || fail "no summary.txt"
+cat "$work/stdout"
+echo "e2e: 1 passed, 0 failed"
