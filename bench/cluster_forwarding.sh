@@ -53,9 +53,7 @@ loadgen=$build/bench/nasd-loadgen
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# start-node.sh takes the daemon from $BUILD_DIR/cluster/nasd. This measures forwarding, not
-# failover: a long lease keeps a node that the load starves of CPU for a few seconds from being
-# fenced in the middle of a run (the default 3 s lease was lost so on 2 busy cores).
+# start-node.sh takes the daemon from $BUILD_DIR/cluster/nasd.
 export BUILD_DIR=$build
 work=$(mktemp -d /tmp/nasd-forwarding-cluster.XXXXXX)
 running=""  # the CLUSTER_DIR of the cluster that is up, if any

@@ -16,6 +16,7 @@ DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
 FAILOVER=1
 [ "${1:-}" = "--no-failover" ] && FAILOVER=0
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
+DIR="$(cd "$DIR" && pwd)"
 
 # write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME
 write_config() {
@@ -38,7 +39,7 @@ data_dir = data
 listen = 127.0.0.1
 nfs_port = $2
 mount_port = $3
-handle_key = ../handle.key        # shared by both nodes: a handle from one works on the other
+handle_key = $DIR/handle.key      # shared by both nodes: a handle from one works on the other
 
 [nvram]
 size = 512M

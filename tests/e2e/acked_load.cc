@@ -1,9 +1,25 @@
 #include "tests/e2e/acked_load.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace nasd::e2e {
 namespace {
 constexpr int kMaxFiles = 100000;  // a bound; the test stops the load long before
+constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
+
+// An answer that ends the load in either mode (a wrong status, a broken promise).
+class LoadFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 }  // namespace
+
+AckedLoad::AckedLoad(uint16_t nfs_port, Fh dir, AckedLoadOptions options)
+    : port_(nfs_port), dir_(std::move(dir)), options_(std::move(options)) {}
+
+AckedLoad::~AckedLoad() { stop(); }
 
 void AckedLoad::stop() {
   stop_ = true;
@@ -12,7 +28,12 @@ void AckedLoad::stop() {
 
 int AckedLoad::acknowledged() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return acknowledged_;
+  return stats_.acknowledged;
+}
+
+AckedLoadStats AckedLoad::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
 }
 
 std::string AckedLoad::stopped_by() const {
@@ -20,62 +41,127 @@ std::string AckedLoad::stopped_by() const {
   return stopped_by_;
 }
 
+Nfs3Client& AckedLoad::client() {
+  if (!nfs_) {
+    channel_ = std::make_unique<RpcChannel>(options_.host, port_, Credential{},
+                                            options_.call_timeout);
+    nfs_ = std::make_unique<Nfs3Client>(*channel_);
+  }
+  return *nfs_;
+}
+
+void AckedLoad::drop_connection() {
+  nfs_.reset();
+  channel_.reset();
+}
+
+void AckedLoad::acknowledge(bool retried) {
+  in_flight_.clear();
+  ++stats_.acknowledged;
+  stats_.acknowledged_since_retry = retried ? 0 : stats_.acknowledged_since_retry + 1;
+  auto now = std::chrono::steady_clock::now();
+  if (last_ack_) {
+    auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_ack_).count();
+    stats_.longest_stall_ms = std::max<int64_t>(stats_.longest_stall_ms, gap);
+  }
+  last_ack_ = now;
+}
+
 template <class Call, class Effect>
-void AckedLoad::op(std::initializer_list<std::string> names, Call call, Effect effect) {
+void AckedLoad::op(const std::string& what, std::initializer_list<std::string> names,
+                   nfsstat3 done_status, Call call, Effect effect) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_ = names;
   }
-  call();  // throws when the server does not acknowledge
+  bool retried = false, as_done = false;
+  auto backoff = std::chrono::milliseconds(kFirstBackoff);
+  auto give_up = std::chrono::steady_clock::now() + options_.retry_budget;
+  for (;;) {
+    std::string failure;
+    bool reconnect = false;
+    try {
+      nfsstat3 s = call(client(), retried);
+      if (s == NFS3_OK) break;
+      if (retried && done_status != NFS3_OK && s == done_status) {
+        as_done = true;
+        break;
+      }
+      if (s != NFS3ERR_JUKEBOX || !options_.retry)
+        throw LoadFailure(what + ": " + nfsstat_name(s) + (retried ? " (retried)" : ""));
+      failure = "NFS3ERR_JUKEBOX";  // the server is there but not ready: same connection
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.jukebox;
+    } catch (const RpcError& e) {
+      if (!options_.retry) throw;
+      failure = e.what();
+      reconnect = true;
+    }
+    if (std::chrono::steady_clock::now() + backoff > give_up)
+      throw LoadFailure(what + ": no answer within " +
+                        std::to_string(options_.retry_budget.count()) + " ms; last: " + failure);
+    if (reconnect) drop_connection();
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!retried) ++stats_.retried;
+    if (reconnect) ++stats_.reconnects;
+    retried = true;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   effect();
-  in_flight_.clear();
-  ++acknowledged_;
+  if (as_done) ++stats_.retried_as_done;
+  acknowledge(retried);
 }
 
 void AckedLoad::run() {
   try {
-    RpcChannel channel(port_, Credential{});
-    Nfs3Client nfs(channel);
-    issue_all(nfs);
+    issue_all();
     std::lock_guard<std::mutex> lock(mu_);
     stopped_by_ = "stopped";
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_by_ = e.what();
   }
+  drop_connection();
 }
 
-void AckedLoad::issue_all(Nfs3Client& nfs) {
-  auto require = [](nfsstat3 s, const std::string& what) {
-    if (s != NFS3_OK) throw RpcError(what + ": " + nfsstat_name(s));
-  };
+void AckedLoad::issue_all() {
   for (int i = 0; i < kMaxFiles && !stop_; ++i) {
     const std::string name = "f" + std::to_string(i);
     const std::string content = "content of " + name + std::string(i % 500, '.');
     Fh fh;
-    op({name}, [&] {
+    op("CREATE " + name, {name}, NFS3ERR_EXIST, [&](Nfs3Client& nfs, bool retried) {
       NewObjectReply c = nfs.create(dir_, name, GUARDED, sattr_mode(0644));
-      require(c.status, "CREATE " + name);
-      if (!c.fh) throw RpcError("CREATE " + name + " returned no handle");
-      fh = *c.fh;
+      if (c.status == NFS3ERR_EXIST && retried) {
+        // The first attempt made it; its handle is what the WRITE needs.
+        LookupReply l = nfs.lookup(dir_, name);
+        if (l.status != NFS3_OK) return l.status;
+        fh = l.fh;
+        return NFS3ERR_EXIST;
+      }
+      if (c.status == NFS3_OK && !c.fh) throw LoadFailure("CREATE " + name + " returned no handle");
+      if (c.fh) fh = *c.fh;
+      return c.status;
     }, [&] { files_[name] = ""; });
 
-    op({name}, [&] {
+    op("WRITE " + name, {name}, NFS3_OK, [&](Nfs3Client& nfs, bool) {
       WRITE3res w = nfs.write(fh, 0, content, FILE_SYNC);
-      require(w.status, "WRITE " + name);
-      if (w.WRITE3res_u.resok.committed != FILE_SYNC)
-        throw RpcError("WRITE " + name + " not committed FILE_SYNC");
+      if (w.status == NFS3_OK && w.WRITE3res_u.resok.committed != FILE_SYNC)
+        throw LoadFailure("WRITE " + name + " not committed FILE_SYNC");
+      return w.status;
     }, [&] { files_[name] = content; });
 
     if (i % 3 == 0) {
       const std::string d = "d" + std::to_string(i);
-      op({d}, [&] { require(nfs.mkdir(dir_, d).status, "MKDIR " + d); },
+      op("MKDIR " + d, {d}, NFS3ERR_EXIST,
+         [&](Nfs3Client& nfs, bool) { return nfs.mkdir(dir_, d).status; },
          [&] { dirs_.insert(d); });
     }
     if (i % 4 == 1) {  // rename the previous file, unless it was removed already
       const std::string from = "f" + std::to_string(i - 1), to = "r" + std::to_string(i - 1);
-      op({from, to}, [&] { require(nfs.rename(dir_, from, dir_, to).status, "RENAME " + from); },
+      op("RENAME " + from, {from, to}, NFS3ERR_NOENT,
+         [&](Nfs3Client& nfs, bool) { return nfs.rename(dir_, from, dir_, to).status; },
          [&] {
            files_[to] = files_[from];
            files_.erase(from);
@@ -90,7 +176,8 @@ void AckedLoad::issue_all(Nfs3Client& nfs) {
         exists = files_.count(victim) != 0;
       }
       if (!exists) continue;
-      op({victim}, [&] { require(nfs.remove(dir_, victim).status, "REMOVE " + victim); },
+      op("REMOVE " + victim, {victim}, NFS3ERR_NOENT,
+         [&](Nfs3Client& nfs, bool) { return nfs.remove(dir_, victim).status; },
          [&] {
            files_.erase(victim);
            gone_.insert(victim);

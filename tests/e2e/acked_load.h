@@ -1,12 +1,22 @@
-// A client load for crash tests: one thread issues a bounded mix of CREATE, FILE_SYNC WRITE,
-// MKDIR, RENAME and REMOVE in one directory and records each operation only once the server has
-// acknowledged it. After a crash and restart, verify() checks that the directory holds exactly
-// what was acknowledged. The one call in flight at the crash may or may not have happened, so
-// the names it touched are accepted either way.
+// A client load for crash and failover tests: one thread issues a bounded mix of CREATE,
+// FILE_SYNC WRITE, MKDIR, RENAME and REMOVE in one directory and records each operation only
+// once the server has acknowledged it. Afterwards, verify() checks that the directory holds
+// exactly what was acknowledged.
+//
+// Two modes. Crash test (the default): the first call that fails ends the load; that call may
+// or may not have happened, so verify() accepts the names it touched either way. Retry mode
+// (failover): a call that gets no answer (refused, reset, timed out) or NFS3ERR_JUKEBOX is sent
+// again, on a fresh connection to the same address and with the same handles, until it is
+// answered or a time budget runs out. The duplicate request cache does not move with a
+// failover, so a retried CREATE or MKDIR may answer EXIST and a retried REMOVE or RENAME NOENT:
+// for a retried call, and only then, that counts as done.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -18,17 +28,42 @@
 
 namespace nasd::e2e {
 
+struct AckedLoadOptions {
+  std::string host = "127.0.0.1";
+  bool retry = false;
+  // How long one attempt may wait for its reply.
+  std::chrono::milliseconds call_timeout{15000};
+  // Retry mode: how long one call may go unanswered, over all its attempts, before the load
+  // gives up. Also bounds how long stop() can take.
+  std::chrono::milliseconds retry_budget{60000};
+};
+
+struct AckedLoadStats {
+  int acknowledged = 0;
+  int retried = 0;          // calls that needed more than one attempt
+  int retried_as_done = 0;  // of those, answered EXIST/NOENT: the first attempt had happened
+  int reconnects = 0;       // fresh connections after a failed attempt
+  int jukebox = 0;          // NFS3ERR_JUKEBOX answers
+  int64_t longest_stall_ms = 0;  // longest time between two consecutive acknowledgements
+  // Acknowledged after the last retried call was: shows that the load resumed.
+  int acknowledged_since_retry = 0;
+};
+
 class AckedLoad {
  public:
-  AckedLoad(uint16_t nfs_port, Fh dir) : port_(nfs_port), dir_(std::move(dir)) {}
-  ~AckedLoad() { stop(); }
+  AckedLoad(uint16_t nfs_port, Fh dir) : AckedLoad(nfs_port, std::move(dir), AckedLoadOptions{}) {}
+  AckedLoad(uint16_t nfs_port, Fh dir, AckedLoadOptions options);
+  ~AckedLoad();
 
   void start() { thread_ = std::thread([this] { run(); }); }
-  // Asks the thread to finish and waits for it; also returns once a call has failed.
+  // Asks the thread to start no further call and waits for it. Returns at once after a
+  // failure; in retry mode a call being retried goes on until answered or out of budget.
   void stop();
 
   int acknowledged() const;
-  // Why the load ended: an error text once the server went away.
+  AckedLoadStats stats() const;
+  // Why the load ended: "stopped" when asked to, otherwise the error that ended it (empty while
+  // it runs).
   std::string stopped_by() const;
 
   // Compares the directory, read through `nfs`, with the acknowledged state. Returns one line
@@ -37,22 +72,34 @@ class AckedLoad {
 
  private:
   void run();
-  void issue_all(Nfs3Client& nfs);
-  // Marks `names` as in flight, runs `call`, then applies `effect` to the acknowledged state.
+  void issue_all();
+  Nfs3Client& client();  // connects when there is no connection
+  void drop_connection();
+  // Marks `names` as in flight and runs `call(nfs, retried)`, which returns the NFS status
+  // (RpcError when there was no answer), retrying as the mode says; on success applies
+  // `effect` to the acknowledged state. `done_status` is the answer that means "already done"
+  // for a retried call (NFS3_OK when there is none).
   template <class Call, class Effect>
-  void op(std::initializer_list<std::string> names, Call call, Effect effect);
+  void op(const std::string& what, std::initializer_list<std::string> names, nfsstat3 done_status,
+          Call call, Effect effect);
+  void acknowledge(bool retried);  // with mu_ held
 
   const uint16_t port_;
   const Fh dir_;
+  const AckedLoadOptions options_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  // The load thread's connection.
+  std::unique_ptr<RpcChannel> channel_;
+  std::unique_ptr<Nfs3Client> nfs_;
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> files_;  // name -> content last written FILE_SYNC
   std::set<std::string> dirs_;
   std::set<std::string> gone_;       // acknowledged as removed or renamed away
   std::set<std::string> in_flight_;  // names the unacknowledged call touches
-  int acknowledged_ = 0;
+  AckedLoadStats stats_;
+  std::optional<std::chrono::steady_clock::time_point> last_ack_;
   std::string stopped_by_;
 };
 

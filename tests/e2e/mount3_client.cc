@@ -72,7 +72,12 @@ std::vector<ExportEntry> Mount3Client::exports() {
 }
 
 Fh mount_root(uint16_t mount_port, const std::string& path, const Credential& cred) {
-  RpcChannel ch(mount_port, cred);
+  return mount_root("127.0.0.1", mount_port, path, cred);
+}
+
+Fh mount_root(const std::string& host, uint16_t mount_port, const std::string& path,
+              const Credential& cred) {
+  RpcChannel ch(host, mount_port, cred);
   MountReply r = Mount3Client(ch).mnt(path);
   if (r.status != MNT3_OK)
     throw RpcError("MNT " + path + ": " + mountstat3_to_str(static_cast<int>(r.status)));

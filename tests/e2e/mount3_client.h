@@ -46,5 +46,7 @@ class Mount3Client {
 
 // The export's root handle via a short-lived MOUNT connection (throws unless MNT3_OK).
 Fh mount_root(uint16_t mount_port, const std::string& path, const Credential& cred = {});
+Fh mount_root(const std::string& host, uint16_t mount_port, const std::string& path,
+              const Credential& cred = {});
 
 }  // namespace nasd::e2e

@@ -31,17 +31,18 @@ void RpcChannel::on_complete(rpc_context*, int status, void* data, void* private
   }
 }
 
-RpcChannel::RpcChannel(uint16_t port, const Credential& cred, std::chrono::milliseconds timeout)
+RpcChannel::RpcChannel(const std::string& host, uint16_t port, const Credential& cred,
+                       std::chrono::milliseconds timeout)
     : timeout_(timeout) {
   rpc_ = rpc_init_context();
   if (!rpc_) throw RpcError("rpc_init_context failed");
   set_credential(cred);
   auto p = std::make_unique<Pending>();
-  if (rpc_connect_async(rpc_, "127.0.0.1", port, on_complete, p.get()) != 0) {
+  if (rpc_connect_async(rpc_, host.c_str(), port, on_complete, p.get()) != 0) {
     std::string err = error_text(rpc_);
     rpc_destroy_context(rpc_);
     rpc_ = nullptr;
-    throw RpcError("connect to port " + std::to_string(port) + ": " + err);
+    throw RpcError("connect to " + host + ":" + std::to_string(port) + ": " + err);
   }
   try {
     wait(p.get(), "connect");

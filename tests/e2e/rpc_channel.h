@@ -34,6 +34,10 @@ struct Credential {
 class RpcChannel {
  public:
   RpcChannel(uint16_t port, const Credential& cred,
+             std::chrono::milliseconds timeout = std::chrono::seconds(15))
+      : RpcChannel("127.0.0.1", port, cred, timeout) {}
+  // The same to another address (the failover tools talk to a node's service address).
+  RpcChannel(const std::string& host, uint16_t port, const Credential& cred,
              std::chrono::milliseconds timeout = std::chrono::seconds(15));
   ~RpcChannel();
   RpcChannel(const RpcChannel&) = delete;

@@ -571,5 +571,27 @@ TEST_F(VolumeTest, AbandonWritesNothingAndRefusesCalls) {
   again->close();
 }
 
+// The lease check of a shared volume: once the gate closes, nothing reaches the backing file,
+// and the stable operation that needed it fails instead of being acknowledged.
+TEST(VolumeWriteGate, AClosedGateFailsWritesAndLeavesTheBackingFileAlone) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto open_gate = std::make_shared<std::atomic<bool>>(true);
+  opts.write_gate = [open_gate] { return open_gate->load(); };
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId f = create_file(*vol, vol->root(), "before");
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(4096, 1)), Status::Ok);
+  auto bytes = [&] {
+    std::ifstream in(opts.backing, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
+  open_gate->store(false);
+  EXPECT_NE(write_at(*vol, f, 0, pattern(4096, 2)), Status::Ok);
+  EXPECT_TRUE(bytes() == before) << "a write passed the closed gate";
+  vol->abandon();
+}
+
 }  // namespace
 }  // namespace nasd::fs::lfs::testing
