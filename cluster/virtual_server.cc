@@ -22,19 +22,21 @@ VirtualServer::~VirtualServer() { release(); }
 
 bool VirtualServer::try_bind_locked(bool log_failure) {
   if (server_) return true;
-  auto server = std::make_unique<rpc::RpcServer>(options_);
-  for (const auto& s : services_) server->add_service(s);
+  std::unique_ptr<rpc::RpcServer> server;
+  // Everything inside the try: this runs on claim and membership threads, which must not die.
   try {
+    server = std::make_unique<rpc::RpcServer>(options_);
+    for (const auto& s : services_) server->add_service(s);
     server->start();
+    if (register_rpcbind_) {
+      // nfs_port == mount_port leaves a single listener that serves both programs.
+      const auto& ports = server->bound_ports();
+      server->register_with_rpcbind(kNfsProgram, 3, ports.front());
+      for (uint32_t v = 1; v <= 3; v++) server->register_with_rpcbind(kMountProgram, v, ports.back());
+    }
   } catch (const std::exception& e) {
     if (log_failure && options_.log) options_.log("virtual server " + describe() + ": " + e.what());
     return false;
-  }
-  if (register_rpcbind_) {
-    // nfs_port == mount_port leaves a single listener that serves both programs.
-    const auto& ports = server->bound_ports();
-    server->register_with_rpcbind(kNfsProgram, 3, ports.front());
-    for (uint32_t v = 1; v <= 3; v++) server->register_with_rpcbind(kMountProgram, v, ports.back());
   }
   server_ = std::move(server);
   if (options_.log) options_.log("virtual server " + describe() + ": served here");
@@ -58,9 +60,10 @@ void VirtualServer::claim(std::chrono::milliseconds retry) {
 
 void VirtualServer::claimer(std::chrono::milliseconds retry) {
   std::unique_lock lock(mu_);
-  while (claimed_ && !server_) {
+  for (int attempt = 1; claimed_ && !server_; ++attempt) {
     cv_.wait_for(lock, retry, [&] { return !claimed_; });
-    if (claimed_) try_bind_locked(false);
+    // Why it still fails, now and then, so that a stuck claim is visible in the log.
+    if (claimed_) try_bind_locked(attempt % 50 == 1);
   }
 }
 

@@ -144,12 +144,17 @@ void PairMember::update_leases() {
 
 void PairMember::update_state() {
   int partner_total = 0, held = 0, ready = 0;
+  bool all_home_held = true;
   for (const auto& [v, s] : volumes_) {
+    if (s.home) all_home_held &= s.held;
     if (s.home) continue;
     ++partner_total;
     held += s.held ? 1 : 0;
     ready += s.held && s.ready ? 1 : 0;
   }
+  // An operator's failback is one command: once it got the home volumes back it is done, and
+  // a later loss of them (a lost lease) waits for the next command.
+  if (operator_failback_ && all_home_held) operator_failback_ = false;
   PairState next;
   if (!partner_alive()) {
     next = held == 0 ? PairState::PartnerSuspected

@@ -181,7 +181,9 @@ TEST(PairMember, FailbackClosesThenReleases) {
 }
 
 TEST(PairMember, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
-  PairMember m(config_a(), 1, 0);
+  PairConfig c = config_a();
+  c.auto_failback = false;  // failback on command, as the daemon runs by default
+  PairMember m(c, 1, 0);
   run(m, 0, 400, true, all(LeaseVerdict::Granted));
   m.volume_ready(400, 1);
   ASSERT_TRUE(m.serving(1, 400));
@@ -207,6 +209,13 @@ TEST(PairMember, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
   EXPECT_TRUE(m.heartbeat().wants_failback);
   acts = run(m, 3550, 4000, true, all(LeaseVerdict::Granted));
   EXPECT_TRUE(find(acts, Kind::Serve, 1));
+  // The command is spent once the volume is back: losing it again waits for the next one.
+  m.volume_ready(4000, 1);
+  acts = run(m, 4050, 8000, true, [](uint32_t v) {
+    return v == 1 ? LeaseVerdict::HeldByOther : LeaseVerdict::Granted;  // the partner took it
+  });
+  EXPECT_TRUE(find(acts, Kind::Unserve, 1));
+  EXPECT_FALSE(m.heartbeat().wants_failback);
 }
 
 TEST(PairMember, APartnerNeverHeardFromIsLeftAloneDuringTheStartupGrace) {
