@@ -25,7 +25,10 @@ if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
 tshark -i lo -B 64 -f "tcp port $nfs_port" -w "$work/run.pcap" -q 2>"$work/tshark.err" &
 capture_pid=$!
 # "Capture started" is the moment packets are really kept (this tshark says it after "Capturing on").
-for _ in $(seq 100); do grep -q 'Capture started' "$work/tshark.err" 2>/dev/null && break; sleep 0.1; done
+# On a loaded machine tshark can take many seconds to start; a capture that began late would
+# count only part of the run, so wait longer and skip rather than compare half a capture.
+for _ in $(seq 300); do grep -q 'Capture started' "$work/tshark.err" 2>/dev/null && break; sleep 0.1; done
+grep -q 'Capture started' "$work/tshark.err" || { echo "SKIP: tshark did not start capturing within 30 s"; exit 77; }
 grep -q 'Capturing on' "$work/tshark.err" || { echo "SKIP: tshark cannot capture here"; cat "$work/tshark.err"; exit 77; }
 
 # One step, no warmup, a low load: every request is inside the measured interval and at most a
