@@ -120,11 +120,6 @@ void HostedVolumes::close_all() {
   for (auto& [id, h] : all) close_hosted(id, h, true);
 }
 
-bool HostedVolumes::is_open(uint32_t id) const {
-  std::lock_guard lock(mu_);
-  return open_.count(id) > 0;
-}
-
 std::string HostedVolumes::status() const {
   std::lock_guard lock(mu_);
   std::ostringstream out;

@@ -46,7 +46,6 @@ class HostedVolumes {
   // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
   void close(uint32_t id, bool clean);
   void close_all();  // clean, for a node stop
-  bool is_open(uint32_t id) const;
   // One block per open volume: the LFS status.
   std::string status() const;
 
