@@ -51,9 +51,9 @@ HostedVolumes::~HostedVolumes() {
 std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, const Config& config,
                                                 const std::string& base_dir,
                                                 const std::string& partner_nvram,
-                                                std::function<bool()> write_gate) {
+                                                std::function<bool()> owned) {
   fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
-  opts.write_gate = std::move(write_gate);
+  opts.write_gate = owned;
   const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
   std::string err;
   std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
@@ -69,7 +69,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   }
   std::shared_ptr<fs::Volume> served = lfs;
   if (journal_) {
-    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs);
+    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
     log_(what + ": " + describe(h.journaled->recover()));
     served = h.journaled;
   }
@@ -83,6 +83,9 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
 }
 
 void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
+  // The router already sends new requests elsewhere, but some may be running: wait for them,
+  // so that the flush below holds every mutation the next owner has no record of.
+  if (h.journaled) h.journaled->seal();
   if (clean) {
     uint64_t durable = 0;
     h.lfs->flush(&durable);

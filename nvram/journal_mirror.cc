@@ -63,7 +63,7 @@ MirrorHello Journal::mirror_hello() {
 void Journal::mirror_connected(uint64_t resume_pos) {
   std::lock_guard lk(mu_);
   mirror_connected_ = true;
-  mirror_sent_ = std::max(resume_pos, head_);
+  mirror_sent_ = resume_pos;  // where the partner's log ends; feed_mirror() catches up the head
   mirror_acked_ = std::max(mirror_acked_, resume_pos);
   log_line("mirror " + mirror_->describe() + " connected, partner holds records up to " +
            std::to_string(resume_pos) + (degraded_ ? ": journal no longer degraded" : ""));
@@ -97,8 +97,13 @@ void Journal::feed_mirror() {
       continue;
     }
     const uint64_t limit = std::min(end, from + kFeedBatchBytes);
+    // Records go on where the partner's log ends, unless trims moved the head past that: then
+    // the partner may never have heard of them (a trim made while the link was being set up is
+    // lost with it), and must, or records at the head would look to it like a gap.
+    const bool announce_head = from > mirror_sent_;
     feed_pin_ = from;
     lk.unlock();
+    if (announce_head) mirror_->trim(from);
     ScanResult batch = scan_log(*region_, from, limit);
     const bool sent = batch.stop == DecodeResult::Ok && mirror_->replicate(batch.records);
     if (batch.stop != DecodeResult::Ok)

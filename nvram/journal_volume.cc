@@ -9,8 +9,12 @@
 namespace nasd::nvram {
 
 JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
-                             std::shared_ptr<fs::JournalTarget> target)
-    : journal_(std::move(journal)), target_(std::move(target)), id_(target_->id()) {
+                             std::shared_ptr<fs::JournalTarget> target,
+                             std::function<bool()> acknowledge_gate)
+    : journal_(std::move(journal)),
+      target_(std::move(target)),
+      id_(target_->id()),
+      acknowledge_gate_(std::move(acknowledge_gate)) {
   journal_->attach(id_, target_);
 }
 
@@ -40,6 +44,12 @@ ReplayReport JournalVolume::recover() {
   return rep;
 }
 
+void JournalVolume::seal() {
+  // A mutation holds the lock from running on the fs until its record is appended.
+  std::lock_guard lk(mutation_mu_);
+  recovered_ = false;
+}
+
 template <typename Execute>
 fs::Status JournalVolume::journalled(const fs::OpContext& ctx, JournalOp& op, bool wait,
                                      Execute&& execute) {
@@ -65,10 +75,16 @@ fs::Status JournalVolume::journalled(const fs::OpContext& ctx, JournalOp& op, bo
     const std::array<std::span<const uint8_t>, 2> parts{std::span<const uint8_t>(prefix),
                                                         op.data};
     st = journal_->append(id_, seq, op.type, parts, &ticket);
-    if (st != fs::Status::Ok) return write_through(seq);
+    if (st != fs::Status::Ok) return acknowledged(write_through(seq));
     last_ticket_ = ticket;
   }
-  return wait ? journal_->wait_committed(ticket) : fs::Status::Ok;
+  return wait ? acknowledged(journal_->wait_committed(ticket)) : fs::Status::Ok;
+}
+
+fs::Status JournalVolume::acknowledged(fs::Status committed) const {
+  if (committed == fs::Status::Ok && acknowledge_gate_ && !acknowledge_gate_())
+    return fs::Status::Jukebox;
+  return committed;
 }
 
 fs::Status JournalVolume::write_through(uint64_t seq) {
@@ -153,7 +169,7 @@ fs::Status JournalVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint6
     std::lock_guard lk(mutation_mu_);
     ticket = last_ticket_;
   }
-  st = journal_->wait_committed(ticket);
+  st = acknowledged(journal_->wait_committed(ticket));
   if (st != fs::Status::Ok) return st;
   // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
   wcc->before = fs::PreAttr{attr.size, attr.mtime, attr.ctime};

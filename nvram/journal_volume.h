@@ -23,8 +23,17 @@
 // UNSTABLE writes are logged like the rest but do not wait for the commit (in process mode they
 // are durable once copied); COMMIT waits until the volume's latest record is committed and does
 // not touch the fs, whose own sync is exactly the work NVRAM exists to defer.
+//
+// An acknowledge gate (optional) is asked once a record is committed and before "done" goes
+// back: a cluster node passes "I still hold this volume's lease". A node that was paused while
+// its record was in flight may find, when it runs again, that its partner has taken the volume
+// over from a copy of the mirror that the record may have missed; answering JUKEBOX then sends
+// the client to the new owner instead of acknowledging something the new owner never saw.
+// Checking after the commit is what makes it sound: a record committed (mirrored) before a
+// successful check reached the mirror before the lease could lapse, so before any takeover copy.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -38,12 +47,18 @@ namespace nasd::nvram {
 class JournalVolume : public fs::Volume {
  public:
   // Attaches `target` to the journal. Mutations answer NFS3ERR_JUKEBOX until recover() ran.
-  JournalVolume(std::shared_ptr<Journal> journal, std::shared_ptr<fs::JournalTarget> target);
+  JournalVolume(std::shared_ptr<Journal> journal, std::shared_ptr<fs::JournalTarget> target,
+                std::function<bool()> acknowledge_gate = {});
   ~JournalVolume() override;
 
   // Replays the journal's records for this volume (seq > target durable_seq, in seq order),
   // flushes the fs, trims, and opens the volume for mutations. Call once, before serving.
   ReplayReport recover();
+
+  // Refuses every further mutation (NFS3ERR_JUKEBOX) and returns once none is running on the
+  // fs. Everything executed is then in the fs's memory, so a flush after seal() makes the whole
+  // history durable without the records: the clean hand-over of a failback or planned failover.
+  void seal();
 
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 
@@ -106,10 +121,13 @@ class JournalVolume : public fs::Volume {
   template <typename Execute>
   fs::Status journalled(const fs::OpContext& ctx, JournalOp& op, bool wait, Execute&& execute);
   fs::Status write_through(uint64_t seq);
+  // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
+  fs::Status acknowledged(fs::Status committed) const;
 
   const std::shared_ptr<Journal> journal_;
   const std::shared_ptr<fs::JournalTarget> target_;
   const uint32_t id_;
+  const std::function<bool()> acknowledge_gate_;
 
   std::mutex mutation_mu_;
   bool recovered_ = false;     // guarded by mutation_mu_

@@ -3,6 +3,7 @@
 // shared folder with a copy of the mirror and finds every acknowledged operation.
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -114,6 +115,70 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
   b.close(7, true);
   // The mirror keeps serving its partner after the copy.
   EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
+}
+
+// A failback or planned failover closes the volume while clients' mutations are running. Each
+// must end either acknowledged and in the file system the next owner opens, or refused with
+// JUKEBOX (which clients retry), never NFS3ERR_IO.
+TEST(Takeover, CleanHandOverUnderLoadKeepsEveryAcknowledgedMutation) {
+  Scratch dir;
+  const std::string shared = dir.path + "/san";
+  std::filesystem::create_directories(shared);
+  std::vector<std::vector<std::string>> acked(3);
+  std::vector<std::vector<fs::Status>> refused(3);
+  {
+    nvram::JournalOptions jo;
+    jo.path = dir.path + "/a-nvram.img";
+    jo.size = 16 << 20;
+    auto journal = nvram::Journal::open(jo);
+    Logged a_log;
+    HostedVolumes a(journal, a_log.log());
+    std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
+    std::vector<std::thread> clients;
+    std::atomic<int> started{0};
+    for (int t = 0; t < 3; ++t) {
+      clients.emplace_back([&, t] {
+        fs::OpContext ctx = root_ctx();
+        for (int i = 0; i < 100000; ++i) {
+          const std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+          fs::InodeId f;
+          std::optional<fs::Attr> attr;
+          fs::Wcc wcc;
+          fs::Status st =
+              v->create(ctx, v->root(), name, fs::CreateMode::Guarded, {}, 0, &f, &attr, &wcc);
+          if (i == 50) started++;
+          if (st != fs::Status::Ok) {
+            refused[t].push_back(st);
+            if (refused[t].size() >= 20) return;  // the volume is gone; a client would retry
+            continue;
+          }
+          acked[t].push_back(name);
+        }
+      });
+    }
+    for (int i = 0; i < 500 && started < 3; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    a.close(7, true);
+    for (auto& c : clients) c.join();
+  }
+  Logged b_log;
+  HostedVolumes b(nullptr, b_log.log());
+  std::shared_ptr<fs::Volume> v = b.open(*kConfig.section("volume", "v0"), kConfig, shared);
+  fs::OpContext ctx = root_ctx();
+  size_t total = 0;
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_FALSE(refused[t].empty()) << "client " << t << " finished before the close";
+    for (fs::Status st : refused[t]) EXPECT_EQ(st, fs::Status::Jukebox) << fs::status_name(st);
+    for (const std::string& name : acked[t]) {
+      fs::InodeId f;
+      std::optional<fs::Attr> oa, da;
+      ASSERT_EQ(v->lookup(ctx, v->root(), name, &f, &oa, &da), fs::Status::Ok)
+          << name << " was acknowledged before the hand-over but is missing";
+    }
+    total += acked[t].size();
+  }
+  EXPECT_GE(total, 150u);
+  b.close(7, true);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 
 #include "nvram/journal_volume.h"
@@ -203,6 +204,62 @@ TEST(JournalVolumeLifecycle, MutationsWaitForRecovery) {
   EXPECT_EQ(v.getattr(ctx, v.root(), &attr), Status::Ok) << "reads need no recovery";
   v.recover();
   EXPECT_EQ(v.mkdir(ctx, v.root(), "d", {}, &out, &a, &w), Status::Ok);
+}
+
+TEST_F(JournalVolumeTest, SealRefusesMutationsAndAFlushThenHoldsEverything) {
+  run_history(1);
+  const std::string before = testing::tree_snapshot(*volume);
+  volume->seal();
+  fs::InodeId out;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  EXPECT_EQ(volume->mkdir(ctx, volume->root(), "late", {}, &out, &a, &w), Status::Jukebox);
+  uint64_t durable = 0;
+  ASSERT_EQ(target->flush(&durable), Status::Ok);
+  // The next owner opens the fs alone, without this journal's records.
+  volume.reset();
+  journal.reset();
+  target->crash();
+  EXPECT_EQ(testing::tree_snapshot(*target), before);
+}
+
+// A node that lost its lease while a record was in flight must not say "done": the client is
+// sent to retry (JUKEBOX), and the record itself stays whatever the journal made of it.
+TEST(JournalVolumeLifecycle, AcknowledgeGateTurnsCommittedMutationsIntoJukebox) {
+  testing::ScratchDir dir;
+  const JournalOptions opts = testing::small_options(dir.file("nv"), 1 << 20);
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
+  std::atomic<bool> owned{true};
+  fs::OpContext ctx;
+  fs::InodeId f, d;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  fs::Stability c;
+  const std::vector<uint8_t> data = testing::pattern(3, 100);
+  {
+    auto journal = Journal::open(opts);
+    JournalVolume v(journal, target, [&] { return owned.load(); });
+    v.recover();
+    ASSERT_EQ(v.create(ctx, v.root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &a, &w),
+              Status::Ok);
+    owned = false;
+    EXPECT_EQ(v.mkdir(ctx, v.root(), "d", {}, &d, &a, &w), Status::Jukebox);
+    EXPECT_EQ(v.write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w), Status::Jukebox);
+    EXPECT_EQ(v.commit(ctx, f, 0, 0, &w), Status::Jukebox);
+    // UNSTABLE promises nothing, so there is nothing to withhold; its COMMIT is what is gated.
+    EXPECT_EQ(v.write(ctx, f, 200, data, fs::Stability::Unstable, &c, &w), Status::Ok);
+    EXPECT_EQ(v.commit(ctx, f, 0, 0, &w), Status::Jukebox);
+    fs::Attr attr;
+    EXPECT_EQ(v.getattr(ctx, f, &attr), Status::Ok) << "reads are fenced elsewhere, not here";
+    owned = true;
+    EXPECT_EQ(v.commit(ctx, f, 0, 0, &w), Status::Ok);
+  }
+  // What was refused may still have happened, as after any lost reply: it is in the journal.
+  target->crash();
+  auto journal = Journal::open(opts);
+  JournalVolume v(journal, target);
+  v.recover();
+  EXPECT_EQ(v.lookup(ctx, v.root(), "d", &d, &a, &a), Status::Ok);
 }
 
 }  // namespace

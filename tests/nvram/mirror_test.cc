@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "nvram/journal_volume.h"
+#include "nvram/tcp_mirror.h"
 #include "tests/support/memory_fs.h"
 #include "tests/nvram/mirror_process.h"
 #include "tests/nvram/test_util.h"
@@ -237,6 +239,78 @@ TEST(Mirror, ContinuePolicyKeepsServingLocally) {
   for (uint64_t b = 0; b < 50; ++b) ASSERT_EQ(write_block(volume, f, b), Status::Ok);
   EXPECT_TRUE(wait_until([&] { return journal->stats().degraded; }, std::chrono::seconds(5)));
   EXPECT_GT(journal->stats().mirror_losses, 0u);
+}
+
+// A TcpMirror whose journal trims at the worst moment of a reconnect: after the hello (which
+// carries the old head) went out and before the link can carry frames, so the trim never
+// reaches the partner.
+class TrimDuringReconnectMirror : public Mirror, private Mirror::Listener {
+ public:
+  explicit TrimDuringReconnectMirror(const std::string& address) : inner_(address) {}
+  std::function<void()> on_reconnect;  // runs inside the second and later handshakes
+  int reconnects = 0;
+
+  void start(Mirror::Listener* journal) override {
+    journal_ = journal;
+    inner_.start(this);
+  }
+  bool replicate(std::span<const RecordView> records) override { return inner_.replicate(records); }
+  void trim(uint64_t head) override { inner_.trim(head); }
+  void reset(const std::string& why) override { inner_.reset(why); }
+  void stop() override { inner_.stop(); }
+  std::string describe() const override { return inner_.describe(); }
+
+ private:
+  MirrorHello mirror_hello() override { return journal_->mirror_hello(); }
+  void mirror_connected(uint64_t resume_pos) override {
+    if (connected_once_++ && on_reconnect) {
+      on_reconnect();
+      ++reconnects;
+    }
+    journal_->mirror_connected(resume_pos);
+  }
+  void mirror_acked(uint64_t end_pos) override { journal_->mirror_acked(end_pos); }
+  void mirror_lost(const std::string& why) override { journal_->mirror_lost(why); }
+
+  TcpMirror inner_;
+  Mirror::Listener* journal_ = nullptr;
+  int connected_once_ = 0;
+};
+
+TEST(Mirror, ATrimLostInTheReconnectHandshakeLeavesNoGap) {
+  testing::ScratchDir dir;
+  const std::string mirror_region = dir.file("mirror.img");
+  auto mirror = std::make_unique<testing::MirrorProcess>(mirror_region);
+  const uint16_t port = mirror->port();
+  auto link = std::make_unique<TrimDuringReconnectMirror>(mirror->address());
+  TrimDuringReconnectMirror* raw = link.get();
+  auto journal = Journal::open(
+      mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Continue),
+      std::move(link));
+  raw->on_reconnect = [&] { journal->flush_targets_and_trim(); };
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
+  JournalVolume volume(journal, target);
+  volume.recover();
+  ASSERT_TRUE(wait_until([&] { return journal->stats().mirror_connected; }, std::chrono::seconds(10)));
+  fs::InodeId f = create(volume, "f");
+  ASSERT_EQ(write_block(volume, f, 0), Status::Ok);
+
+  // The partner restarts; meanwhile records go to local NVRAM only, and then the trim in the
+  // handshake frees them all, so the journal's head is past where the partner's log ends.
+  mirror->kill_now();
+  for (uint64_t b = 1; b < 20; ++b) ASSERT_EQ(write_block(volume, f, b), Status::Ok);
+  mirror = std::make_unique<testing::MirrorProcess>(mirror_region, port);
+  ASSERT_TRUE(wait_until([&] { return raw->reconnects > 0 && journal->stats().mirror_connected; },
+                         std::chrono::seconds(10)));
+  const uint64_t losses = journal->stats().mirror_losses;
+  for (uint64_t b = 20; b < 30; ++b) ASSERT_EQ(write_block(volume, f, b), Status::Ok);
+  EXPECT_TRUE(wait_until([&] { return journal->stats().mirror_acks > 0 && !journal->stats().degraded; },
+                         std::chrono::seconds(5)));
+  EXPECT_EQ(journal->stats().mirror_losses, losses) << journal->status();
+  mirror->terminate();
+  const std::string dump = testing::MirrorProcess::dump(mirror_region);
+  for (uint64_t b = 20; b < 30; ++b)
+    EXPECT_NE(dump.find(write_line(f, b)), std::string::npos) << "block " << b << "\n" << dump;
 }
 
 }  // namespace
