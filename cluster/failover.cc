@@ -90,6 +90,11 @@ void Failover::start() {
 void Failover::stop() {
   if (stopped_) return;
   stopped_ = true;
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
   membership_->stop();  // closes what is open (hooks) and releases the leases
   w_.home_server->release();
   w_.partner_server->release();
@@ -109,27 +114,51 @@ VirtualServer& Failover::server_of(uint32_t id) {
 }
 
 void Failover::open_volume(uint32_t id) {
+  milliseconds backoff(500);
+  while (!try_open(id)) {
+    std::unique_lock lock(stop_mu_);
+    if (stopping_ || !lease_trusted_now(id)) {
+      w_.log("volume " + section_of(id).name() + ": not opened, and no longer ours to retry");
+      return;
+    }
+    w_.log("volume " + section_of(id).name() + ": retrying the open in " +
+           std::to_string(backoff.count()) + " ms; until then it answers NFS3ERR_JUKEBOX");
+    stop_cv_.wait_for(lock, backoff, [this] { return stopping_; });
+    backoff = std::min(backoff * 2, milliseconds(8000));
+  }
+}
+
+bool Failover::try_open(uint32_t id) {
   const ConfigSection& section = section_of(id);
   std::string copy;
+  bool opened = false;
   try {
     if (!is_home(id)) {
       // A takeover: the partner's acknowledged operations that its file system may not hold
       // yet are in this node's copy of its NVRAM.
       copy = w_.data_dir + "/takeover-" + section.name() + ".img";
       std::string error;
-      if (!mirror_->copy_to(copy, &error)) {
-        w_.log("volume " + section.name() + ": no copy of the partner's NVRAM to replay (" +
-               error + ")");
-        copy.clear();
+      switch (mirror_->copy_to(copy, &error)) {
+        case PartnerMirror::Copy::Copied:
+          break;
+        case PartnerMirror::Copy::NothingMirrored:
+          w_.log("volume " + section.name() + ": no copy of the partner's NVRAM to replay (" +
+                 error + ")");
+          copy.clear();
+          break;
+        case PartnerMirror::Copy::Failed:
+          throw std::runtime_error("copying the partner's NVRAM: " + error);
       }
     }
     w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy,
                                           [this, id] { return lease_trusted_now(id); }));
+    opened = true;
   } catch (const std::exception& e) {
-    // Requests for it get NFS3ERR_JUKEBOX until an operator steps in.
     w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());
   }
-  if (!copy.empty()) std::filesystem::remove(copy);
+  std::error_code ignored;  // a copy that could not be made may not be removable either
+  if (!copy.empty()) std::filesystem::remove(copy, ignored);
+  return opened;
 }
 
 void Failover::bind_address_of(uint32_t id) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -75,7 +76,13 @@ class Failover {
   std::string failback();
 
  private:
+  // The open hook: retries (backing off) while this node still trusts the volume's lease, so a
+  // takeover that meets a failing shared disk or NVRAM copy serves the volume once they work
+  // again; until then its requests get NFS3ERR_JUKEBOX. Never opens a taken-over volume
+  // without the partner's NVRAM when there is a copy to replay: that would drop acknowledged
+  // operations.
   void open_volume(uint32_t id);
+  bool try_open(uint32_t id);  // false (logged) when the volume could not be opened
   void close_volume(uint32_t id, bool lease_held);
   void bind_address_of(uint32_t id);
   VirtualServer& server_of(uint32_t id);
@@ -98,6 +105,9 @@ class Failover {
   std::mutex served_mu_;
   std::set<uint32_t> served_;  // volumes routed here (for the addresses)
   bool stopped_ = false;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;  // wakes an open_volume() retry at stop()
+  bool stopping_ = false;            // guarded by stop_mu_
 };
 
 }  // namespace nasd::cluster

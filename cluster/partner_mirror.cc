@@ -47,19 +47,21 @@ void PartnerMirror::stop_locked() {
   server_.reset();
 }
 
-bool PartnerMirror::copy_to(const std::string& path, std::string* error) {
+PartnerMirror::Copy PartnerMirror::copy_to(const std::string& path, std::string* error) {
   std::lock_guard lock(mu_);
   const bool was_running = server_ != nullptr;
   stop_locked();
-  bool ok = false;
+  Copy result = Copy::NothingMirrored;
   if (!std::filesystem::exists(path_)) {
     if (error) *error = path_ + ": the partner never mirrored anything here";
+  } else if (sparse_copy(path_, path, error)) {
+    result = Copy::Copied;
+    ++copies_;
   } else {
-    ok = sparse_copy(path_, path, error);
-    copies_ += ok ? 1 : 0;
+    result = Copy::Failed;
   }
   if (was_running) start_locked();
-  return ok;
+  return result;
 }
 
 uint16_t PartnerMirror::port() const {

@@ -27,9 +27,11 @@ class PartnerMirror {
   void stop();
 
   // A consistent copy of what the partner's mirror holds, in `path`, for a takeover replay.
-  // The link is paused while copying (a fenced partner cannot be acknowledged anyway). False
-  // (and *error) when there is nothing to copy or the copy failed.
-  bool copy_to(const std::string& path, std::string* error);
+  // The link is paused while copying (a fenced partner cannot be acknowledged anyway).
+  // NothingMirrored: the partner never connected here, so there is nothing to replay.
+  // Failed (*error says why): there is something, and it could not be copied.
+  enum class Copy { Copied, NothingMirrored, Failed };
+  Copy copy_to(const std::string& path, std::string* error);
 
   std::string status() const;
   // The port bound by the first start() (resolves port 0); kept across pauses.

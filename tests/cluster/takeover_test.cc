@@ -95,7 +95,7 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
 
   const std::string copy = dir.path + "/takeover.img";
   std::string error;
-  ASSERT_TRUE(mirror.copy_to(copy, &error)) << error;
+  ASSERT_EQ(mirror.copy_to(copy, &error), PartnerMirror::Copy::Copied) << error;
   Logged b_log;
   HostedVolumes b(nullptr, b_log.log());
   std::shared_ptr<fs::Volume> v = b.open(*kConfig.section("volume", "v0"), kConfig, shared, copy);
