@@ -8,6 +8,7 @@
 #include "cluster/interconnect/router.h"
 #include "cluster/membership/file_lease_authority.h"
 #include "cluster/membership/membership_service.h"
+#include "cluster/volume_fence.h"
 
 namespace nasd::cluster {
 namespace {
@@ -133,11 +134,17 @@ bool Failover::try_open(uint32_t id) {
   std::string copy;
   bool opened = false;
   try {
+    // First the fence: a write the previous owner had begun must be done before we read.
+    std::string error;
+    auto fence = VolumeFence::take(
+        w_.options.shared_dir + "/leases/" + section.name() + ".fence", w_.self,
+        [this, id] { return lease_trusted_now(id); }, milliseconds(w_.options.lease_ms), w_.log,
+        &error);
+    if (!fence) throw std::runtime_error("taking the fence: " + error);
     if (!is_home(id)) {
       // A takeover: the partner's acknowledged operations that its file system may not hold
       // yet are in this node's copy of its NVRAM.
       copy = w_.data_dir + "/takeover-" + section.name() + ".img";
-      std::string error;
       switch (mirror_->copy_to(copy, &error)) {
         case PartnerMirror::Copy::Copied:
           break;
@@ -151,6 +158,7 @@ bool Failover::try_open(uint32_t id) {
       }
     }
     w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy,
+                                          std::move(fence),
                                           [this, id] { return lease_trusted_now(id); }));
     opened = true;
   } catch (const std::exception& e) {

@@ -51,9 +51,10 @@ HostedVolumes::~HostedVolumes() {
 std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, const Config& config,
                                                 const std::string& base_dir,
                                                 const std::string& partner_nvram,
+                                                std::shared_ptr<fs::lfs::WriteGate> write_gate,
                                                 std::function<bool()> owned) {
   fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
-  opts.write_gate = owned;
+  opts.write_gate = std::move(write_gate);
   const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
   std::string err;
   std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);

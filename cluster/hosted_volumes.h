@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 
+#include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
 #include "util/config.h"
 
@@ -37,12 +38,13 @@ class HostedVolumes {
 
   // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
   // `base_dir`. `partner_nvram`: a copy of the partner's NVRAM region to replay first (a
-  // takeover). `owned`: the lease check of a shared volume, asked before every write to the
-  // backing file and before every journalled mutation is acknowledged. Returns what serves the
-  // volume. Throws std::runtime_error naming it.
+  // takeover). For a shared volume, `write_gate` admits every write to the backing file (the
+  // node's fence) and `owned` (its lease) is asked before every journalled mutation is
+  // acknowledged. Returns what serves the volume. Throws std::runtime_error naming it.
   std::shared_ptr<fs::Volume> open(const ConfigSection& section, const Config& config,
                                    const std::string& base_dir,
                                    const std::string& partner_nvram = "",
+                                   std::shared_ptr<fs::lfs::WriteGate> write_gate = nullptr,
                                    std::function<bool()> owned = {});
   // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
   void close(uint32_t id, bool clean);

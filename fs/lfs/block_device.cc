@@ -161,7 +161,14 @@ bool BlockDevice::read(const std::vector<Read>& reads) {
 
 bool BlockDevice::write(const std::vector<Write>& writes) {
   std::lock_guard<std::mutex> g(io_mu_);
-  if (gate_ && !gate_()) return false;
+  if (!gate_) return write_admitted(writes);
+  if (!gate_->enter()) return false;
+  const bool ok = write_admitted(writes);
+  gate_->leave();
+  return ok;
+}
+
+bool BlockDevice::write_admitted(const std::vector<Write>& writes) {
   // Submit in batches that fit the ring; each transfer is checked individually.
   size_t i = 0;
   while (i < writes.size()) {

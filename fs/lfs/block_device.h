@@ -5,13 +5,14 @@
 #include <sys/uio.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include <liburing.h>
+
+#include "fs/lfs/write_gate.h"
 
 namespace nasd::fs::lfs {
 
@@ -43,17 +44,18 @@ class BlockDevice {
   bool write(const std::vector<Write>& writes);
   bool write(uint64_t block, const void* buf, uint32_t nblocks);
   bool sync();  // fdatasync
-  // Consulted before every write; a refused write fails like an I/O error. Set before use.
-  void set_write_gate(std::function<bool()> gate) { gate_ = std::move(gate); }
+  // Admits every batch of writes (see write_gate.h). Set before use.
+  void set_write_gate(std::shared_ptr<WriteGate> gate) { gate_ = std::move(gate); }
 
  private:
   BlockDevice(int fd, uint64_t size, std::string path);
   bool run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, bool is_write);
+  bool write_admitted(const std::vector<Write>& writes);  // with io_mu_ held
 
   int fd_;
   uint64_t size_;
   std::string path_;
-  std::function<bool()> gate_;
+  std::shared_ptr<WriteGate> gate_;
   std::mutex io_mu_, sync_mu_;
   io_uring io_ring_, sync_ring_;
 };

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <string>
+
+#include "fs/lfs/write_gate.h"
 
 namespace nasd {
 class Config;
@@ -23,9 +25,9 @@ struct LfsOptions {
   int checkpoint_interval_ms = 30000;
   bool background_threads = true;          // write-behind + cleaner threads
   bool read_only = false;                  // fsck: recover in memory, never write
-  // Asked before every write to the backing store (not from the config): false fails the write,
-  // and the volume with it. A shared volume is written only while its node holds the lease.
-  std::function<bool()> write_gate;
+  // Admits every write to the backing store (not from the config); a refused write fails, and
+  // the volume with it. A shared volume is written only while its node owns it.
+  std::shared_ptr<WriteGate> write_gate;
 
   // Reads `id`, `backing`, `size`, `segment_size`, `cache` and `atime`. A relative `backing`
   // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or

@@ -1,7 +1,6 @@
 // The takeover path of an HA pair without processes: node a's journal mirrors to b's
 // PartnerMirror; a "crashes" (nothing closed, nothing flushed); b opens a's volume from the
 // shared folder with a copy of the mirror and finds every acknowledged operation.
-#include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,20 +13,14 @@
 
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
+#include "tests/cluster/scratch_dir.h"
 #include "nvram/journal.h"
 #include "util/config.h"
 
 namespace nasd::cluster {
 namespace {
 
-struct Scratch {
-  std::string path;
-  Scratch() {
-    char tmpl[] = "/tmp/nasd-takeover-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~Scratch() { std::filesystem::remove_all(path); }
-};
+using Scratch = testing::ScratchDir;
 
 std::vector<uint8_t> pattern(uint32_t seed, size_t n) {
   std::vector<uint8_t> v(n);

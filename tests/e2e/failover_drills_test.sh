@@ -5,7 +5,8 @@
 #  2. hung node: node a is stopped (SIGSTOP) past its lease. Node b fences it and takes v0 over
 #     although a still holds its address; when a runs again it must find its lease gone and stop
 #     serving v0 before doing anything with it (no split brain: nothing more written to v0's
-#     backing file), give up its address, and leave v0 to b until `failback`.
+#     backing file), give up its address, and leave v0 to b until `failback`. If a was stopped
+#     inside a write, b's takeover waits for that write (the storage fence), so a is resumed.
 # Every client must verify at the end, and both volumes pass fsck. Runs in a private netns.
 #   failover_drills_test.sh NASD_BINARY NASD_FSCK NASD_HA_LOAD   (exit 77 = skipped)
 set -euo pipefail
@@ -33,7 +34,16 @@ sleep 2
 # 2. Node a hangs past its lease.
 kill -STOP "$(pid_of a)"
 stopped=$(now_ms)
-wait_for 30 "node b taking v0 from the hung node" cluster_line b "^volume v0 .*served here"
+b_took_v0() { cluster_line b "^volume v0 .*served here"; }
+# The storage fence makes a takeover wait for a write the hung node had already begun.
+b_waits_for_a_write() { grep -q "taking the fence: .* still running" "$dir/b/data/nasd.log"; }
+b_took_or_waits() { b_took_v0 || b_waits_for_a_write; }
+wait_for 30 "node b taking v0 from the hung node" b_took_or_waits
+if ! b_took_v0; then
+  echo "hung node: a stopped inside a write to v0; b waits for that write, a is resumed"
+  kill -CONT "$(pid_of a)"
+  wait_for 30 "node b taking v0 once the hung node's write ended" b_took_v0
+fi
 echo "hung node: node b serves v0 $(( $(now_ms) - stopped )) ms after node a stopped"
 kill -CONT "$(pid_of a)"
 wait_for 20 "node a giving up v0 after it woke" grep -q "volume v0: abandoned (lease lost)" "$dir/a/data/nasd.log"

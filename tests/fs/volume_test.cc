@@ -577,7 +577,7 @@ TEST(VolumeWriteGate, AClosedGateFailsWritesAndLeavesTheBackingFileAlone) {
   ScratchDir dir;
   LfsOptions opts = small_options(dir.path());
   auto open_gate = std::make_shared<std::atomic<bool>>(true);
-  opts.write_gate = [open_gate] { return open_gate->load(); };
+  opts.write_gate = std::make_shared<PredicateGate>([open_gate] { return open_gate->load(); });
   auto vol = make_volume(opts);
   ASSERT_TRUE(vol);
   InodeId f = create_file(*vol, vol->root(), "before");
