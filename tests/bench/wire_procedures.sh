@@ -12,8 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../../bench/servers/launcher_lib.sh"
 
 work=$(mktemp -d /tmp/nasd-bench-wire.XXXXXX)
-capture_pid=""
-trap '[[ -z $capture_pid ]] || kill "$capture_pid" 2>/dev/null; launcher_stop; rm -rf "$work"' EXIT
+capture_pid="" cat_pid=""
+trap '[[ -z $capture_pid ]] || kill "$capture_pid" 2>/dev/null; [[ -z $cat_pid ]] || kill "$cat_pid" 2>/dev/null
+      launcher_stop; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
 nfs_port=32159
@@ -22,7 +23,11 @@ launcher_start "$work/server" "$@" --nfs-port $nfs_port --mount-port 32158 || rc
 if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
 [[ $rc == 0 ]] || { echo "FAIL: the server did not start" >&2; exit 1; }
 
-tshark -i lo -B 64 -f "tcp port $nfs_port" -w "$work/run.pcap" -q 2>"$work/tshark.err" &
+# Through a FIFO, so that dumpcap flushes every packet and the file shows how far it got.
+mkfifo "$work/capture.fifo"
+cat "$work/capture.fifo" >"$work/run.pcap" &
+cat_pid=$!
+tshark -i lo -B 64 -f "tcp port $nfs_port" -w "$work/capture.fifo" -q 2>"$work/tshark.err" &
 capture_pid=$!
 # "Capture started" is the moment packets are really kept (this tshark says it after "Capturing on").
 # On a loaded machine tshark can take many seconds to start; a capture that began late would
@@ -35,11 +40,31 @@ grep -q 'Capturing on' "$work/tshark.err" || { echo "SKIP: tshark cannot capture
 # handful of replies can arrive after it ends.
 "$loadgen" --target "$LAUNCHER_TARGET" --loads 300 --step-seconds 3 --warmup-seconds 0 --processes 2 \
   --fileset-mib-per-op 0.01 --quiet --report "$work/report.txt"
-sleep 1
+
+# The capture is whole when every TCP connection in it is there from its SYN to its end (FIN,
+# or RST when the load generator exits with replies unread), with no segment missing between. A loaded machine can leave dumpcap seconds behind the traffic
+# (half a capture was seen in CI), so wait for the ends before stopping it, and skip rather
+# than compare counts of a capture that is not whole.
+streams() { tshark -r "$work/run.pcap" ${1:+-Y "$1"} -T fields -e tcp.stream 2>/dev/null | sort -u | wc -l; }
+ended='tcp.flags.fin == 1 || tcp.flags.reset == 1'
+whole_to_the_end() {
+  local all; all=$(streams)
+  (( all > 0 )) && [[ $(streams "$ended") == "$all" ]]
+}
+for _ in $(seq 40); do whole_to_the_end && break; sleep 0.5; done
 kill -INT "$capture_pid"; wait "$capture_pid" || true; capture_pid=""
+wait "$cat_pid" || true; cat_pid=""
 # A capture that lost packets cannot prove anything either way (seen on a loaded machine).
 if grep -Eq '[1-9][0-9]* packets? dropped' "$work/tshark.err"; then
   echo "SKIP: the capture dropped packets:"; cat "$work/tshark.err"; exit 77
+fi
+all=$(streams)
+with_syn=$(streams "tcp.flags.syn == 1 && tcp.flags.ack == 0")
+with_end=$(streams "$ended")
+gaps=$(tshark -r "$work/run.pcap" -Y "tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment" 2>/dev/null | wc -l)
+if (( all == 0 || with_syn != all || with_end != all || gaps > 0 )); then
+  echo "SKIP: the capture is not whole ($all connections, $with_syn from their SYN, $with_end to their end, $gaps gaps)"
+  exit 77
 fi
 
 # Calls (rpc.msgtyp 0) per NFSv3 procedure number; one frame can carry several RPCs.
