@@ -89,10 +89,9 @@ void Failover::start() {
 }
 
 void Failover::stop() {
-  if (stopped_) return;
-  stopped_ = true;
   {
     std::lock_guard lock(stop_mu_);
+    if (stopping_) return;
     stopping_ = true;
   }
   stop_cv_.notify_all();
@@ -135,11 +134,11 @@ bool Failover::try_open(uint32_t id) {
   bool opened = false;
   try {
     // First the fence: a write the previous owner had begun must be done before we read.
+    const auto owned = [this, id] { return lease_trusted_now(id); };
     std::string error;
-    auto fence = VolumeFence::take(
-        w_.options.shared_dir + "/leases/" + section.name() + ".fence", w_.self,
-        [this, id] { return lease_trusted_now(id); }, milliseconds(w_.options.lease_ms), w_.log,
-        &error);
+    auto fence = VolumeFence::take(w_.options.shared_dir + "/leases/" + section.name() + ".fence",
+                                   w_.self, owned, milliseconds(w_.options.lease_ms), w_.log,
+                                   &error);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
     if (!is_home(id)) {
       // A takeover: the partner's acknowledged operations that its file system may not hold
@@ -158,8 +157,7 @@ bool Failover::try_open(uint32_t id) {
       }
     }
     w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy,
-                                          std::move(fence),
-                                          [this, id] { return lease_trusted_now(id); }));
+                                          std::move(fence), owned));
     opened = true;
   } catch (const std::exception& e) {
     w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());

@@ -104,10 +104,9 @@ class Failover {
   std::unique_ptr<membership::MembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;  // volumes routed here (for the addresses)
-  bool stopped_ = false;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;  // wakes an open_volume() retry at stop()
-  bool stopping_ = false;            // guarded by stop_mu_
+  bool stopping_ = false;            // guarded by stop_mu_; stop() runs once
 };
 
 }  // namespace nasd::cluster

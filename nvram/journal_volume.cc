@@ -40,14 +40,14 @@ ReplayReport JournalVolume::recover() {
   }
   journal_->release_recovered(id_, rep.applied, rep.failed);
   journal_->trim();
-  recovered_ = true;
+  accepting_ = true;
   return rep;
 }
 
 void JournalVolume::seal() {
   // A mutation holds the lock from running on the fs until its record is appended.
   std::lock_guard lk(mutation_mu_);
-  recovered_ = false;
+  accepting_ = false;
 }
 
 template <typename Execute>
@@ -63,7 +63,7 @@ fs::Status JournalVolume::journalled(const fs::OpContext& ctx, JournalOp& op, bo
   uint64_t ticket = 0;
   {
     std::lock_guard lk(mutation_mu_);
-    if (!recovered_) return fs::Status::Jukebox;
+    if (!accepting_) return fs::Status::Jukebox;
     const uint64_t seq = next_seq_++;
     fs::OpContext fs_ctx;
     fs_ctx.cred = ctx.cred;

@@ -130,7 +130,7 @@ class JournalVolume : public fs::Volume {
   const std::function<bool()> acknowledge_gate_;
 
   std::mutex mutation_mu_;
-  bool recovered_ = false;     // guarded by mutation_mu_
+  bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
   uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
 };
