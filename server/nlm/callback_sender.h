@@ -21,6 +21,12 @@
 
 namespace nasd::nlm {
 
+// xdr_void as an xdrproc_t, for calls whose result is empty (void (*)() converts without a
+// function-type warning).
+inline xdrproc_t xdr_void_proc() {
+  return reinterpret_cast<xdrproc_t>(reinterpret_cast<void (*)()>(xdr_void));
+}
+
 class CallbackSender {
  public:
   struct Options {

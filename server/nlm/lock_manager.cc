@@ -218,6 +218,17 @@ std::vector<Waiter> LockManager::free_all(const std::string& host) {
   return granted;
 }
 
+void LockManager::drop_volume(uint32_t volume) {
+  for (auto it = files_.begin(); it != files_.end();) {
+    if (it->first.volume != volume) {
+      ++it;
+      continue;
+    }
+    entries_ -= size_of(it->second.locks, it->second.waiters, it->second.shares);
+    it = files_.erase(it);
+  }
+}
+
 void LockManager::begin_grace(uint64_t until_ms) { grace_until_ = std::max(grace_until_, until_ms); }
 
 void LockManager::begin_volume_grace(uint32_t volume, uint64_t until_ms) {

@@ -124,6 +124,10 @@ class LockManager {
   // of other hosts this granted.
   std::vector<Waiter> free_all(const std::string& host);
 
+  // The volume is no longer served here (it failed over to the partner): its locks, waiters and
+  // shares are forgotten; the clients reclaim them at the new owner.
+  void drop_volume(uint32_t volume);
+
   // Grace periods end at `until_ms` (the caller's clock); a later call extends, never shortens.
   void begin_grace(uint64_t until_ms);                      // every volume (a restart)
   void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a failover)

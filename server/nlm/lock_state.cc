@@ -66,6 +66,12 @@ void LockState::begin_volume_grace(uint32_t volume) {
   manager_.begin_volume_grace(volume, now_ms() + options_.grace_ms);
 }
 
+void LockState::drop_volume(uint32_t volume) {
+  std::lock_guard lock(mu_);
+  manager_.drop_volume(volume);
+  std::erase_if(pending_grants_, [&](const auto& p) { return p.second.file.volume == volume; });
+}
+
 void LockState::notify(const std::vector<MonitoredHost>& clients, const std::string& server_name) {
   int32_t state = monitor_->state();
   for (const MonitoredHost& h : clients) {
@@ -74,7 +80,7 @@ void LockState::notify(const std::vector<MonitoredHost>& clients, const std::str
       args.mon_name = const_cast<char*>(server_name.c_str());
       args.state = state;
       return clnt_call(c, kSmNotify, reinterpret_cast<xdrproc_t>(xdr_sm_stat_chge),
-                       reinterpret_cast<char*>(&args), reinterpret_cast<xdrproc_t>(xdr_void),
+                       reinterpret_cast<char*>(&args), xdr_void_proc(),
                        nullptr, tv) == RPC_SUCCESS;
     });
   }

@@ -48,6 +48,8 @@ class LockState {
   // previous owner's list) are told that `server_name` restarted.
   void begin_volume_grace(uint32_t volume);
   void notify(const std::vector<MonitoredHost>& clients, const std::string& server_name);
+  // The volume went to the partner: what was held on it here is forgotten.
+  void drop_volume(uint32_t volume);
 
   // The procedures, on the current time. `monitor_address` is where the caller answers; its
   // host is added to the status monitor's list before a lock is granted (NoLocks when the list

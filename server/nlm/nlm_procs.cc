@@ -60,7 +60,7 @@ void post_res(LockState& state, const std::string& host, uint32_t proc, std::str
     res.cookie = netobj(cookie);
     res.stat.stat = stat;
     return clnt_call(c, proc, reinterpret_cast<xdrproc_t>(xdr_nlm4_res),
-                     reinterpret_cast<char*>(&res), reinterpret_cast<xdrproc_t>(xdr_void),
+                     reinterpret_cast<char*>(&res), xdr_void_proc(),
                      nullptr, tv) == RPC_SUCCESS;
   });
 }
@@ -223,7 +223,7 @@ struct NlmService::Procs {
         r.stat.nlm4_testrply_u.holder.oh = netobj(oh);
       }
       return clnt_call(c, kTestRes, reinterpret_cast<xdrproc_t>(xdr_nlm4_testres),
-                       reinterpret_cast<char*>(&r), reinterpret_cast<xdrproc_t>(xdr_void),
+                       reinterpret_cast<char*>(&r), xdr_void_proc(),
                        nullptr, tv) == RPC_SUCCESS;
     });
     return accepted();

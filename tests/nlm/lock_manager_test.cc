@@ -214,6 +214,16 @@ TEST(LockManager, FreeAllDropsOneHostAndWakesOthers) {
   EXPECT_EQ(m.entries(), 1u);
 }
 
+TEST(LockManager, DropVolumeForgetsOnlyThatVolume) {
+  LockManager m;
+  ASSERT_EQ(m.lock(request(make(owner("a"), true, 0, 1, FileId{2, 1, 1})), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.lock(request(make(owner("a"), true, 0, 1, FileId{1, 1, 1})), kNow), LockStatus::Granted);
+  m.drop_volume(2);
+  ASSERT_EQ(m.locks().size(), 1u);
+  EXPECT_EQ(m.locks()[0].file.volume, 1u);
+  EXPECT_EQ(m.entries(), 1u);
+}
+
 TEST(LockManager, BoundedEntriesAnswerNoLocks) {
   LockManager m(4);
   auto a = owner("a");
