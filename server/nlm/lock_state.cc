@@ -40,6 +40,7 @@ LockState::LockState(NlmOptions options, const std::string& monitor_dir,
   CallbackSender::Options co;
   co.timeout = std::chrono::milliseconds(options_.callback_timeout_ms);
   co.attempts = options_.callback_attempts;
+  if (!options_.send_callbacks) co.max_queue = 0;
   callbacks_ = std::make_unique<CallbackSender>(co);
 }
 
@@ -180,7 +181,8 @@ void LockState::send_granted(std::vector<Waiter> granted) {
                     reinterpret_cast<char*>(&args), reinterpret_cast<xdrproc_t>(xdr_nlm4_res),
                     reinterpret_cast<char*>(&res), tv) != RPC_SUCCESS)
         return false;
-      nlm4_stats stat = res.stat.stat;
+      uint32_t stat;  // the wire value: a client may send any number (see nlm_procs.cc)
+      std::memcpy(&stat, &res.stat.stat, sizeof stat);
       xdr_free(reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&res));
       if (stat == NLM4_DENIED_GRACE_PERIOD) return false;  // the client restarted: later
       granted_result(cookie, stat == NLM4_GRANTED);

@@ -24,6 +24,8 @@ struct NlmOptions {
   size_t max_hosts = 4096;
   uint32_t callback_timeout_ms = 2000;
   uint32_t callback_attempts = 5;
+  // Not a config key: the fuzzer turns calls to clients off (they are dropped and counted).
+  bool send_callbacks = true;
 
   // Throws ConfigError for an unknown key or a value out of range.
   static NlmOptions from_config(const Config& config);

@@ -1,4 +1,5 @@
 // NLM v4's procedures, one function each, and the table dispatch() runs them from.
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -26,6 +27,16 @@ template <typename T>
 rpc::DispatchResult reply(xdr::Routine<T> routine, const T& res, std::vector<uint8_t>* out) {
   return accepted(xdr::append(routine, res, out) ? rpc::AcceptStat::Success
                                                   : rpc::AcceptStat::SystemErr);
+}
+
+// A decoded enum's wire value: XDR stores any 32-bit number in an enum field, and reading one
+// outside the enumerators through the enum type is undefined behaviour.
+template <typename E>
+uint32_t wire_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(uint32_t));
+  uint32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
 }
 
 std::string bytes(const nlm4_netobj& o) { return std::string(o.nlm4_netobj_val, o.nlm4_netobj_len); }
@@ -268,7 +279,7 @@ struct NlmService::Procs {
   rpc::DispatchResult granted_res() {
     xdr::Decoded<nlm4_res> a(xdr_nlm4_res);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    s.state_->granted_result(bytes(a->cookie), a->stat.stat == NLM4_GRANTED);
+    s.state_->granted_result(bytes(a->cookie), wire_value(a->stat.stat) == NLM4_GRANTED);
     return accepted();
   }
 
@@ -280,13 +291,13 @@ struct NlmService::Procs {
     const nlm4_share& sh = a->share;
     Share want;
     nlm4_stats st = (!sh.caller_name || !*sh.caller_name) ? NLM4_FAILED : resolve(sh.fh, &want.file);
-    if (st == NLM4_GRANTED && (static_cast<uint32_t>(sh.access) > 3 || static_cast<uint32_t>(sh.mode) > 3))
-      st = NLM4_FAILED;
+    const uint32_t access = wire_value(sh.access), deny = wire_value(sh.mode);
+    if (st == NLM4_GRANTED && (access > 3 || deny > 3)) st = NLM4_FAILED;
     if (st == NLM4_GRANTED) {
       want.host = sh.caller_name;
       want.oh = bytes(sh.oh);
-      want.access = static_cast<ShareAccess>(sh.access);
-      want.deny = static_cast<ShareDeny>(sh.mode);
+      want.access = static_cast<ShareAccess>(access);
+      want.deny = static_cast<ShareDeny>(deny);
       if (share) {
         st = to_nlm(s.state_->share(want, a->reclaim, peer()));
       } else {
