@@ -7,13 +7,19 @@
 // The clients speak raw RPC over TCP (tests/e2e/raw_rpc.h) with arguments encoded by the
 // rpcgen routines of the server's own .x files. Runs under nlm_test.sh: in a private network
 // namespace with its own rpcbind, so the callbacks can find this test and meet nothing else.
+#include <signal.h>
+
 #include <chrono>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 #include <thread>
 
 #include "tests/e2e/child_process.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/mount3_client.h"
+#include "tests/e2e/nfs3_client.h"
+#include "tests/e2e/rpc_channel.h"
 #include "tests/e2e/nlm_wire.h"
 #include "tests/e2e/raw_rpc.h"
 
@@ -80,6 +86,7 @@ class LockClient {
     c.cred_body = raw::auth_sys_body(0, 0, {}, name_);
     c.args = args;
     auto r = conn_.call(c, 10s);
+    if (quiet_) return r && r->accept_stat == raw::kSuccess ? r->results : std::string();
     EXPECT_TRUE(r && r->reply_stat == raw::kMsgAccepted && r->accept_stat == raw::kSuccess)
         << "program " << prog << " procedure " << proc << ": no successful reply";
     return r ? r->results : std::string();
@@ -87,6 +94,11 @@ class LockClient {
 
   raw::TcpConnection conn_;
   std::string name_;
+
+ public:
+  // A server that is not there yet (a takeover under way) is not a failure: no reply decodes
+  // as kFailed.
+  bool quiet_ = false;
 };
 
 class NlmTest : public E2eTest {
@@ -279,6 +291,102 @@ TEST_F(NlmTest, MalformedAndForeignHandlesAreRefused) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->accept_stat, raw::kProgMismatch);
   EXPECT_EQ(r->mismatch_low, 4u);
+}
+
+
+// An HA pair (deploy/start-cluster.sh, started by nlm_failover_test.sh, which sets
+// NASD_NLM_PAIR_DIR): node a (NFS 2049) is the home of v0, node b (2149) of v1. A lock on v0
+// taken through a's address is reclaimed at b after a is killed: b serves a's address, and v0
+// alone is in its grace period.
+class NlmPairTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* d = std::getenv("NASD_NLM_PAIR_DIR");
+    if (!d) GTEST_SKIP() << "needs an HA pair: run through nlm_failover_test.sh";
+    dir_ = d;
+  }
+
+  // A new file in `volume`, made through the NFS port `port`.
+  Fh make_file(uint16_t nfs_port, uint16_t mount_port, const std::string& volume,
+               const std::string& name) {
+    RpcChannel mch(mount_port, Credential{});
+    Mount3Client mount(mch);
+    MountReply m = mount.mnt("/r/" + volume);
+    EXPECT_EQ(m.status, MNT3_OK);
+    RpcChannel nch(nfs_port, Credential{});
+    Nfs3Client nfs(nch);
+    NewObjectReply r = nfs.create(m.root, name, UNCHECKED);
+    EXPECT_EQ(r.status, NFS3_OK);
+    return r.fh.value_or(Fh{});
+  }
+
+  // Waits (bounded) until a TEST on `fh` through `port` is out of its grace period.
+  static void wait_out_grace(uint16_t port, const Fh& fh, std::chrono::seconds limit = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      {
+        LockClient probe(port, "probe");
+        if (probe.test(fh, true, 0, 1).stat != kGrace) return;
+      }
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "grace period never ended";
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  std::string dir_;
+};
+
+TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
+  Fh f0 = make_file(2049, 20048, "v0", "locked-v0");
+  Fh f1 = make_file(2149, 20148, "v1", "locked-v1");
+  ASSERT_FALSE(f0.bytes.empty());
+  ASSERT_FALSE(f1.bytes.empty());
+  wait_out_grace(2049, f0);
+  wait_out_grace(2149, f1);
+  {
+    LockClient a(2049, "client-a");
+    ASSERT_EQ(a.lock(f0, true, 0, 100), kGranted);
+    // Node b only forwards v0: it cannot see a's locks, so it grants none on v0.
+    LockClient b(2149, "client-b");
+    EXPECT_EQ(b.lock(f0, true, 0, 1), kFailed);
+    EXPECT_EQ(b.lock(f1, true, 0, 100), kGranted);
+  }
+  // client-a is on the list node a mirrors to the shared folder for its partner.
+  std::ifstream list(dir_ + "/san/nsm/a.clients");
+  std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("client-a"), std::string::npos) << text;
+
+  std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
+  pid_t pid = 0;
+  pidfile >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+
+  // b takes v0 and a's address over (lease expiry, a few seconds); v0 then starts its grace
+  // period at b: the first answer on a's address for v0 is the grace refusal.
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  uint32_t st = kFailed;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      LockClient b(2049, "client-b");
+      b.quiet_ = true;
+      st = b.lock(f0, true, 50, 10);
+      if (st == kGrace) break;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  LockClient a(2049, "client-a");
+  LockClient b(2049, "client-b");
+  EXPECT_EQ(a.lock(f0, true, 0, 100, false, /*reclaim=*/true), kGranted);
+  EXPECT_EQ(b.lock(f0, true, 50, 10, false, true), kDenied);  // reclaims conflict too
+  // v1 was not failed over: no grace there, and b's lock on it still holds.
+  EXPECT_EQ(a.lock(f1, true, 0, 1), kDenied);
+  EXPECT_EQ(a.lock(f1, true, 200, 1), kGranted);
+  wait_out_grace(2049, f0);
+  EXPECT_EQ(b.lock(f0, true, 50, 10), kDenied);  // a's reclaimed lock holds
+  EXPECT_EQ(b.lock(f0, true, 100, 10), kGranted);
 }
 
 }  // namespace
