@@ -53,7 +53,7 @@ class LockState {
 
   // The procedures, on the current time. `monitor_address` is where the caller answers; its
   // host is added to the status monitor's list before a lock is granted (NoLocks when the list
-  // is full), unless it is empty (NM_LOCK: the caller asked not to be monitored).
+  // is full), unless it is empty.
   LockStatus test(const Lock& probe, std::optional<Lock>* conflicting) const;
   LockStatus lock(const LockRequest& request, const std::string& monitor_address);
   void unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);

@@ -136,12 +136,14 @@ struct NlmService::Procs {
     nlm4_stats st = resolve_lock(a.alock, a.exclusive, &r.lock);
     if (st != NLM4_GRANTED) return st;
     if (r.lock.range.empty()) return NLM4_FAILED;
-    r.block = a.block && monitored;  // NM_LOCK never blocks (no callback address to trust)
+    r.block = a.block && monitored;  // NM_LOCK never blocks (XNFS: its block flag is false)
     r.reclaim = a.reclaim;
     r.fh = bytes(a.alock.fh);
     r.cookie = bytes(a.cookie);
     r.callback_host = peer();
-    return to_nlm(s.state_->lock(r, monitored ? peer() : std::string()));
+    // An NM_LOCK caller runs no status monitor, but its address is recorded all the same: its
+    // FREE_ALL is accepted only from there.
+    return to_nlm(s.state_->lock(r, peer()));
   }
 
   nlm4_stats cancel_core(const nlm4_cancargs& a) const {

@@ -96,13 +96,22 @@ sockaddr_storage peer_for(int which) {
   return ss;
 }
 
-std::string scratch_dir() {
-  static std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("nasd-nlm-fuzz-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
+// Never freed, so that the exit handler that removes it can still read it.
+const std::string& scratch_dir() {
+  static const std::string* dir = [] {
+    // In memory when possible: every input writes the status monitor's small files.
+    std::filesystem::path base = std::filesystem::exists("/dev/shm")
+                                     ? std::filesystem::path("/dev/shm")
+                                     : std::filesystem::temp_directory_path();
+    auto* d = new std::string((base / ("nasd-nlm-fuzz-" + std::to_string(getpid()))).string());
+    std::filesystem::create_directories(*d);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch_dir(), ec);
+    });
+    return d;
   }();
-  return dir;
+  return *dir;
 }
 
 // A fresh lock state per input, so inputs replay deterministically (only the state number
