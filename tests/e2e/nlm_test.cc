@@ -68,6 +68,22 @@ class LockClient {
     return decode_shareres(call(kNlmProg, kNlmVers, unshare ? kUnshare : kShare,
                                 encode_share(name_, fh.bytes, oh, access, deny)));
   }
+  // The asynchronous form: the reply is empty, the result comes back as a _RES call.
+  void lock_msg(const Fh& fh, bool excl, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, excl, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kLockMsg, encode_lock(a));
+  }
+  void unlock_msg(const Fh& fh, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, false, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kUnlockMsg, encode_unlock(a));
+  }
+  void test_msg(const Fh& fh, bool excl, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, excl, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kTestMsg, encode_test(a));
+  }
   // What this host's status monitor sends after it rebooted.
   void sm_notify(const std::string& mon_name, int32_t state) {
     call(kNsmProg, kNsmVers, kSmNotify, encode_sm_notify(mon_name, state));
@@ -205,6 +221,33 @@ TEST_F(NlmTest, BlockedLockIsGrantedByCallback) {
   EXPECT_EQ(t.stat, kDenied);
   EXPECT_EQ(t.offset, 10u);
   EXPECT_EQ(a_->test(file_, false, 500, 1).stat, kGranted);  // the cancelled one is not held
+}
+
+TEST_F(NlmTest, MsgCallsAreAnsweredWithResCalls) {
+  if (!in_netns()) GTEST_SKIP() << "needs its own rpcbind: run through nlm_test.sh";
+  CallbackServer cb;
+  ASSERT_TRUE(cb.registered());
+  a_->lock_msg(file_, true, 0, 10, "m1");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 1; }));
+  b_->lock_msg(file_, true, 5, 1, "m2");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 2; }));
+  b_->test_msg(file_, true, 5, 1, "m3");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 3; }));
+  a_->unlock_msg(file_, 0, 0, "m4");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 4; }));
+  Callbacks seen = cb.snapshot();
+  ASSERT_EQ(seen.results.size(), 4u);
+  // One thread sends them, in order.
+  EXPECT_EQ(seen.results[0].proc, kLockRes);
+  EXPECT_EQ(seen.results[0].cookie, "m1");
+  EXPECT_EQ(seen.results[0].stat, kGranted);
+  EXPECT_EQ(seen.results[1].cookie, "m2");
+  EXPECT_EQ(seen.results[1].stat, kDenied);
+  EXPECT_EQ(seen.results[2].proc, kTestRes);
+  EXPECT_EQ(seen.results[2].stat, kDenied);
+  EXPECT_EQ(seen.results[3].proc, kUnlockRes);
+  EXPECT_EQ(seen.results[3].stat, kGranted);
+  EXPECT_EQ(b_->lock(file_, true, 5, 1), kGranted);
 }
 
 TEST_F(NlmTest, ShareReservationsConflict) {

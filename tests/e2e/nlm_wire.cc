@@ -60,6 +60,40 @@ void nlm_callback(svc_req* rq, SVCXPRT* xprt) {
     svc_sendreply(xprt, void_proc(), nullptr);
     return;
   }
+  if (rq->rq_proc == kLockRes || rq->rq_proc == kUnlockRes || rq->rq_proc == 13) {
+    nlm4_res r{};
+    if (!svc_getargs(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&r))) {
+      svcerr_decode(xprt);
+      return;
+    }
+    uint32_t stat;
+    std::memcpy(&stat, &r.stat.stat, sizeof stat);
+    {
+      std::lock_guard lock(g_mu);
+      g_callbacks.results.push_back(
+          {static_cast<uint32_t>(rq->rq_proc), stat, std::string(r.cookie.nlm4_netobj_val, r.cookie.nlm4_netobj_len)});
+    }
+    svc_sendreply(xprt, void_proc(), nullptr);
+    svc_freeargs(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&r));
+    return;
+  }
+  if (rq->rq_proc == kTestRes) {
+    nlm4_testres r{};
+    if (!svc_getargs(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_testres), reinterpret_cast<char*>(&r))) {
+      svcerr_decode(xprt);
+      return;
+    }
+    uint32_t stat;
+    std::memcpy(&stat, &r.stat.stat, sizeof stat);
+    {
+      std::lock_guard lock(g_mu);
+      g_callbacks.results.push_back(
+          {kTestRes, stat, std::string(r.cookie.nlm4_netobj_val, r.cookie.nlm4_netobj_len)});
+    }
+    svc_sendreply(xprt, void_proc(), nullptr);
+    svc_freeargs(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_testres), reinterpret_cast<char*>(&r));
+    return;
+  }
   if (rq->rq_proc != 5) {  // GRANTED
     svcerr_noproc(xprt);
     return;

@@ -15,7 +15,9 @@
 namespace nasd::e2e::nlmwire {
 
 inline constexpr uint32_t kNlmProg = 100021, kNlmVers = 4, kNsmProg = 100024, kNsmVers = 1;
-enum Proc : uint32_t { kTest = 1, kLock = 2, kCancel = 3, kUnlock = 4, kShare = 20,
+enum Proc : uint32_t { kTest = 1, kLock = 2, kCancel = 3, kUnlock = 4, kTestMsg = 6,
+                       kLockMsg = 7, kUnlockMsg = 9, kTestRes = 11, kLockRes = 12,
+                       kUnlockRes = 14, kShare = 20,
                        kUnshare = 21, kFreeAll = 23, kSmNotify = 6 };
 enum Stat : uint32_t { kGranted = 0, kDenied = 1, kNoLocks = 2, kBlocked = 3, kGrace = 4,
                        kStaleFh = 7, kFailed = 9 };
@@ -60,6 +62,12 @@ struct Callbacks {
   };
   std::vector<Granted> granted;
   std::vector<std::pair<std::string, int32_t>> notified;
+  // _RES calls: (procedure, status, cookie).
+  struct Result {
+    uint32_t proc, stat;
+    std::string cookie;
+  };
+  std::vector<Result> results;
 };
 
 // The clients' lockd and statd: UDP services registered with the local rpcbind, served by a
