@@ -55,7 +55,9 @@ LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
 LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   const Lock& want = request.lock;
   if (want.range.empty()) return LockStatus::Denied;
-  if (!request.reclaim && in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
+  // Only reclaims in the grace period, and reclaims only then: a reclaim that comes later may
+  // be of a lock another client has been granted since, and must not take it back.
+  if (request.reclaim != in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
   FileState& state = files_[want.file];
   size_t before = size_of(state.locks, state.waiters, state.shares);
   LockStatus result;
@@ -171,7 +173,7 @@ bool LockManager::cancel(const Lock& waiting) {
 }
 
 LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms) {
-  if (!reclaim && in_grace(share.file.volume, now_ms)) return LockStatus::DeniedGrace;
+  if (reclaim != in_grace(share.file.volume, now_ms)) return LockStatus::DeniedGrace;
   FileState& state = files_[share.file];
   size_t before = size_of(state.locks, state.waiters, state.shares);
   auto mine = [&](const Share& s) { return s.host == share.host && s.oh == share.oh; };
@@ -240,6 +242,13 @@ bool LockManager::in_grace(uint32_t volume, uint64_t now_ms) const {
   if (now_ms < grace_until_) return true;
   auto it = volume_grace_until_.find(volume);
   return it != volume_grace_until_.end() && now_ms < it->second;
+}
+
+std::map<uint32_t, uint64_t> LockManager::volume_graces(uint64_t now_ms) const {
+  std::map<uint32_t, uint64_t> out;
+  for (const auto& [volume, until] : volume_grace_until_)
+    if (now_ms < until) out[volume] = until;
+  return out;
 }
 
 void LockManager::forget_if_empty(const FileId& file) {

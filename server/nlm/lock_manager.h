@@ -17,8 +17,9 @@
 //   other's deny mode or its deny mode meets the other's access. A second SHARE by one owner on
 //   one file replaces the first.
 // - Grace: after a restart (all volumes) or a failover (one volume), until the grace period ends
-//   only reclaims are granted; other LOCK, TEST and SHARE requests get DeniedGrace. Unlock,
-//   cancel and unshare are always allowed.
+//   only reclaims are granted; other LOCK, TEST and SHARE requests get DeniedGrace. A reclaim
+//   after the grace period gets DeniedGrace as well (as Linux's lockd answers): the lock may
+//   have gone to another client meanwhile. Unlock, cancel and unshare are always allowed.
 // Invariant: no two granted locks of different owners conflict; no two shares conflict.
 #pragma once
 
@@ -132,6 +133,9 @@ class LockManager {
   void begin_grace(uint64_t until_ms);                      // every volume (a restart)
   void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a failover)
   bool in_grace(uint32_t volume, uint64_t now_ms) const;
+  // For the admin view: when the all-volume grace ends (0 when over), and each volume's.
+  uint64_t grace_until(uint64_t now_ms) const { return now_ms < grace_until_ ? grace_until_ : 0; }
+  std::map<uint32_t, uint64_t> volume_graces(uint64_t now_ms) const;
 
   // Everything held and waiting, for `nasd-admin locks`.
   std::vector<Lock> locks() const;

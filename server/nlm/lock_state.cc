@@ -210,7 +210,11 @@ std::string LockState::describe(const std::function<std::string(uint32_t)>& volu
   std::vector<Lock> locks = manager_.locks();
   std::vector<Waiter> waiters = manager_.waiters();
   std::vector<Share> shares = manager_.shares();
-  if (manager_.in_grace(UINT32_MAX, now)) out << "grace period: every volume\n";
+  if (uint64_t until = manager_.grace_until(now))
+    out << "grace period (only reclaims granted): every volume, " << (until - now) << " ms left\n";
+  for (const auto& [volume, until] : manager_.volume_graces(now))
+    out << "grace period (only reclaims granted): volume " << volume_name(volume) << ", "
+        << (until - now) << " ms left\n";
   out << "state    client               owner(svid/oh)        file             range                 mode\n";
   auto row = [&](const char* what, const std::string& host, const std::string& owner,
                  const std::string& file, const std::string& range, const std::string& mode) {

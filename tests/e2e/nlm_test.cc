@@ -297,6 +297,11 @@ TEST_F(NlmTest, LocksAreReclaimedInTheGracePeriodAfterKill9) {
   b_ = std::make_unique<LockClient>(server().nfs_port(), "client-b");
 
   // In the grace period: only reclaims.
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("grace period (only reclaims granted): every volume"), std::string::npos)
+        << listing;
+  }
   EXPECT_EQ(b_->lock(file_, true, 50, 10), kGrace);
   EXPECT_EQ(b_->test(file_, true, 50, 10).stat, kGrace);
   EXPECT_EQ(a_->lock(file_, true, 0, 100, false, /*reclaim=*/true), kGranted);
@@ -317,6 +322,8 @@ TEST_F(NlmTest, LocksAreReclaimedInTheGracePeriodAfterKill9) {
   // The reclaimed lock holds after the grace period; the share was not reclaimed.
   EXPECT_EQ(b_->lock(file_, true, 50, 10), kDenied);
   EXPECT_EQ(b_->share(other_, kAccessW, kDenyNone, "b-open"), kGranted);
+  // A reclaim after the grace period is refused: the lock may have gone to someone else.
+  EXPECT_EQ(a_->lock(file_, true, 200, 10, false, /*reclaim=*/true), kGrace);
 }
 
 TEST_F(NlmTest, MalformedAndForeignHandlesAreRefused) {

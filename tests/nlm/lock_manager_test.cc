@@ -183,6 +183,10 @@ TEST(LockManager, GraceAcceptsOnlyReclaims) {
   EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None}, false, kNow),
             LockStatus::DeniedGrace);
   EXPECT_EQ(m.lock(request(make(b, true, 20, 10)), kNow + 100), LockStatus::Granted);  // over
+  // A reclaim after the grace period is too late.
+  EXPECT_EQ(m.lock(request(make(b, true, 40, 10), false, true), kNow + 100), LockStatus::DeniedGrace);
+  EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None}, true, kNow + 100),
+            LockStatus::DeniedGrace);
 }
 
 TEST(LockManager, VolumeGraceCoversOnlyThatVolume) {
@@ -192,6 +196,8 @@ TEST(LockManager, VolumeGraceCoversOnlyThatVolume) {
   EXPECT_FALSE(m.in_grace(1, kNow));
   EXPECT_EQ(m.lock(request(make(owner("a"), true, 0, 1, FileId{2, 1, 1})), kNow), LockStatus::DeniedGrace);
   EXPECT_EQ(m.lock(request(make(owner("a"), true, 0, 1, FileId{1, 1, 1})), kNow), LockStatus::Granted);
+  EXPECT_EQ(m.volume_graces(kNow).at(2), kNow + 100);
+  EXPECT_EQ(m.grace_until(kNow), 0u);
   m.begin_volume_grace(2, kNow + 50);  // never shortens
   EXPECT_TRUE(m.in_grace(2, kNow + 99));
   EXPECT_FALSE(m.in_grace(2, kNow + 100));
