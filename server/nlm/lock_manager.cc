@@ -31,10 +31,12 @@ ByteRange ByteRange::from_nlm(uint64_t offset, uint64_t len) {
 }
 
 const Lock* LockManager::find_conflict(const FileState& state, const Lock& lock) {
+  // Cheap tests first: most locks on a busy file are elsewhere in it.
   for (const Lock& held : state.locks) {
-    if (held.owner == lock.owner) continue;
     if (!held.range.overlaps(lock.range)) continue;
-    if (held.exclusive || lock.exclusive) return &held;
+    if (!held.exclusive && !lock.exclusive) continue;
+    if (held.owner == lock.owner) continue;
+    return &held;
   }
   return nullptr;
 }
@@ -91,6 +93,11 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
 }
 
 void LockManager::remove_range(FileState& state, const LockOwner& owner, const ByteRange& range) {
+  // Rebuild the list only when the owner holds something in the range.
+  bool touched = std::any_of(state.locks.begin(), state.locks.end(), [&](const Lock& held) {
+    return held.range.overlaps(range) && held.owner == owner;
+  });
+  if (!touched) return;
   std::vector<Lock> kept;
   kept.reserve(state.locks.size() + 1);
   for (Lock& held : state.locks) {
@@ -116,12 +123,21 @@ void LockManager::remove_range(FileState& state, const LockOwner& owner, const B
 void LockManager::apply(FileState& state, const Lock& lock) {
   remove_range(state, lock.owner, lock.range);
   Lock merged = lock;
+  auto touches = [&](const Lock& held) {
+    return held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
+           held.exclusive == lock.exclusive && held.owner == lock.owner;
+  };
+  if (std::none_of(state.locks.begin(), state.locks.end(), touches)) {
+    state.locks.push_back(std::move(merged));
+    return;
+  }
   // Absorb the owner's locks of the same mode that touch or overlap the new one.
   std::vector<Lock> kept;
   kept.reserve(state.locks.size() + 1);
   for (Lock& held : state.locks) {
-    bool touches = held.range.start <= merged.range.end && merged.range.start <= held.range.end;
-    if (held.owner == lock.owner && held.exclusive == lock.exclusive && touches) {
+    bool joins = held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
+                 held.owner == lock.owner && held.exclusive == lock.exclusive;
+    if (joins) {
       merged.range.start = std::min(merged.range.start, held.range.start);
       merged.range.end = std::max(merged.range.end, held.range.end);
     } else {
