@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "fs/volume.h"
+#include "fs/journal_target.h"
 #include "nvram/journal_options.h"
 #include "nvram/mirror.h"
 #include "nvram/record.h"

@@ -163,7 +163,7 @@ Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, 
   *out = InodeId{c->inode.ino, c->inode.gen};
   if (obj_attr) *obj_attr = attr_of(c);
   fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::check_name(std::string_view name) {
@@ -182,11 +182,11 @@ Status LfsVolume::make_durable(Lock& lk) {
   return store_->sync_to(lsn);
 }
 
-Status LfsVolume::finish(const OpContext& ctx, Lock& lk, Status st, bool durable) {
+Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
   if (st != Status::Ok) return st;
-  if (ctx.journal_seq != 0) {
-    // The NVRAM journal already holds this operation; it only needs to reach disk eventually.
-    store_->note_journal_seq(ctx.journal_seq);
+  if (const JournalTag* tag = journal_tag()) {
+    // The NVRAM journal holds this operation; it only needs to reach disk eventually.
+    store_->note_journal_seq(tag->seq);
     // Bound what piles up between write-behind passes: write it out (no sync) past half the cache.
     if (store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2) return store_->flush();
     return Status::Ok;
@@ -248,7 +248,7 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
   store_->make_log_room();
   st = apply_setattr(ctx, c, sa);
   fill_wcc(wcc, pre, c);
-  return finish(ctx, lk, st, true);
+  return finish(lk, st, true);
 }
 
 Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,

@@ -17,6 +17,7 @@
 #include "fs/lfs/options.h"
 #include "fs/lfs/store.h"
 #include "fs/permission.h"
+#include "fs/journal_target.h"
 #include "fs/volume.h"
 
 namespace nasd::fs::lfs {
@@ -115,9 +116,10 @@ class LfsVolume : public JournalTarget {
                        const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
                        Wcc* dir_wcc);
   static Status check_name(std::string_view name);
-  // Finishes a mutation: records the journal sequence, or (without a journal) writes the
-  // changes and, after dropping the lock, waits until they are durable.
-  Status finish(const OpContext& ctx, Lock& lk, Status st, bool durable);
+  // Finishes a mutation: notes the journal sequence of a journalled call (journal_tag()), or
+  // (without a journal) writes the changes and, after dropping the lock, waits until they are
+  // durable.
+  Status finish(Lock& lk, Status st, bool durable);
   Status make_durable(Lock& lk);
   Status apply_setattr(const OpContext& ctx, CachedInode* c, const SetAttr& sa);
   Status new_object(const OpContext& ctx, CachedInode* dir, std::string_view name,

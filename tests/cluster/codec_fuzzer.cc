@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cluster/interconnect/hello.h"
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 #include "cluster/membership/heartbeat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
