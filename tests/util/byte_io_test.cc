@@ -76,5 +76,21 @@ TEST(ByteIo, BooleanOtherThanZeroOrOneIsMalformed) {
   EXPECT_FALSE(r.boolean(&v));
 }
 
+TEST(ByteIo, RawBytesAreBoundedByWhatIsLeft) {
+  ByteWriter w;
+  const uint8_t payload[] = {9, 8, 7};
+  w.raw(payload);
+  w.u8(1);
+  std::vector<uint8_t> b = w.take();
+  ASSERT_EQ(b.size(), 4u);
+  ByteReader r(b);
+  std::span<const uint8_t> got;
+  ASSERT_TRUE(r.raw(3, &got));
+  EXPECT_EQ(got[0], 9);
+  EXPECT_EQ(r.position(), 3u);
+  EXPECT_FALSE(r.raw(2, &got));  // one byte left
+  EXPECT_NE(r.error().find("truncated"), std::string::npos) << r.error();
+}
+
 }  // namespace
 }  // namespace nasd::util
