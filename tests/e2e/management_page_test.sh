@@ -49,12 +49,12 @@ grep -q '<tr data-volume="v1">' <<<"$dom" || fail "the partner's volume v1 is no
 # NVRAM fill: the percentage `nasd-admin nvram` prints.
 fill=$(admin_on a nvram | sed -n 's/^  fill: .*(\([0-9.]*\)%).*/\1/p')
 grep -q "id=\"nvram-fill\" data-percent=\"$fill\"" <<<"$dom" || fail "page's NVRAM fill differs from nasd-admin's $fill%"
-# Procedure counts: WRITE, LOOKUP and READDIRPLUS as `nasd-admin stats` counts them.
+# Procedure counts: WRITE, LOOKUP and CREATE as `nasd-admin stats` counts them.
 stats=$(admin_on a stats)
 for proc in WRITE LOOKUP CREATE; do
-  calls=$(awk -v p="$proc" '/^NFS/ {nfs = 1} /^MOUNT|^transport/ {nfs = 0} nfs && $1 == p {print $2}' <<<"$stats")
+  calls=$(awk -v p="$proc" '/^[^ ]/ {nfs = /\(program 100003\) version 3/} nfs && $1 == p {print $2}' <<<"$stats")
   [[ -n $calls && $calls -gt 0 ]] || fail "nasd-admin stats shows no $proc calls"
-  grep -q "<tr data-proc=\"NFS $proc\">.*<td class=\"num\" data-field=\"calls\">$calls</td>" <<<"$dom" \
+  grep -q "<tr data-proc=\"nfs v3 $proc\">.*<td class=\"num\" data-field=\"calls\">$calls</td>" <<<"$dom" \
     || fail "page's $proc count differs from nasd-admin's $calls"
 done
 # Node state: which virtual servers this node answers for, as `nasd-admin cluster` says.
@@ -78,13 +78,22 @@ reply=$(wd POST /session "{\"capabilities\":{\"alwaysMatch\":{\"browserName\":\"
 sid=$(grep -o '"sessionId":"[^"]*"' <<<"$reply" | cut -d'"' -f4)
 [[ -n $sid ]] || fail "chromedriver session: $reply"
 js() { wd POST "/session/$sid/execute/sync" "{\"script\":\"$1\",\"args\":[]}"; }
-element() { wd POST "/session/$sid/element" "{\"using\":\"css selector\",\"value\":\"$1\"}" | grep -o '"element-6066-11e4-a52f-4a87d2b4d5d0":"[^"]*"' | cut -d'"' -f4; }
+element() { wd POST "/session/$sid/element" "{\"using\":\"css selector\",\"value\":\"$1\"}" | grep -o '"element-6066-11e4-a52e-4f735466cecf":"[^"]*"' | cut -d'"' -f4; }
 page_says() { js "return document.body.dataset.$1 || ''" | grep -q "\"value\":\"$2\""; }
 wd POST "/session/$sid/url" "{\"url\":\"$page\"}" >/dev/null
 wait_for 15 "the page in chromedriver" page_says loaded yes
+# Ten seconds of client traffic, so the live charts have something to draw.
+( end=$((SECONDS + 10)); while ((SECONDS < end)); do
+    nfs-cat "nfs://127.0.0.1/r/v0/payload?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1
+    nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1; done ) &
+traffic=$!
+has_chart() { js "return document.querySelectorAll('#ops-chart polyline').length" | grep -qv '"value":0'; }
+wait_for 15 "a line in the ops/s chart" has_chart
+wait "$traffic"
 wd POST "/session/$sid/element/$(element '#login-password')/value" "{\"text\":\"$password\"}" >/dev/null
 wd POST "/session/$sid/element/$(element '#login-button')/click" '{}' >/dev/null
-wait_for 10 "the login" page_says session admin
+for _ in $(seq 150); do page_says session admin && break; sleep 0.1; done
+page_says session admin || fail "the login; the page says: $(js "return document.getElementById('action-result').textContent")"
 wd POST "/session/$sid/element/$(element '#action-failover')/click" '{}' >/dev/null
 wait_for 5 "the confirmation" bash -c "curl -sf http://127.0.0.1:9515/session/$sid/alert/text >/dev/null"
 wd POST "/session/$sid/alert/accept" '{}' >/dev/null

@@ -108,7 +108,8 @@
 
   function procList(s) {
     const out = [];
-    for (const p of s.rpc.programs) for (const q of p.procs) out.push({key: p.name + ' ' + q.name, prog: p.name, ...q});
+    for (const p of s.rpc.programs)
+      for (const q of p.procs) out.push({key: p.name + ' v' + p.version + ' ' + q.name, prog: p.name + ' v' + p.version, ...q});
     return out;
   }
 
