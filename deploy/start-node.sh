@@ -45,7 +45,7 @@ case "$PASSWD_FILE" in /*) ;; *) PASSWD_FILE="$DATA/$PASSWD_FILE" ;; esac
 if [ "${HTTP_PORT:-8049}" != 0 ] && [ ! -f "$PASSWD_FILE" ] && [ -x "$BUILD_DIR/server/http/nasd-passwd" ]; then
   pw="$("$BUILD_DIR/server/http/nasd-passwd" --random "$PASSWD_FILE")"
   echo "management page login: user admin, password $pw (shown once; hashed in $PASSWD_FILE;"
-  echo "  a new one: $BUILD_DIR/server/http/nasd-passwd --random $PASSWD_FILE, then restart)"
+  echo "  a new one: $BUILD_DIR/server/http/nasd-passwd --random $PASSWD_FILE; no restart needed)"
 fi
 setsid nohup "$BUILD_DIR/cluster/nasd" --config "$CONF" >>"$DATA/nasd.log" 2>&1 &
 echo $! > "$DATA/nasd.pid"
