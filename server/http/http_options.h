@@ -2,8 +2,9 @@
 // node and the RPC transport, which also reject unknown ones):
 //   http_port           8049 by default; 0 turns the listener (metrics and page) off
 //   http_listen         the address it binds: the node's management address. Defaults to
-//                       `listen` (127.0.0.1 unless configured), never to every interface, so
-//                       the page and the metrics are not offered on a data network by accident.
+//                       `listen` (127.0.0.1 unless configured), or to 127.0.0.1 when `listen`
+//                       is every interface (0.0.0.0): only an explicit http_listen offers the
+//                       page and the metrics beyond one address.
 //   http_password_file  the admin login's hashed password (nasd-passwd), inside data_dir by
 //                       default `http.passwd`; without the file the page stays read-only.
 #pragma once

@@ -56,3 +56,29 @@ TEST(LoginLimiter, LimitsFailuresFromManyAddresses) {
 
 }  // namespace
 }  // namespace nasd::http
+
+#include "server/http/http_options.h"
+
+namespace nasd::http {
+namespace {
+
+TEST(HttpOptions, BindsTheManagementAddressNeverEveryInterfaceByDefault) {
+  auto node = [](const std::string& text) { return Config::parse("[node]\n" + text, "test.conf"); };
+  Config a = node("listen = 10.0.0.5\n");
+  HttpOptions o = HttpOptions::from_config(*a.section("node"), "/d");
+  EXPECT_EQ(o.listen, "10.0.0.5");
+  EXPECT_EQ(o.port, 8049);
+  EXPECT_EQ(o.password_file, "/d/http.passwd");
+  Config b = node("listen = 0.0.0.0\n");
+  EXPECT_EQ(HttpOptions::from_config(*b.section("node"), "/d").listen, "127.0.0.1");
+  Config c = node("listen = 0.0.0.0\nhttp_listen = 192.168.1.2\nhttp_port = 0\nhttp_password_file = /etc/p\n");
+  o = HttpOptions::from_config(*c.section("node"), "/d");
+  EXPECT_EQ(o.listen, "192.168.1.2");
+  EXPECT_FALSE(o.enabled());
+  EXPECT_EQ(o.password_file, "/etc/p");
+  Config d = node("http_port = 70000\n");
+  EXPECT_THROW(HttpOptions::from_config(*d.section("node"), "/d"), ConfigError);
+}
+
+}  // namespace
+}  // namespace nasd::http
