@@ -13,6 +13,8 @@ conf_get() { # section key -> value (first match), comments stripped
 DATA="$(conf_get node data_dir)"; case "$DATA" in /*) ;; *) DATA="$(dirname "$CONF")/$DATA" ;; esac
 mkdir -p "$DATA"; DATA="$(realpath "$DATA")"
 PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
+PORT="${PORT:-2049}"; ADDR="${ADDR:-127.0.0.1}"  # nasd's defaults when the config leaves them out
+[ "$ADDR" != 0.0.0.0 ] || ADDR=127.0.0.1
 # In an HA pair the node's address is served by whichever node holds its volumes: a node that
 # restarts after a failover is up once its admin socket answers, its address comes back with
 # `nasd-admin failback`.
@@ -64,12 +66,12 @@ for i in $(seq 1 100); do
     [[ $state == *": served here" ]] || { sleep 0.2; continue; }
   fi
   if (exec 3<>"/dev/tcp/$ADDR/$PORT") 2>/dev/null; then
-    MPORT="$(conf_get node mount_port)"
+    MPORT="$(conf_get node mount_port)"; MPORT="${MPORT:-20048}"
     echo "nasd is serving NFSv3 on $ADDR:$PORT (pid $(cat "$DATA/nasd.pid"), log $DATA/nasd.log)"
     echo "try:  nfs-ls 'nfs://$ADDR/r/v0?nfsport=$PORT&mountport=$MPORT&version=3'"
     echo "stats: $BUILD_DIR/server/admin/nasd-admin --socket $DATA/nasd.sock stats"
-    HTTP_ADDR="$(conf_get node http_listen)"
-    [ "${HTTP_PORT:-8049}" = 0 ] || echo "management page: http://${HTTP_ADDR:-$ADDR}:${HTTP_PORT:-8049}/  metrics: http://${HTTP_ADDR:-$ADDR}:${HTTP_PORT:-8049}/metrics"
+    HTTP_ADDR="$(conf_get node http_listen)"; HTTP_ADDR="${HTTP_ADDR:-$ADDR}"
+    [ "${HTTP_PORT:-8049}" = 0 ] || echo "management page: http://$HTTP_ADDR:${HTTP_PORT:-8049}/  metrics: http://$HTTP_ADDR:${HTTP_PORT:-8049}/metrics"
     exit 0
   fi
   sleep 0.2
