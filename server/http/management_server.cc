@@ -95,16 +95,19 @@ class ManagementServer::Handler : public CivetHandler {
   explicit Handler(ManagementServer* owner) : owner_(owner) {}
   bool handleGet(CivetServer*, mg_connection* conn) override { return serve(conn); }
   bool handlePost(CivetServer*, mg_connection* conn) override { return serve(conn); }
+  bool handleHead(CivetServer*, mg_connection* conn) override { return serve(conn); }
   bool handlePut(CivetServer*, mg_connection* conn) override { return serve(conn); }
   bool handleDelete(CivetServer*, mg_connection* conn) override { return serve(conn); }
 
  private:
   bool serve(mg_connection* conn) {
     Response out;
+    bool head_only = false;
     try {
       const mg_request_info* info = mg_get_request_info(conn);
       Request r;
       r.method = info->request_method ? info->request_method : "";
+      head_only = r.method == "HEAD";
       r.path = info->local_uri ? info->local_uri : "";
       r.client = info->remote_addr;
       auto header = [&](const char* name) {
@@ -149,7 +152,7 @@ class ManagementServer::Handler : public CivetHandler {
     for (const auto& h : out.headers) head += h + "\r\n";
     head += "\r\n";
     mg_write(conn, head.data(), head.size());
-    mg_write(conn, out.body.data(), out.body.size());
+    if (!head_only) mg_write(conn, out.body.data(), out.body.size());
     return true;
   }
   ManagementServer* owner_;

@@ -80,6 +80,9 @@ TEST_F(MetricsTest, StatusShowsTheNodeAndThePageIsServed) {
   EXPECT_NE(page.headers["content-security-policy"].find("default-src 'self'"), std::string::npos);
   EXPECT_EQ(http_request(server().http_port(), "GET", "/app.js").status, 200);
   EXPECT_EQ(http_request(server().http_port(), "GET", "/nothing").status, 404);
+  HttpReply head = http_request(server().http_port(), "HEAD", "/metrics");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
 
   make_file(root(), "seen");
   HttpReply status = http_request(server().http_port(), "GET", "/api/status");
