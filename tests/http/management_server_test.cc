@@ -74,3 +74,37 @@ TEST(ManagementServer, RefusesWritesWithoutThePagesHeaderOrASession) {
 
 }  // namespace
 }  // namespace nasd::http
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace nasd::http {
+namespace {
+
+// A port another process holds: the node goes on without its page (logged), never aborts.
+TEST(ManagementServer, APortInUseIsLoggedNotFatal) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  admin::CommandRegistry commands;
+  std::string logged;
+  ManagementWiring w;
+  w.options.port = ntohs(a.sin_port);
+  w.commands = &commands;
+  w.stats = std::make_shared<rpc::CallStats>();
+  w.log = [&](const std::string& line) { logged += line; };
+  ManagementServer busy(std::move(w));
+  EXPECT_FALSE(busy.start());
+  EXPECT_NE(logged.find("cannot listen"), std::string::npos) << logged;
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace nasd::http
