@@ -344,4 +344,30 @@ std::string LfsVolume::status_text() {
   return o.str();
 }
 
+LfsVolume::Report LfsVolume::report() {
+  Lock lk(mu_);
+  const SegmentTable& sut = store_->segments();
+  const StoreStats& s = store_->stats();
+  const BlockCache& bc = store_->block_cache();
+  Report r;
+  r.failed = store_->failed();
+  r.capacity_bytes = store_->capacity_bytes();
+  r.used_bytes = store_->used_space_bytes();
+  r.segments = sut.nsegments();
+  r.free_segments = sut.free_count();
+  r.segment_bytes = sut.segment_bytes();
+  r.live_inodes = store_->imap().live_count();
+  r.max_inodes = store_->imap().max_inodes();
+  r.log_flushes = s.flushes;
+  r.log_syncs = s.syncs;
+  r.checkpoints = s.checkpoints;
+  r.cleaner_passes = s.cleaner_passes;
+  r.cleaned_segments = s.cleaned_segments;
+  r.cleaner_blocks_copied = s.cleaner_blocks_copied;
+  r.block_cache_bytes = bc.bytes();
+  r.block_cache_hits = bc.hits();
+  r.block_cache_misses = bc.misses();
+  return r;
+}
+
 }  // namespace nasd::fs::lfs

@@ -41,6 +41,17 @@ class LfsVolume : public JournalTarget {
   void abandon();
   // Human-readable state for the admin interface: segments, cleaner, cache.
   std::string status_text();
+  // The same numbers for exporters (metrics, the management page).
+  struct Report {
+    bool failed = false;
+    uint64_t capacity_bytes = 0, used_bytes = 0;
+    uint64_t segments = 0, free_segments = 0, segment_bytes = 0;
+    uint64_t live_inodes = 0, max_inodes = 0;
+    uint64_t log_flushes = 0, log_syncs = 0, checkpoints = 0;
+    uint64_t cleaner_passes = 0, cleaned_segments = 0, cleaner_blocks_copied = 0;
+    uint64_t block_cache_bytes = 0, block_cache_hits = 0, block_cache_misses = 0;
+  };
+  Report report();
   // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.
   uint32_t clean_now(uint32_t segments);
   Status checkpoint_now();
