@@ -29,6 +29,7 @@ struct Checkpoint {
   uint64_t durable_jseq = 0;
   uint64_t next_ino = kRootIno + 1;
   int64_t time = 0;
+  uint64_t catalog_addr = kNoAddr;   // snapshot catalog block (format 2; 0 = no snapshots)
   std::vector<uint64_t> imap_addrs;  // one per imap block, kNoAddr when never written
   std::vector<SegmentUsage> sut;     // one per segment
 };

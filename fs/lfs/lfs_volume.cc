@@ -150,7 +150,7 @@ Status LfsVolume::begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre) {
 
 Status LfsVolume::find_new_name(const OpContext& ctx, CachedInode* d, std::string_view name,
                                 DirRecord* rec, bool* found) {
-  if (name == "." || name == "..") return Status::Exist;
+  if (name == "." || name == ".." || name == kSnapshotDirName) return Status::Exist;
   if (Status st = check_name(name); st != Status::Ok) return st;
   if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return Status::Access;
   return Directory(store_.get(), d).lookup(name, rec, found);
@@ -196,6 +196,7 @@ Status LfsVolume::finish(const OpContext& ctx, Lock& lk, Status st, bool durable
 }
 
 Status LfsVolume::getattr(const OpContext& ctx, InodeId id, Attr* out) {
+  if (in_snapshot_space(id.ino)) return snap_getattr(id, out);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -234,6 +235,7 @@ Status LfsVolume::apply_setattr(const OpContext& ctx, CachedInode* c, const SetA
 
 Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
                           std::optional<Time> guard_ctime, Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -253,6 +255,7 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
 
 Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
                          std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_access(ctx, id, requested, granted, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -265,6 +268,7 @@ Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, u
 }
 
 Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_fsstat(ctx, id, out, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   CachedInode* c;
@@ -284,6 +288,7 @@ Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::opt
 
 Status LfsVolume::commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                          Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   CachedInode* c;

@@ -170,6 +170,10 @@ Status Store::checkpoint() {
     sut_.add_live(addr, kBlockSize, now);
   }
   imap_.clear_dirty();
+  if (write_snapshot_metadata(now) != Status::Ok) {
+    fail();
+    return Status::Io;
+  }
   if (!log_.commit_group(written_jseq_, now)) {
     fail();
     return Status::Io;
@@ -184,6 +188,7 @@ Status Store::checkpoint() {
   cp.durable_jseq = written_jseq_;
   cp.next_ino = imap_.next_ino();
   cp.time = now;
+  cp.catalog_addr = catalog_addr_;
   cp.imap_addrs = imap_.block_addrs();
   cp.imap_addrs.resize(imap_.block_count(), kNoAddr);
   cp.sut = sut_.usage();
@@ -208,6 +213,14 @@ Status Store::checkpoint() {
   cp_seq_ = cp.seq;
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
+  if (pins_stale_) {
+    // Before release_empty: a new snapshot's blocks must never be handed to the log.
+    if (recompute_pins() != Status::Ok) {
+      fail();
+      return Status::Io;
+    }
+    pins_stale_ = false;
+  }
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
   return Status::Ok;
 }
