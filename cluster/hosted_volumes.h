@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
@@ -51,6 +52,9 @@ class HostedVolumes {
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
+  // `snapshot create|delete VOLUME NAME`, `snapshot list VOLUME` (hosted_snapshots.cc) for a
+  // volume open here; throws std::invalid_argument / runtime_error with the reason.
+  std::string snapshot_command(const std::vector<std::string>& args);
 
  private:
   struct Hosted {
