@@ -56,6 +56,7 @@ class Checker {
     std::set<uint32_t> ids;
     for (const SnapshotInfo& info : s_.snapshot_catalog().snapshots) {
       std::string who = "snapshot " + info.name;
+      r_->snapshots++;
       if (!ids.insert(info.id).second) problem(who + " reuses id " + std::to_string(info.id));
       std::string err;
       auto snap = s_.open_snapshot(info, &err);

@@ -75,6 +75,7 @@ Status LfsVolume::close() {
   Lock lk(mu_);
   if (closed_) return Status::Ok;
   closed_ = true;
+  snap_stores_.clear();
   return store_->checkpoint();
 }
 
@@ -82,6 +83,7 @@ void LfsVolume::abandon() {
   worker_.reset();
   Lock lk(mu_);
   closed_ = true;
+  snap_stores_.clear();
 }
 
 Status LfsVolume::usable() const {
@@ -333,6 +335,10 @@ std::string LfsVolume::status_text() {
     << (sut.segment_bytes() >> 10) << " KiB each\n";
   o << "  space: " << (store_->used_space_bytes() >> 20) << " MiB used of "
     << (store_->capacity_bytes() >> 20) << " MiB\n";
+  o << "  snapshots: " << store_->snapshot_catalog().snapshots.size() << ", "
+    << (sut.snapshot_held_bytes() >> 20) << " MiB held beyond live data in " << sut.pinned_count()
+    << " pinned segments" << (opts_.snapshot_schedule.empty() ? "" : ", schedule " + opts_.snapshot_schedule)
+    << "\n";
   o << "  inodes: " << store_->imap().live_count() << " live of " << store_->imap().max_inodes()
     << "\n";
   o << "  log: " << s.flushes << " flushes, " << s.syncs << " syncs, " << s.checkpoints
