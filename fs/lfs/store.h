@@ -159,6 +159,9 @@ class Store {
   bool load_catalog(uint64_t addr, std::string* err);
   // Marks every segment holding a block of some snapshot as pinned (walks every snapshot).
   Status recompute_pins();
+  // Adds the segments of `snaps` to the pinned ones (a new snapshot: only it is walked).
+  Status add_pins(const std::vector<SnapshotInfo>& snaps);
+  Status pin_segments_of(const std::vector<SnapshotInfo>& snaps, std::vector<bool>* pinned);
   // In checkpoint(): writes the pending snapshot's table blocks and the catalog when it changed.
   Status write_snapshot_metadata(int64_t now);
   bool load_checkpoint(std::string* err);
@@ -198,7 +201,8 @@ class Store {
   SnapshotCatalog catalog_;
   uint64_t catalog_addr_ = kNoAddr;
   bool catalog_dirty_ = false;  // rewrite the catalog at the next checkpoint
-  bool pins_stale_ = false;     // the set of snapshots changed: recompute pins after it
+  bool pins_stale_ = false;     // a snapshot was deleted: recompute all pins after the checkpoint
+  std::vector<SnapshotInfo> pins_to_add_;  // snapshots taken: pin their segments after it
   std::optional<SnapshotInfo> pending_snapshot_;  // taken by the next checkpoint
   std::vector<uint64_t> snapshot_tables_;         // snapshot stores only
 

@@ -213,13 +213,16 @@ Status Store::checkpoint() {
   cp_seq_ = cp.seq;
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
-  if (pins_stale_) {
-    // Before release_empty: a new snapshot's blocks must never be handed to the log.
-    if (recompute_pins() != Status::Ok) {
+  if (pins_stale_ || !pins_to_add_.empty()) {
+    // Before release_empty: a new snapshot's blocks must never be handed to the log. A new
+    // snapshot only adds pins; a deleted one can only be dropped by walking all that remain.
+    Status st = pins_stale_ ? recompute_pins() : add_pins(pins_to_add_);
+    if (st != Status::Ok) {
       fail();
       return Status::Io;
     }
     pins_stale_ = false;
+    pins_to_add_.clear();
   }
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
   return Status::Ok;

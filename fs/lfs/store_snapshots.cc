@@ -1,6 +1,7 @@
 // Store: snapshots. A snapshot is the inode map of one checkpoint, kept; see snapshot_catalog.h
 // for the design and fs/FORMAT.md for the blocks.
 #include <bit>
+#include <map>
 #include <unordered_map>
 
 #include "fs/lfs/snapshot_ids.h"
@@ -73,24 +74,59 @@ Status Store::for_each_referenced_block(const std::function<void(uint64_t)>& fn)
   for (uint64_t a : imap_.block_addrs())
     if (a != kNoAddr) fn(a);
   for (uint64_t a : snapshot_tables_) fn(a);
+  // Inode block by inode block, each read once (16 inodes share one): the walk is bound by
+  // these reads, as small files keep their data pointers in the inode.
+  std::map<uint64_t, std::vector<uint64_t>> by_block;
   for (uint64_t ino = kRootIno; ino < imap_.next_ino(); ino++) {
     const ImapEntry* e = imap_.find(ino);
-    if (!e || !e->live) continue;
-    if (e->addr != kNoAddr) fn(e->addr);
-    CachedInode* c;
-    Status st = load(ino, &c);
-    if (st != Status::Ok) return st;
-    st = for_each_block(c, [&](uint64_t addr, RecordKind, uint64_t) { fn(addr); });
-    if (st != Status::Ok) return st;
-    if (ino % 1024 == 0) trim();
+    if (e && e->live) by_block[e->addr].push_back(ino);
+  }
+  alignas(kBlockSize) uint8_t blk[kBlockSize];
+  size_t walked = 0;
+  for (const auto& [addr, inos] : by_block) {
+    if (addr != kNoAddr) fn(addr);
+    bool have = false;
+    for (uint64_t ino : inos) {
+      CachedInode* c = icache_.find(ino);  // the cached copy may be newer (dirty)
+      if (!c) {
+        if (addr == kNoAddr) return Status::Io;  // live, never written, not cached
+        if (!have && !dev_->read(addr, 1, blk)) return Status::Io;
+        have = true;
+        const ImapEntry* e = imap_.find(ino);
+        Inode in;
+        if (e->slot >= kInodesPerBlock || !decode_inode(blk + e->slot * kInodeBytes, &in) ||
+            in.ino != ino)
+          return Status::Io;
+        icache_.count_miss();
+        c = icache_.insert(in);
+      }
+      Status st = for_each_block(c, [&](uint64_t a, RecordKind, uint64_t) { fn(a); });
+      if (st != Status::Ok) return st;
+    }
+    if (++walked % 64 == 0) trim();
   }
   trim();
   return Status::Ok;
 }
 
+Status Store::add_pins(const std::vector<SnapshotInfo>& snaps) {
+  std::vector<bool> pinned(sb_.nsegments, false);
+  for (uint32_t s = 0; s < sb_.nsegments; s++) pinned[s] = sut_.is_pinned(s);
+  Status st = pin_segments_of(snaps, &pinned);
+  if (st == Status::Ok) sut_.set_pinned(pinned);
+  return st;
+}
+
 Status Store::recompute_pins() {
   std::vector<bool> pinned(sb_.nsegments, false);
-  for (const SnapshotInfo& s : catalog_.snapshots) {
+  Status st = pin_segments_of(catalog_.snapshots, &pinned);
+  if (st == Status::Ok) sut_.set_pinned(pinned);
+  return st;
+}
+
+Status Store::pin_segments_of(const std::vector<SnapshotInfo>& snaps, std::vector<bool>* pinned_out) {
+  std::vector<bool>& pinned = *pinned_out;
+  for (const SnapshotInfo& s : snaps) {
     std::string err;
     auto snap = open_snapshot(s, &err);
     if (!snap) return Status::Io;
@@ -100,7 +136,6 @@ Status Store::recompute_pins() {
     });
     if (st != Status::Ok) return st;
   }
-  sut_.set_pinned(pinned);
   return Status::Ok;
 }
 
@@ -132,7 +167,7 @@ Status Store::write_snapshot_metadata(int64_t now) {
     s.table = next;
     catalog_.snapshots.push_back(s);
     catalog_dirty_ = true;
-    pins_stale_ = true;
+    pins_to_add_.push_back(s);
   }
   if (!catalog_dirty_) return Status::Ok;
   alignas(kBlockSize) uint8_t blk[kBlockSize];

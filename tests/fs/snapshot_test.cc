@@ -1,5 +1,8 @@
 // Snapshots: a retained checkpoint read through `.snapshot`, kept by the cleaner, persistent
 // across restarts and crashes, read-only, and freed when deleted; the schedule's plan.
+#include <chrono>
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "fs/lfs/checkpoint.h"
@@ -345,6 +348,69 @@ TEST(SnapshotSchedule, VolumeRunsItsSchedule) {
   EXPECT_EQ(snaps[1].name, scheduled_name("every1s", t + 3));
   ASSERT_EQ(v->close(), Status::Ok);
   expect_fsck_clean(o);
+}
+
+}  // namespace
+}  // namespace nasd::fs::lfs::testing
+
+namespace nasd::fs::lfs::testing {
+namespace {
+
+// Hand-run measurement (not part of the suite):
+//   build/tests/fs/nasd_fs_tests --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_Cost*'
+// Prints what taking a snapshot costs against a plain checkpoint, and reading a snapshot's
+// files against reading the live ones.
+TEST(SnapshotCost, DISABLED_CostOfTakingAndReading) {
+  ScratchDir dir;
+  LfsOptions o = small_options(dir.path(), 512ull << 20, 4ull << 20);
+  auto v = make_volume(o);
+  ASSERT_TRUE(v);
+  constexpr int kFiles = 20000;
+  std::vector<InodeId> files;
+  for (int i = 0; i < kFiles; i++) {
+    files.push_back(create_file(*v, v->root(), "f" + std::to_string(i)));
+    ASSERT_EQ(write_at(*v, files.back(), 0, pattern(4096, i), Stability::Unstable), Status::Ok);
+  }
+  ASSERT_EQ(v->checkpoint_now(), Status::Ok);
+  auto time = [](auto&& fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  ASSERT_EQ(write_at(*v, files[0], 0, pattern(4096, 1)), Status::Ok);
+  double cp = time([&] { ASSERT_EQ(v->checkpoint_now(), Status::Ok); });
+  SnapshotInfo info;
+  ASSERT_EQ(write_at(*v, files[0], 0, pattern(4096, 2)), Status::Ok);
+  double first = time([&] { ASSERT_EQ(v->snapshot_create("s0", &info), Status::Ok); });
+  for (int s = 1; s < 4; s++) ASSERT_EQ(v->snapshot_create("s" + std::to_string(s), &info), Status::Ok);
+  ASSERT_EQ(write_at(*v, files[0], 0, pattern(4096, 3)), Status::Ok);
+  double fifth = time([&] { ASSERT_EQ(v->snapshot_create("s4", &info), Status::Ok); });
+  ASSERT_EQ(v->close(), Status::Ok);
+  v = reopen(o);
+  double live_read = time([&] {
+    for (int i = 0; i < kFiles; i++) read_at(*v, files[i], 0, 4096);
+  });
+  InodeId sroot;
+  ASSERT_EQ(snapshot_path(*v, v->root(), "s0", "", &sroot), Status::Ok);
+  double snap_read = time([&] {
+    for (int i = 0; i < kFiles; i++) {
+      InodeId f;
+      ASSERT_EQ(lookup(*v, sroot, "f" + std::to_string(i), &f), Status::Ok);
+      read_at(*v, f, 0, 4096);
+    }
+  });
+  double live_lookup_read = time([&] {
+    for (int i = 0; i < kFiles; i++) {
+      InodeId f;
+      ASSERT_EQ(lookup(*v, v->root(), "f" + std::to_string(i), &f), Status::Ok);
+      read_at(*v, f, 0, 4096);
+    }
+  });
+  std::printf("%d files: checkpoint %.1f ms, first snapshot %.1f ms (%.2fx), fifth %.1f ms (%.2fx)\n",
+              kFiles, cp, first, first / cp, fifth, fifth / cp);
+  std::printf("lookup+read of every file: live %.1f ms, snapshot %.1f ms (%.2fx); reads only, live %.1f ms\n",
+              live_lookup_read, snap_read, snap_read / live_lookup_read, live_read);
+  ASSERT_EQ(v->close(), Status::Ok);
 }
 
 }  // namespace
