@@ -159,8 +159,8 @@ class Store {
   bool load_catalog(uint64_t addr, std::string* err);
   // Marks every segment holding a block of some snapshot as pinned (walks every snapshot).
   Status recompute_pins();
-  // Adds the segments of `snaps` to the pinned ones (a new snapshot: only it is walked).
-  Status add_pins(const std::vector<SnapshotInfo>& snaps);
+  // Adds the segments a snapshot taken by the checkpoint just written needs (no walk).
+  void pin_new_snapshot(const std::vector<uint64_t>& tables);
   Status pin_segments_of(const std::vector<SnapshotInfo>& snaps, std::vector<bool>* pinned);
   // In checkpoint(): writes the pending snapshot's table blocks and the catalog when it changed.
   Status write_snapshot_metadata(int64_t now);
@@ -202,7 +202,8 @@ class Store {
   uint64_t catalog_addr_ = kNoAddr;
   bool catalog_dirty_ = false;  // rewrite the catalog at the next checkpoint
   bool pins_stale_ = false;     // a snapshot was deleted: recompute all pins after the checkpoint
-  std::vector<SnapshotInfo> pins_to_add_;  // snapshots taken: pin their segments after it
+  bool pin_new_ = false;                 // a snapshot was taken: pin its segments after it
+  std::vector<uint64_t> new_tables_;     // ... and its table blocks
   std::optional<SnapshotInfo> pending_snapshot_;  // taken by the next checkpoint
   std::vector<uint64_t> snapshot_tables_;         // snapshot stores only
 

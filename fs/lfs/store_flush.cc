@@ -213,16 +213,17 @@ Status Store::checkpoint() {
   cp_seq_ = cp.seq;
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
-  if (pins_stale_ || !pins_to_add_.empty()) {
-    // Before release_empty: a new snapshot's blocks must never be handed to the log. A new
-    // snapshot only adds pins; a deleted one can only be dropped by walking all that remain.
-    Status st = pins_stale_ ? recompute_pins() : add_pins(pins_to_add_);
-    if (st != Status::Ok) {
+  // Before release_empty: a new snapshot's blocks must never be handed to the log. A new
+  // snapshot only adds pins; a deleted one's can only be dropped by walking all that remain.
+  if (pin_new_) pin_new_snapshot(new_tables_);
+  pin_new_ = false;
+  new_tables_.clear();
+  if (pins_stale_) {
+    if (recompute_pins() != Status::Ok) {
       fail();
       return Status::Io;
     }
     pins_stale_ = false;
-    pins_to_add_.clear();
   }
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
   return Status::Ok;

@@ -109,12 +109,16 @@ Status Store::for_each_referenced_block(const std::function<void(uint64_t)>& fn)
   return Status::Ok;
 }
 
-Status Store::add_pins(const std::vector<SnapshotInfo>& snaps) {
+void Store::pin_new_snapshot(const std::vector<uint64_t>& tables) {
+  // Right after its checkpoint the new snapshot references exactly the blocks that are live
+  // (the usage table counts every live block; fsck checks that it does), plus its table blocks,
+  // which are not live data. So no walk is needed: pin every segment with live bytes. The only
+  // extra is the catalog's segment, which the next full recompute (a delete) unpins if unused.
   std::vector<bool> pinned(sb_.nsegments, false);
-  for (uint32_t s = 0; s < sb_.nsegments; s++) pinned[s] = sut_.is_pinned(s);
-  Status st = pin_segments_of(snaps, &pinned);
-  if (st == Status::Ok) sut_.set_pinned(pinned);
-  return st;
+  for (uint32_t s = 0; s < sb_.nsegments; s++) pinned[s] = sut_.is_pinned(s) || sut_.live(s) > 0;
+  for (uint64_t a : tables)
+    if (uint32_t s = sb_.segment_of(a); s < sb_.nsegments) pinned[s] = true;
+  sut_.set_pinned(pinned);
 }
 
 Status Store::recompute_pins() {
@@ -163,11 +167,12 @@ Status Store::write_snapshot_metadata(int64_t now) {
       r.offset = i;
       next = log_.append_copy(r, blk);
       if (next == kNoAddr) return Status::Io;
+      new_tables_.push_back(next);
     }
     s.table = next;
     catalog_.snapshots.push_back(s);
     catalog_dirty_ = true;
-    pins_to_add_.push_back(s);
+    pin_new_ = true;
   }
   if (!catalog_dirty_) return Status::Ok;
   alignas(kBlockSize) uint8_t blk[kBlockSize];
