@@ -69,10 +69,11 @@ TEST(SnapshotUnderJournal, HoldsEveryAcknowledgedOperationAndReplayLeavesItAlone
     std::optional<fs::Attr> a;
     fs::Wcc w;
     Status st = s.volume->lookup(ctx, s.volume->root(), name, &f, &a, &a);
-    if (st == Status::NoEnt)
+    if (st == Status::NoEnt) {
       ASSERT_EQ(s.volume->create(ctx, s.volume->root(), name, fs::CreateMode::Unchecked, {}, 0, &f,
                                  &a, &w),
                 Status::Ok);
+    }
     fs::Stability got;
     ASSERT_EQ(s.volume->write(ctx, f, 0, {reinterpret_cast<const uint8_t*>(data.data()), data.size()},
                               how, &got, &w),
