@@ -36,7 +36,7 @@ std::vector<uint8_t> encode_checkpoint(const Checkpoint& cp) {
   for (uint64_t a : cp.imap_addrs) body.u64(a);
   for (const SegmentUsage& u : cp.sut) {
     body.u32(u.live_bytes);
-    body.u32(0);
+    body.u32(u.pinned ? 1 : 0);
     body.u64(uint64_t(u.mtime));
   }
   put32(out.data() + kCrcOffset, crc32c(out.data(), payload));
@@ -75,7 +75,7 @@ bool decode_checkpoint(const uint8_t* data, size_t len, const Superblock& sb, Ch
   cp->sut.resize(nsut);
   for (auto& u : cp->sut) {
     u.live_bytes = body.u32();
-    body.u32();
+    u.pinned = body.u32() & 1;  // zero in format 1
     u.mtime = int64_t(body.u64());
   }
   return true;

@@ -13,6 +13,7 @@ namespace nasd::fs::lfs {
 struct SegmentUsage {
   uint32_t live_bytes = 0;
   int64_t mtime = 0;  // newest write into the segment (cleaner age)
+  bool pinned = false;  // holds a block of a retained snapshot (see SegmentTable::set_pinned)
 };
 
 struct LogPosition {

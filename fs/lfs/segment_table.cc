@@ -15,6 +15,7 @@ void SegmentTable::load(const std::vector<SegmentUsage>& usage,
   total_live_ = 0;
   free_count_ = 0;
   for (uint32_t s = 0; s < usage_.size(); s++) {
+    pinned_[s] = usage_[s].pinned;
     total_live_ += usage_[s].live_bytes;
     bool in = std::find(in_use.begin(), in_use.end(), s) != in_use.end();
     free_[s] = usage_[s].live_bytes == 0 && !in && !pinned_[s];

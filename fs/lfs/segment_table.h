@@ -14,7 +14,7 @@ class SegmentTable {
  public:
   explicit SegmentTable(const Superblock& sb);
 
-  // Restores usage from a checkpoint; `in_use` are the log's current and next segments.
+  // Restores usage (and pins) from a checkpoint; `in_use` are the log's current and next segments.
   void load(const std::vector<SegmentUsage>& usage, const std::vector<uint32_t>& in_use);
   const std::vector<SegmentUsage>& usage() const { return usage_; }
   void reset_usage();  // zero live bytes everywhere (before a full recount); keeps free flags
@@ -40,7 +40,8 @@ class SegmentTable {
   // Snapshots. A segment holding any block a snapshot references is *pinned*: never free,
   // never a cleaning victim (the cleaner cannot move a snapshot's blocks, whose pointers are
   // frozen on disk), whatever its live bytes. `pinned` has one flag per segment; it replaces the
-  // previous set (after a snapshot was created or deleted, or at open). Segments no longer
+  // previous set (when a snapshot is created or deleted; load() restores it from the
+  // checkpoint, which records it with the catalog). Segments no longer
   // pinned become free at the next release_empty(), i.e. after a durable checkpoint that no
   // longer lists the snapshot.
   void set_pinned(const std::vector<bool>& pinned);

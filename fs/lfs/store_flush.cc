@@ -182,6 +182,20 @@ Status Store::checkpoint() {
     std::lock_guard<std::mutex> g(written_mu_);
     written_lsn_ = log_.position().lsn - 1;
   }
+  // Pins change with the catalog and are recorded in the same checkpoint, so they are right
+  // whichever checkpoint a crash leaves in charge. A new snapshot only adds pins (no walk); a
+  // deleted one's can only be dropped by walking all that remain. Segments unpinned here are
+  // reused only after release_empty below, once this checkpoint is durable.
+  if (pin_new_) pin_new_snapshot(new_tables_);
+  pin_new_ = false;
+  new_tables_.clear();
+  if (pins_stale_) {
+    if (recompute_pins() != Status::Ok) {
+      fail();
+      return Status::Io;
+    }
+    pins_stale_ = false;
+  }
   Checkpoint cp;
   cp.seq = cp_seq_ + 1;
   cp.head = log_.position();
@@ -192,6 +206,7 @@ Status Store::checkpoint() {
   cp.imap_addrs = imap_.block_addrs();
   cp.imap_addrs.resize(imap_.block_count(), kNoAddr);
   cp.sut = sut_.usage();
+  for (uint32_t seg = 0; seg < cp.sut.size(); seg++) cp.sut[seg].pinned = sut_.is_pinned(seg);
   std::vector<uint8_t> img = encode_checkpoint(cp);
   if (img.size() > size_t(sb_.cp_blocks) * kBlockSize) {
     fail();
@@ -213,18 +228,6 @@ Status Store::checkpoint() {
   cp_seq_ = cp.seq;
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
-  // Before release_empty: a new snapshot's blocks must never be handed to the log. A new
-  // snapshot only adds pins; a deleted one's can only be dropped by walking all that remain.
-  if (pin_new_) pin_new_snapshot(new_tables_);
-  pin_new_ = false;
-  new_tables_.clear();
-  if (pins_stale_) {
-    if (recompute_pins() != Status::Ok) {
-      fail();
-      return Status::Io;
-    }
-    pins_stale_ = false;
-  }
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
   return Status::Ok;
 }

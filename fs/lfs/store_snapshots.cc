@@ -23,11 +23,7 @@ bool Store::load_catalog(uint64_t addr, std::string* err) {
            ") is unreadable";
     return false;
   }
-  catalog_addr_ = addr;
-  if (recompute_pins() != Status::Ok) {
-    *err = opts_.backing + ": a snapshot's blocks are unreadable";
-    return false;
-  }
+  catalog_addr_ = addr;  // the pins came with the checkpoint's usage table
   return true;
 }
 
@@ -110,7 +106,7 @@ Status Store::for_each_referenced_block(const std::function<void(uint64_t)>& fn)
 }
 
 void Store::pin_new_snapshot(const std::vector<uint64_t>& tables) {
-  // Right after its checkpoint the new snapshot references exactly the blocks that are live
+  // At its checkpoint the new snapshot references exactly the blocks that are live
   // (the usage table counts every live block; fsck checks that it does), plus its table blocks,
   // which are not live data. So no walk is needed: pin every segment with live bytes. The only
   // extra is the catalog's segment, which the next full recompute (a delete) unpins if unused.
