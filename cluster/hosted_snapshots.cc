@@ -12,7 +12,7 @@ namespace nasd::cluster {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: snapshot create VOLUME NAME | snapshot delete VOLUME NAME | snapshot list VOLUME";
+    "usage: snapshot create VOLUME NAME | snapshot delete VOLUME NAME | snapshot list [VOLUME]";
 
 std::string utc(int64_t t) {
   time_t tt = time_t(t);
@@ -36,9 +36,42 @@ std::string human(uint64_t bytes) {
   return buf;
 }
 
+// One block per volume: a header line, a column line, one line per snapshot (name, date and
+// time UTC, exclusive bytes, the same in human units). The management page shows it as is.
+std::string list_snapshots(const std::string& volume, fs::lfs::LfsVolume& lfs) {
+  std::vector<fs::lfs::LfsVolume::SnapshotListing> list;
+  fs::Status st = lfs.snapshot_list(&list);
+  if (st != fs::Status::Ok)
+    throw std::runtime_error("snapshot list " + volume + ": " + fs::status_name(st));
+  std::ostringstream out;
+  out << "volume " << volume << ": " << list.size() << " snapshots, "
+      << human(lfs.snapshot_held_bytes()) << " of segments held for them\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-32s %-19s %14s\n", "NAME", "TAKEN (UTC)", "EXCLUSIVE");
+  out << line;
+  for (const auto& s : list) {
+    std::snprintf(line, sizeof line, "%-32s %-19s %14llu  (%s)\n", s.info.name.c_str(),
+                  utc(s.info.time).c_str(), static_cast<unsigned long long>(s.exclusive_bytes),
+                  human(s.exclusive_bytes).c_str());
+    out << line;
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::string HostedVolumes::snapshot_command(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "list") {
+    // Every volume open here (what the management page shows).
+    std::vector<std::pair<std::string, std::shared_ptr<fs::lfs::LfsVolume>>> all;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, h] : open_) all.push_back({h.name, h.lfs});
+    }
+    std::string out;
+    for (const auto& [name, lfs] : all) out += list_snapshots(name, *lfs);
+    return out.empty() ? "no volume is open on this node\n" : out;
+  }
   if (args.size() < 2) throw std::invalid_argument(kUsage);
   const std::string &verb = args[0], &volume = args[1];
   std::shared_ptr<fs::lfs::LfsVolume> lfs;
@@ -52,25 +85,7 @@ std::string HostedVolumes::snapshot_command(const std::vector<std::string>& args
                                 " is not open on this node (ask the node that serves it)");
   if (verb == "list") {
     if (args.size() != 2) throw std::invalid_argument(kUsage);
-    std::vector<fs::lfs::LfsVolume::SnapshotListing> list;
-    fs::Status st = lfs->snapshot_list(&list);
-    if (st != fs::Status::Ok)
-      throw std::runtime_error("snapshot list " + volume + ": " + fs::status_name(st));
-    std::ostringstream out;
-    out << "volume " << volume << ": " << list.size() << " snapshots, "
-        << human(lfs->snapshot_held_bytes()) << " of segments held for them\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "%-32s %-19s %14s  %s\n", "NAME", "TAKEN (UTC)", "EXCLUSIVE",
-                  "");
-    out << line;
-    for (const auto& s : list) {
-      std::snprintf(line, sizeof line, "%-32s %-19s %14llu  (%s)\n", s.info.name.c_str(),
-                    utc(s.info.time).c_str(),
-                    static_cast<unsigned long long>(s.exclusive_bytes),
-                    human(s.exclusive_bytes).c_str());
-      out << line;
-    }
-    return out.str();
+    return list_snapshots(volume, *lfs);
   }
   if (args.size() != 3) throw std::invalid_argument(kUsage);
   const std::string& name = args[2];

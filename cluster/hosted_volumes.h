@@ -16,13 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
 #include "util/config.h"
 
-namespace nasd::fs::lfs {
-class LfsVolume;
-}
 namespace nasd::nvram {
 class Journal;
 class JournalVolume;
@@ -52,8 +50,15 @@ class HostedVolumes {
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
-  // `snapshot create|delete VOLUME NAME`, `snapshot list VOLUME` (hosted_snapshots.cc) for a
-  // volume open here; throws std::invalid_argument / runtime_error with the reason.
+  struct Open {
+    uint32_t id;
+    std::string name;
+    fs::lfs::LfsVolume::Report report;
+  };
+  // The open volumes' numbers, for metrics and the management page.
+  std::vector<Open> reports() const;
+  // `snapshot create|delete VOLUME NAME`, `snapshot list [VOLUME]` (hosted_snapshots.cc) for the
+  // volumes open here; throws std::invalid_argument / runtime_error with the reason.
   std::string snapshot_command(const std::vector<std::string>& args);
 
  private:

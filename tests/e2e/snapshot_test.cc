@@ -135,6 +135,10 @@ TEST_F(SnapshotTest, ListShowsTimeAndExclusiveSpace) {
   EXPECT_EQ(name, "s1");
   EXPECT_EQ(day.size(), 10u) << line;  // YYYY-MM-DD
   EXPECT_GE(exclusive, 4u << 20) << "the removed file's 4 MiB are held by s1 alone:\n" << r.output;
+  CommandResult all = admin({"snapshot", "list"});  // every volume open on the node
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.output.rfind("volume v0: 1 snapshots", 0), 0u) << all.output;
+  EXPECT_NE(all.output.find("\ns1 "), std::string::npos) << all.output;
 }
 
 TEST_F(SnapshotTest, ScheduleTakesAndExpiresSnapshots) {
