@@ -228,6 +228,10 @@ void Node::start_admin() {
                          [this](const std::vector<std::string>& args) { return volume_command(args); });
   commands_->add_command("locks", "NLM locks held and waiting, share reservations, grace",
                          [this](const std::vector<std::string>&) { return locks_status(); });
+  commands_->add_command("snapshot",
+                         "snapshot create|delete VOLUME NAME, snapshot list [VOLUME]: read-only "
+                         "point-in-time copies, seen by clients under .snapshot",
+                         [this](const std::vector<std::string>& args) { return hosted_->snapshot_command(args); });
   commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
                          [this](const std::vector<std::string>&) { return cluster_status(); });
   commands_->add_command("failover",
