@@ -51,7 +51,6 @@ struct FailoverWiring {
   std::shared_ptr<interconnect::CallChannel> partner_channel;
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
-  std::function<void(const std::string&)> log;
 };
 
 class Failover {

@@ -20,11 +20,12 @@
 #include "server/nfs/nfs_programs.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/rpc_server_options.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
 
-void log_line(const std::string& text) { std::fprintf(stderr, "nasd: %s\n", text.c_str()); }
+const util::Logger& log() { return util::log("cluster"); }
 
 }  // namespace
 
@@ -44,7 +45,7 @@ void Node::start() {
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
   open_journal();
-  hosted_ = std::make_unique<HostedVolumes>(journal_, log_line);
+  hosted_ = std::make_unique<HostedVolumes>(journal_);
   if (cluster_) {
     make_router();
   } else {
@@ -64,7 +65,7 @@ void Node::start() {
 
 void Node::open_journal() {
   if (!journal_enabled()) {
-    log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
+    log().warn("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
     return;
   }
   nvram::JournalOptions jo = nvram::JournalOptions::from_config(config_, options_.data_dir);
@@ -120,7 +121,7 @@ void Node::open_volumes() {
     // Owned by a peer: requests for it are forwarded; its root is learned from the owner.
     router_->add_remote(id);
     router_->set_owner(id, owner->name);
-    log_line("volume " + s->name() + " (id " + std::to_string(id) + "): owned by " + owner->name +
+    log().info("volume " + s->name() + " (id " + std::to_string(id) + "): owned by " + owner->name +
              ", forwarded over the interconnect");
   }
 }
@@ -148,7 +149,7 @@ void Node::start_interconnect() {
   if (failover_) failover_->attach(*interconnect_);
   interconnect_->start();
   for (auto& [name, peer] : peers_) peer->start();
-  log_line("cluster " + cluster_->name + ": interconnect on " + cluster_->host + ":" +
+  log().info("cluster " + cluster_->name + ": interconnect on " + cluster_->host + ":" +
            std::to_string(interconnect_->port()) + ", " + std::to_string(peers_.size()) + " peer(s)");
   if (failover_) failover_->start();
 }
@@ -156,7 +157,6 @@ void Node::start_interconnect() {
 void Node::start_rpc() {
   const ConfigSection* node = config_.section("node");
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
-  ro.log = log_line;
   stats_ = std::make_shared<rpc::CallStats>();
   ro.stats = stats_;
   nfs::NfsPrograms programs =
@@ -189,7 +189,6 @@ void Node::start_rpc() {
   w.partner_channel = peers_.at(partner.name);
   w.home_server = std::move(home);
   w.partner_server = std::make_unique<VirtualServer>(partner.name, po, services, false);
-  w.log = log_line;
   failover_ = std::make_unique<Failover>(std::move(w));
 }
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/log_layout.h"
 #include "nvram/tcp_mirror.h"
 
@@ -37,7 +37,7 @@ std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
   j->write_behind_.start();
   if (j->mirror_) {
     j->feeder_ = std::thread([raw = j.get()] { raw->feed_mirror(); });
-    log_line("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
+    util::log("nvram").warn("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
     j->mirror_->start(j.get());
   }
   return j;
@@ -71,7 +71,7 @@ void Journal::recover_from_region() {
   head_ = h->head;
   ScanResult scan = scan_log(*region_, head_, head_ + region_->log_size());
   if (scan.end < h->tail)
-    log_line("ERROR: " + region_->path() + ": committed records between positions " +
+    util::log("nvram").error(region_->path() + ": committed records between positions " +
              std::to_string(scan.end) + " and " + std::to_string(h->tail) +
              " are damaged and cannot be replayed");
   reserved_end_ = committed_ = scan.end;
@@ -90,7 +90,7 @@ void Journal::recover_from_region() {
   live_records_ = scan.records.size();
   counters_.records_recovered = scan.records.size();
   if (!scan.records.empty())
-    log_line(region_->path() + ": found " + std::to_string(scan.records.size()) +
+    util::log("nvram").info(region_->path() + ": found " + std::to_string(scan.records.size()) +
              " records to recover (epoch " + std::to_string(epoch_) + ")");
 }
 
@@ -226,7 +226,7 @@ void Journal::commit_locked(std::unique_lock<std::mutex>& lk) {
   store_u64(region_->header()->tail, to);
   const uint64_t latency = micros_since(t0);
   const uint64_t records = count_records(from, to);
-  if (!ok) log_line("ERROR: msync of " + region_->path() + " failed; commits are not host-durable");
+  if (!ok) util::log("nvram").error("msync of " + region_->path() + " failed; commits are not host-durable");
   lk.lock();
   committed_ = to;
   commit_running_ = false;
@@ -294,7 +294,7 @@ void Journal::trim() {
   if (blocked_by && log_filling) {
     std::lock_guard tl(targets_mu_);
     if (warned_unattached_.insert(*blocked_by).second)
-      log_line("records of volume " + std::to_string(*blocked_by) +
+      util::log("nvram").warn("records of volume " + std::to_string(*blocked_by) +
                ", which no file system is attached for, are kept and hold back trimming");
   }
   if (new_head == old_head) return;
@@ -302,7 +302,7 @@ void Journal::trim() {
   // old head into overwritten records. For the same reason the mirror hears of the trim before
   // any record that reuses the space can be fed to it.
   store_u64(region_->header()->head, new_head);
-  if (!region_->persist_header()) log_line("ERROR: msync of " + region_->path() + " failed");
+  if (!region_->persist_header()) util::log("nvram").error("msync of " + region_->path() + " failed");
   if (mirror_) mirror_->trim(new_head);
 
   lk.lock();
@@ -334,7 +334,7 @@ void Journal::flush_targets_and_trim() {
     fs::Status st = target->flush(&durable);
     fs_flush_latency_.add(micros_since(t0));
     if (st != fs::Status::Ok)
-      log_line("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
+      util::log("nvram").error("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
     std::lock_guard lk(mu_);
     ++counters_.fs_flushes;
   }

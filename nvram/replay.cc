@@ -1,6 +1,6 @@
 #include "nvram/replay.h"
 
-#include "nvram/log.h"
+#include "util/log.h"
 
 namespace nasd::nvram {
 
@@ -65,7 +65,7 @@ ReplayReport replay_records(fs::JournalTarget& target, uint32_t volume,
       ++rep.applied;
     } else {
       ++rep.failed;
-      log_line("replay of volume " + std::to_string(volume) + " record seq " +
+      util::log("nvram").error("replay of volume " + std::to_string(volume) + " record seq " +
                std::to_string(rec.seq) + " failed: " + error);
     }
   }

@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/mirror_protocol.h"
 #include "nvram/net.h"
 
@@ -40,7 +40,7 @@ void TcpMirror::stop() {
 void TcpMirror::reset(const std::string& why) {
   int fd = live_fd_.load();
   if (fd >= 0) {
-    log_line("mirror " + address_ + ": dropping the connection (" + why + ")");
+    util::log("nvram").warn("mirror " + address_ + ": dropping the connection (" + why + ")");
     ::shutdown(fd, SHUT_RDWR);
   }
 }
@@ -81,7 +81,7 @@ void TcpMirror::run() {
     int fd = net::connect_tcp(host_, port_, options_.connect_timeout, &error);
     if (fd < 0) {
       if (!reported_unreachable) {
-        log_line("mirror " + address_ + " unreachable (" + error + "), retrying");
+        util::log("nvram").warn("mirror " + address_ + " unreachable (" + error + "), retrying");
         listener_->mirror_lost(error);
         reported_unreachable = true;
       }

@@ -9,6 +9,7 @@
 #include "server/rpc/socket_util.h"
 #include "server/rpc/tcp_acceptor.h"
 #include "server/rpc/udp_endpoint.h"
+#include "util/log.h"
 
 namespace nasd::rpc {
 namespace {
@@ -39,10 +40,7 @@ RpcServer::RpcServer(RpcServerOptions options)
 RpcServer::~RpcServer() { stop(); }
 
 void RpcServer::note(const std::string& text) const {
-  if (options_.log)
-    options_.log(text);
-  else
-    std::fprintf(stderr, "nasd rpc: %s\n", text.c_str());
+  util::log("rpc").warn(text);
 }
 
 void RpcServer::add_service(std::shared_ptr<Service> service) {

@@ -45,8 +45,6 @@ struct RpcServerOptions {
   bool duplicate_request_cache = true;
   DuplicateRequestCache::Options drc;
   RpcbindRegistration::Options rpcbind;
-  // Where notes such as "rpcbind not running" go; stderr when empty.
-  std::function<void(const std::string&)> log;
   // Counters to add to, shared by the servers of one node (each virtual server address has its
   // own RpcServer); a server of its own when null.
   std::shared_ptr<CallStats> stats;

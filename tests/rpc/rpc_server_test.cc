@@ -30,7 +30,6 @@ RpcServerOptions quiet_options() {
   o.workers = 1;
   o.threads = 4;
   o.rpcbind.mode = RpcbindMode::Off;
-  o.log = [](const std::string&) {};
   return o;
 }
 
