@@ -14,7 +14,7 @@
 #include "nvram/dump.h"
 #include "util/log.h"
 #include "nvram/mirror_server.h"
-#include "nvram/net.h"
+#include "util/net.h"
 #include "nvram/region.h"
 
 namespace {
@@ -36,7 +36,7 @@ int dump(const std::string& path) {
 int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode) {
   std::string host;
   uint16_t port;
-  if (!nasd::nvram::net::split_host_port(address, &host, &port)) {
+  if (!nasd::util::split_host_port(address, &host, &port)) {
     std::fprintf(stderr, "nasd-mirror: --listen wants HOST:PORT, not '%s'\n", address.c_str());
     return 2;
   }

@@ -11,7 +11,7 @@
 #include "util/log.h"
 #include "nvram/log_layout.h"
 #include "nvram/mirror_protocol.h"
-#include "nvram/net.h"
+#include "util/net.h"
 
 namespace nasd::nvram {
 
@@ -41,7 +41,7 @@ MirrorServer::~MirrorServer() {
 uint16_t MirrorServer::listen(const std::string& host, uint16_t port) {
   std::string error;
   uint16_t bound = 0;
-  listen_fd_ = net::listen_tcp(host, port, &bound, &error);
+  listen_fd_ = util::listen_tcp(host, port, &bound, &error);
   if (listen_fd_ < 0) throw std::runtime_error("nasd-mirror: " + error);
   return bound;
 }
@@ -60,7 +60,7 @@ uint64_t MirrorServer::tail() const {
 
 void MirrorServer::serve() {
   while (!stop_) {
-    if (!net::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
+    if (!util::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     conn_fd_ = fd;
@@ -78,7 +78,7 @@ void MirrorServer::serve_connection(int fd) {
     util::log("nvram").warn("mirror: dropping primary: " + why);
     std::vector<uint8_t> out;
     wire::append_error(&out, why);
-    net::write_all(fd, out.data(), out.size());
+    util::send_all(fd, out.data(), out.size());
   };
   while (!stop_) {
     if (!reader.fill(fd)) return;
@@ -93,7 +93,7 @@ void MirrorServer::serve_connection(int fd) {
         if (!err.empty()) return refuse(err);
         std::vector<uint8_t> out;
         wire::append_u64_frame(&out, wire::FrameType::HelloAck, resume);
-        if (!net::write_all(fd, out.data(), out.size())) return;
+        if (!util::send_all(fd, out.data(), out.size())) return;
         greeted = true;
       } else if (!greeted) {
         return refuse("expected hello");
@@ -205,7 +205,7 @@ bool MirrorServer::persist_and_ack(int fd) {
   }
   std::vector<uint8_t> out;
   wire::append_u64_frame(&out, wire::FrameType::Ack, end);
-  return net::write_all(fd, out.data(), out.size());
+  return util::send_all(fd, out.data(), out.size());
 }
 
 }  // namespace nasd::nvram

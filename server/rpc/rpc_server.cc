@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <system_error>
 
-#include "server/rpc/socket_util.h"
+#include "util/net.h"
 #include "server/rpc/tcp_acceptor.h"
 #include "server/rpc/udp_endpoint.h"
 #include "util/log.h"
@@ -52,16 +52,16 @@ void RpcServer::bind_listeners() {
   for (uint16_t wanted : options_.ports) {
     for (int attempt = 0;; ++attempt) {
       Listener l;
-      SocketAddress addr = parse_socket_address(options_.bind_address, wanted);
-      l.tcp_fd = open_tcp_listener(addr);
-      l.port = bound_port(l.tcp_fd);
+      util::SocketAddress addr = util::parse_socket_address(options_.bind_address, wanted);
+      l.tcp_fd = util::open_tcp_listener(addr);
+      l.port = util::bound_port(l.tcp_fd);
       if (!options_.udp) {
         listeners_.push_back(l);
         break;
       }
       addr.set_port(l.port);
       try {
-        l.udp_fd = open_udp_socket(addr);
+        l.udp_fd = util::open_udp_socket(addr);
         listeners_.push_back(l);
         break;
       } catch (const std::system_error& e) {
@@ -130,7 +130,7 @@ void RpcServer::start() {
 }
 
 bool RpcServer::register_with_rpcbind(uint32_t prog, uint32_t vers, uint16_t port) {
-  SocketAddress addr = parse_socket_address(options_.bind_address, port);
+  util::SocketAddress addr = util::parse_socket_address(options_.bind_address, port);
   std::string why;
   bool ok = rpcbind_.add(prog, vers, /*tcp=*/true, addr, &why);
   if (ok && options_.udp) ok = rpcbind_.add(prog, vers, /*tcp=*/false, addr, &why);
