@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "util/log.h"
+#include "util/contained_thread.h"
 
 namespace nasd::cluster {
 namespace {
@@ -57,7 +58,7 @@ void VirtualServer::claim(std::chrono::milliseconds retry) {
   if (try_bind_locked(false)) return;
   util::log("cluster").warn("virtual server " + describe() + ": still held elsewhere, retrying");
   if (claimer_.joinable()) claimer_.join();  // a finished earlier claim
-  claimer_ = std::thread([this, retry] { claimer(retry); });
+  claimer_ = util::contained_thread("cluster", "virtual server claim", [this, retry] { claimer(retry); });
 }
 
 void VirtualServer::claimer(std::chrono::milliseconds retry) {

@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "nvram/log_layout.h"
 #include "nvram/tcp_mirror.h"
+#include "util/contained_thread.h"
 
 namespace nasd::nvram {
 
@@ -36,7 +37,7 @@ std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
   j->recover_from_region();
   j->write_behind_.start();
   if (j->mirror_) {
-    j->feeder_ = std::thread([raw = j.get()] { raw->feed_mirror(); });
+    j->feeder_ = util::contained_thread("nvram", "mirror feeder", [raw = j.get()] { raw->feed_mirror(); });
     util::log("nvram").warn("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
     j->mirror_->start(j.get());
   }
@@ -49,7 +50,7 @@ Journal::Journal(const JournalOptions& options, std::unique_ptr<Region> region,
       region_(std::move(region)),
       mirror_(std::move(mirror)),
       epoch_(static_cast<uint32_t>(region_->header()->epoch)),
-      write_behind_([this] { flush_targets_and_trim(); }, options.flush_interval) {
+      write_behind_("nvram", options.flush_interval, [this] { flush_targets_and_trim(); }) {
   degraded_ = mirror_ != nullptr;
 }
 

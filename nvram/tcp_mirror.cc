@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "nvram/mirror_protocol.h"
 #include "util/net.h"
+#include "util/contained_thread.h"
 
 namespace nasd::nvram {
 
@@ -23,7 +24,7 @@ TcpMirror::~TcpMirror() { stop(); }
 
 void TcpMirror::start(Listener* listener) {
   listener_ = listener;
-  thread_ = std::thread([this] { run(); });
+  thread_ = util::contained_thread("nvram", "mirror link", [this] { run(); });
 }
 
 void TcpMirror::stop() {

@@ -10,6 +10,7 @@
 #include "server/rpc/tcp_acceptor.h"
 #include "server/rpc/udp_endpoint.h"
 #include "util/log.h"
+#include "util/contained_thread.h"
 
 namespace nasd::rpc {
 namespace {
@@ -33,7 +34,8 @@ RpcServer::RpcServer(RpcServerOptions options)
       drc_(options_.drc),
       // The executor exists from construction so that the dispatcher can hold a plain pointer;
       // its threads idle until calls arrive.
-      executor_(std::make_unique<Executor>(options_.threads ? options_.threads : 16)),
+      executor_(std::make_unique<util::TaskQueue>(util::TaskQueue::Options{
+          .threads = options_.threads ? options_.threads : 16, .room = "rpc"})),
       dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, stats_.get()),
       rpcbind_(options_.rpcbind) {}
 
@@ -113,7 +115,7 @@ void RpcServer::start() {
       for (auto& a : raw->acceptors) a->start();
       for (auto& e : raw->endpoints) e->start();
     });
-    w->thread = std::thread([raw] { raw->loop.run(); });
+    w->thread = util::contained_thread("rpc", "event loop", [raw] { raw->loop.run(); });
   }
   int failed = 0;
   for (auto& w : workers_)

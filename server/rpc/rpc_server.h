@@ -23,10 +23,10 @@
 #include "server/rpc/call_stats.h"
 #include "server/rpc/duplicate_request_cache.h"
 #include "server/rpc/event_loop.h"
-#include "server/rpc/executor.h"
 #include "server/rpc/rpcbind_registration.h"
 #include "server/rpc/service.h"
 #include "server/rpc/tcp_connection.h"
+#include "util/task_queue.h"
 
 namespace nasd::rpc {
 
@@ -97,7 +97,7 @@ class RpcServer {
   // (stats, cache, executor, dispatcher) outlives the workers.
   std::shared_ptr<CallStats> stats_;
   DuplicateRequestCache drc_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<util::TaskQueue> executor_;  // runs procedures; stop() runs what is queued
   CallDispatcher dispatcher_;
   RpcbindRegistration rpcbind_;
   std::vector<Listener> listeners_;
