@@ -46,7 +46,7 @@ membership::PairConfig pair_config(const FailoverWiring& w, const std::set<uint3
 Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   std::set<std::string> partner_names(w_.partner.volumes.begin(), w_.partner.volumes.end());
   for (const ConfigSection* s : w_.config->sections("volume")) {
-    auto id = static_cast<uint32_t>(s->get_int("id", 0));
+    const uint32_t id = s->get_u32("id", 0);
     sections_[id] = s;
     (partner_names.count(s->name()) ? partner_home_ : home_).insert(id);
     trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
