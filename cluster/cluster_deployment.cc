@@ -103,6 +103,12 @@ std::string ClusterDeployment::status() const {
   return out.str() + peer_lines();
 }
 
+std::vector<std::pair<std::string, bool>> ClusterDeployment::peer_links() const {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const auto& [name, peer] : peers_) out.emplace_back(name, peer->connected());
+  return out;
+}
+
 std::string ClusterDeployment::peer_lines() const {
   std::string out;
   for (const auto& [name, peer] : peers_)

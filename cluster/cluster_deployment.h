@@ -33,6 +33,8 @@ class ClusterDeployment : public Deployment {
              const std::vector<std::shared_ptr<rpc::Service>>& programs) override;
   void stop() override;
   std::string status() const override;
+  std::vector<std::pair<std::string, bool>> peer_links() const override;
+  const interconnect::ClusterRouter* router() const override { return router_.get(); }
 
  protected:
   // The interconnect listener (with `attach` run on it before it starts) and the peer links.

@@ -11,14 +11,21 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cluster/failover.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/node_plan.h"
 #include "fs/volume.h"
 #include "server/rpc/rpc_server.h"
 #include "server/rpc/service.h"
+
+namespace nasd::interconnect {
+class ClusterRouter;
+}
 
 namespace nasd::cluster {
 
@@ -44,6 +51,14 @@ class Deployment {
   virtual std::string why_no_volume_create() const { return ""; }
   // Planned failover / failback; throws std::invalid_argument outside an HA pair.
   virtual std::string failover(bool back);
+
+  // What the management page and the metrics show of the role (cluster/node_http.cc).
+  // Each peer's name and whether its interconnect link is up; none when alone.
+  virtual std::vector<std::pair<std::string, bool>> peer_links() const { return {}; }
+  // The router with its ownership table; nullptr when alone (every volume is served here).
+  virtual const interconnect::ClusterRouter* router() const { return nullptr; }
+  // The HA membership's state; nullopt outside an HA pair.
+  virtual std::optional<Failover::Report> failover_report() const { return std::nullopt; }
 };
 
 // The strategy for `plan.role`. `plan` and `hosted` outlive it.

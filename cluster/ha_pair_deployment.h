@@ -25,6 +25,10 @@ class HaPairDeployment : public ClusterDeployment {
   std::string status() const override;
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
+  std::optional<Failover::Report> failover_report() const override {
+    if (!failover_) return std::nullopt;
+    return failover_->report();
+  }
 
  private:
   std::unique_ptr<Failover> failover_;

@@ -9,6 +9,7 @@
 #include "server/admin/command_registry.h"
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
+#include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/nfs_programs.h"
 #include "server/rpc/call_stats.h"
@@ -36,6 +37,7 @@ void Node::start() {
   deployment_->serve_local(namespace_root_);
   start_rpc();
   start_admin();
+  start_http();
   started_ = true;
 }
 
@@ -121,6 +123,7 @@ std::string Node::cluster_status() const {
 void Node::stop() {
   if (!started_) return;
   started_ = false;
+  http_.reset();
   if (control_) control_->stop();
   // An HA node hands its volumes and address to the partner; peers' forwarded calls stop
   // before the volumes they run on close.

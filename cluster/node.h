@@ -32,6 +32,11 @@ namespace nasd::admin {
 class CommandRegistry;
 class ControlSocket;
 }
+namespace nasd::http {
+class JsonWriter;
+class ManagementServer;
+class MetricFamilies;
+}
 
 namespace nasd::cluster {
 
@@ -65,6 +70,13 @@ class Node {
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
   void start_admin();
+  // The metrics and management page listener ([node] http_port; node_http.cc): what it shows
+  // of the volumes, NVRAM, cluster and exports.
+  void start_http();
+  void write_status_json(http::JsonWriter& out) const;
+  http::MetricFamilies metric_families() const;
+  std::string volume_name(uint32_t id) const;
+  const char* cluster_mode() const;
   std::string cluster_status() const;
 
   NodePlan plan_;
@@ -78,6 +90,7 @@ class Node {
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;
+  std::unique_ptr<http::ManagementServer> http_;  // reads everything above: stopped first
   bool started_ = false;
 };
 
