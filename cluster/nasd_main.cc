@@ -1,5 +1,6 @@
 // nasd: one node of the NAS. `nasd --config FILE` serves until SIGTERM or SIGINT, then stops
-// cleanly; kill -9 is survived by the NVRAM journal and the log-structured volumes.
+// cleanly; kill -9 is survived by the NVRAM journal and the log-structured volumes. SIGHUP
+// reloads the exports from FILE (as `nasd-admin exports reload`).
 #include <signal.h>
 
 #include <cstdio>
@@ -16,6 +17,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: nasd --config FILE\n"
                "  Serves NFSv3 and MOUNT v3 for the volumes and exports in FILE until SIGTERM.\n"
+               "  SIGHUP re-reads the exports from FILE.\n"
                "  See deploy/nasd.conf for the format.\n");
 }
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -57,7 +60,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nasd: node %s serving (config %s)\n", node.options().name.c_str(),
                  config_path.c_str());
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    for (;;) {
+      sigwait(&stop_signals, &sig);
+      if (sig != SIGHUP) break;
+      try {
+        node.reload_exports();  // logs what it did, or why the file was refused
+      } catch (const std::exception&) {
+        // The old exports stay in force; the reason is in the log already.
+      }
+    }
     std::fprintf(stderr, "nasd: %s received, stopping\n", strsignal(sig));
     node.stop();
     std::fprintf(stderr, "nasd: stopped cleanly\n");

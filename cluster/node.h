@@ -32,6 +32,7 @@ class CallStats;
 }
 namespace nasd::nfs {
 class Exports;
+struct ExportPolicy;
 }
 namespace nasd::interconnect {
 class ClusterRouter;
@@ -62,6 +63,13 @@ class Node {
 
   const NodeOptions& options() const { return options_; }
 
+  // Re-reads the [export] sections of the config file (and of <data_dir>/volumes.conf) and
+  // puts them in force for every call that starts afterwards, from new and already-mounted
+  // clients alike. A file with any error is refused whole: the old exports stay in force and
+  // std::invalid_argument says which line and why. Returns the exports now in force.
+  // `nasd-admin exports reload` and SIGHUP run it (node_admin_exports.cc).
+  std::string reload_exports();
+
  private:
   bool journal_enabled() const;
   void open_journal();
@@ -83,6 +91,9 @@ class Node {
   void start_rpc();
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
+  static std::vector<nfs::ExportPolicy> with_namespace_root(std::vector<nfs::ExportPolicy> exports);
+  // `exports [list|reload]` (node_admin_exports.cc).
+  std::string exports_command(const std::vector<std::string>& args);
   void start_admin();
   std::string cluster_status() const;
   std::string failover_command(bool back);
