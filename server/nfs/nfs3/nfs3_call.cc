@@ -20,7 +20,7 @@ nfsstat3 Nfs3Call::open(const nfs_fh3& fh, Target* out) const {
   out->inode = named.inode;
   out->policy = std::move(policy);
   out->ctx = fs::OpContext{};
-  out->ctx.cred = policy->credential_for(call_.cred);
+  out->ctx.cred = out->policy->credential_for(call_.cred);
   return NFS3_OK;
 }
 
