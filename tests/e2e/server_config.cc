@@ -36,6 +36,8 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "clients = 127.0.0.0/8\n"
     << "access = rw\n"
     << "squash = none\n"
+    // The raw-RPC clients of the suite send from unreserved ports.
+    << "secure = no\n"
     << "anonuid = 65534\n"
     << "anongid = 65534\n";
   return c.str();

@@ -19,7 +19,8 @@ struct ServerLayout {
 };
 
 // A one-node nasd config: one volume exported rw at kExportPath, no root squashing (the tests
-// exercise root and non-root credentials themselves), sizes small enough for a test machine.
+// exercise root and non-root credentials themselves) and `secure = no` (their raw sockets use
+// unreserved ports), sizes small enough for a test machine.
 std::string nasd_config_text(const ServerLayout& layout);
 
 // The folder ganesha exports, inside the data dir.
