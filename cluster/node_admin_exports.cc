@@ -1,5 +1,6 @@
 // The admin commands that show and reload the exports of a running node (Node::reload_exports),
 // also run on SIGHUP by nasd_main.cc.
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
