@@ -341,6 +341,15 @@ TEST_F(ExportsTest, ReloadAppliesToNewAndMountedClientsAndRefusesABadFileWhole) 
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("unterminated section header"), std::string::npos) << r.output;
   EXPECT_EQ(create(nfs, root, "three"), kOk);
+
+  // An export taken away: the handles issued under it are stale at once.
+  ASSERT_EQ(getattr(nfs, extra), kOk);
+  server_->rewrite_config(config_with(rw.substr(0, rw.find("\n[export /extra]"))));
+  r = admin({"exports", "reload"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(getattr(nfs, extra), 70u) << "NFS3ERR_STALE for a removed export's handle";
+  EXPECT_EQ(mnt(m, "/extra"), 2u);
+  EXPECT_EQ(getattr(nfs, root), kOk);
 }
 
 // SIGHUP reloads the exports (and does not stop the server).
