@@ -1,5 +1,6 @@
 // nasd: one node of the NAS. `nasd --config FILE` serves until SIGTERM or SIGINT, then stops
-// cleanly; kill -9 is survived by the NVRAM journal and the log-structured volumes.
+// cleanly; kill -9 is survived by the NVRAM journal and the log-structured volumes. SIGHUP
+// reloads the exports from FILE (as `nasd-admin exports reload`).
 #include <signal.h>
 
 #include <cstdio>
@@ -18,6 +19,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: nasd --config FILE [--log-level debug|info|warn|error|off]\n"
                "  Serves NFSv3 and MOUNT v3 for the volumes and exports in FILE until SIGTERM.\n"
+               "  SIGHUP re-reads the exports from FILE.\n"
                "  See deploy/nasd.conf for the format. --log-level overrides [node] log_level.\n");
 }
 
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -67,7 +70,15 @@ int main(int argc, char** argv) {
     node.start();
     log.info("node " + node.options().name + " serving (config " + config_path + ")");
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    for (;;) {
+      sigwait(&stop_signals, &sig);
+      if (sig != SIGHUP) break;
+      try {
+        node.reload_exports();  // logs what it did, or why the file was refused
+      } catch (const std::exception&) {
+        // The old exports stay in force; the reason is in the log already.
+      }
+    }
     log.info(std::string(strsignal(sig)) + " received, stopping");
     node.stop();
     log.info("stopped cleanly");

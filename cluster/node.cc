@@ -70,16 +70,7 @@ void Node::start_rpc() {
 
 void Node::export_namespace_root() {
   auto all = exports_->all();
-  if (all.empty()) return;
-  for (const auto& e : all)
-    if (e.path == "/r") return;
-  nfs::ExportPolicy r = all.front();
-  r.path = "/r";
-  r.path_components = {"r"};
-  r.volume_name = "r";
-  r.volume_id = NamespaceRoot::kVolumeId;
-  r.read_only = true;
-  exports_->add(std::move(r));
+  if (!all.empty()) exports_->replace(with_namespace_root(std::move(all)));
 }
 
 void Node::start_admin() {
@@ -101,6 +92,10 @@ void Node::start_admin() {
                          "snapshot create|delete VOLUME NAME, snapshot list [VOLUME]: read-only "
                          "point-in-time copies, seen by clients under .snapshot",
                          [this](const std::vector<std::string>& args) { return hosted_->snapshot_command(args); });
+  commands_->add_command("exports",
+                         "exports [list|reload]: the exports in force; reload re-reads them from "
+                         "the config (as SIGHUP does) and applies them to every client at once",
+                         [this](const std::vector<std::string>& args) { return exports_command(args); });
   commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
                          [this](const std::vector<std::string>&) { return cluster_status(); });
   commands_->add_command("failover",

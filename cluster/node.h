@@ -28,6 +28,7 @@ class CallStats;
 namespace nasd::nfs {
 class Exports;
 struct NfsPrograms;
+struct ExportPolicy;
 }
 namespace nasd::nlm {
 class LockState;
@@ -62,6 +63,13 @@ class Node {
   const NodeOptions& options() const { return plan_.node; }
   const NodePlan& plan() const { return plan_; }
 
+  // Re-reads the [export] sections of the config file (and of <data_dir>/volumes.conf) and
+  // puts them in force for every call that starts afterwards, from new and already-mounted
+  // clients alike. A file with any error is refused whole: the old exports stay in force and
+  // std::invalid_argument says which line and why. Returns the exports now in force.
+  // `nasd-admin exports reload` and SIGHUP run it (node_admin_exports.cc).
+  std::string reload_exports();
+
  private:
   void open_journal();
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
@@ -73,6 +81,9 @@ class Node {
   void start_rpc();
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
+  static std::vector<nfs::ExportPolicy> with_namespace_root(std::vector<nfs::ExportPolicy> exports);
+  // `exports [list|reload]` (node_admin_exports.cc).
+  std::string exports_command(const std::vector<std::string>& args);
   void start_admin();
   // NLM and NSM (node_locks.cc): the lock state and its two programs, the failover hooks that
   // start a volume's grace period, and `nasd-admin locks`.

@@ -51,12 +51,17 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
     throw std::invalid_argument("volume name must be 1-32 letters, digits, '-' or '_'");
   uint64_t size = parse_size(args[2]);
 
-  // Defaults for the new export come from the node's first export, so a volume made by the
-  // admin is reachable by the same clients under the same squashing rules.
-  std::string clients = "127.0.0.0/8", access = "rw", squash = "root";
-  if (auto first = plan_.config.sections("export"); !first.empty()) {
-    clients = first[0]->get("clients", clients);
-    squash = first[0]->get("squash", squash);
+  // Defaults for the new export come from the node's first export in force (after any
+  // reload), so a volume made by the admin is reachable by the same clients under the same
+  // squashing and port rules.
+  std::string clients = "127.0.0.0/8", access = "rw", squash = "root", secure = "yes";
+  for (const auto& e : exports_->all()) {
+    if (e.volume_id == NamespaceRoot::kVolumeId) continue;
+    clients.clear();
+    for (const auto& c : e.clients) clients += (clients.empty() ? "" : ", ") + c.text();
+    squash = e.squash == nfs::Squash::None ? "none" : e.squash == nfs::Squash::All ? "all" : "root";
+    secure = e.secure ? "yes" : "no";
+    break;
   }
   std::optional<uint32_t> id;
   for (size_t i = 3; i < args.size(); i += 2) {
@@ -80,7 +85,7 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
   text << "\n# created by `nasd-admin volume create`\n"
        << "[volume " << name << "]\nid = " << *id << "\nbacking = " << name << ".lfs\nsize = " << size
        << "\n\n[export /r/" << name << "]\nvolume = " << name << "\nclients = " << clients
-       << "\naccess = " << access << "\nsquash = " << squash << "\n";
+       << "\naccess = " << access << "\nsquash = " << squash << "\nsecure = " << secure << "\n";
   // Parse and check everything against the node's config before touching any disk.
   Config added = Config::parse(text.str(), plan_.admin_volumes_file());
   NodePlan grown = plan_;
