@@ -20,6 +20,7 @@
 #include "server/nfs/nfs_programs.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/rpc_server_options.h"
+#include "util/secret_key.h"
 
 namespace nasd::cluster {
 namespace {
@@ -43,6 +44,7 @@ void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
+  if (cluster_) load_cluster_key();
   open_journal();
   hosted_ = std::make_unique<HostedVolumes>(journal_, log_line);
   if (cluster_) {
@@ -62,6 +64,19 @@ void Node::start() {
   started_ = true;
 }
 
+// The key every cluster link proves (util/link_handshake.h), shared by the nodes like the
+// handle key: deploy/start-cluster.sh makes one file and gives it to both.
+void Node::load_cluster_key() {
+  const std::string path =
+      cluster_->key_file.empty() ? options_.in_data_dir("cluster.key") : cluster_->key_file;
+  link_credentials_ = {load_or_create_secret_key(path, "cluster key"), options_.name};
+  try {
+    link_credentials_.check();
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
+}
+
 void Node::open_journal() {
   if (!journal_enabled()) {
     log_line("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
@@ -69,7 +84,11 @@ void Node::open_journal() {
   }
   nvram::JournalOptions jo = nvram::JournalOptions::from_config(config_, options_.data_dir);
   // In an HA pair every record reaches the partner's copy before it is acknowledged.
-  if (cluster_ && cluster_->failover && jo.mirror.empty()) jo.mirror = cluster_->partner().mirror;
+  if (cluster_ && cluster_->failover && jo.mirror.empty()) {
+    jo.mirror = cluster_->partner().mirror;
+    jo.mirror_credentials = link_credentials_;
+    jo.mirror_peer = cluster_->partner().name;
+  }
   journal_ = nvram::Journal::open(jo);
 }
 
@@ -94,6 +113,7 @@ void Node::make_router() {
     po.cluster_name = cluster_->name;
     po.local_node = options_.name;
     po.expected_peer = p.name;
+    po.credentials = link_credentials_;
     peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
   }
 }
@@ -142,6 +162,13 @@ void Node::start_interconnect() {
   io.port = cluster_->port;
   io.cluster_name = cluster_->name;
   io.local_node = options_.name;
+  io.credentials = link_credentials_;
+  for (const auto& p : cluster_->peers) io.peers.push_back(p.name);
+  if (!cluster_->allowed_peers.empty())
+    io.address_allowed = [list = cluster_->allowed_peers](const std::string& a) {
+      return list.allows(a);
+    };
+  io.log = log_line;
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
   volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
   volume_server_->attach(*interconnect_);
@@ -184,6 +211,12 @@ void Node::start_rpc() {
   w.config = &config_;
   w.data_dir = options_.data_dir;
   w.mirror_mode = journal_ ? journal_->options().mode : nvram::DurabilityMode::Process;
+  w.mirror_server.credentials = link_credentials_;
+  w.mirror_server.primary = partner.name;
+  if (!cluster_->allowed_peers.empty())
+    w.mirror_server.address_allowed = [list = cluster_->allowed_peers](const std::string& a) {
+      return list.allows(a);
+    };
   w.volumes = hosted_.get();
   w.router = router_.get();
   w.partner_channel = peers_.at(partner.name);

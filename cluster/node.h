@@ -23,6 +23,7 @@
 #include "cluster/node_options.h"
 #include "cluster/virtual_server.h"
 #include "util/config.h"
+#include "util/link_handshake.h"
 
 namespace nasd::nvram {
 class Journal;
@@ -64,6 +65,7 @@ class Node {
 
  private:
   bool journal_enabled() const;
+  void load_cluster_key();
   void open_journal();
   // Static ownership: opens every volume this node owns; a peer's are forwarded to it.
   void open_volumes();
@@ -93,6 +95,8 @@ class Node {
   std::shared_ptr<nvram::Journal> journal_;
   std::unique_ptr<HostedVolumes> hosted_;
   std::optional<ClusterOptions> cluster_;
+  // The cluster key and this node's name: every interconnect and mirror link proves it.
+  link::Credentials link_credentials_;
   std::shared_ptr<fs::VolumeResolver> resolver_;  // what the NFS and MOUNT programs ask
   std::shared_ptr<LocalVolumes> volumes_;                 // alone
   std::shared_ptr<interconnect::ClusterRouter> router_;   // clustered

@@ -1,6 +1,8 @@
 #include "cluster/partner_mirror.h"
 
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -9,8 +11,12 @@
 namespace nasd::cluster {
 
 PartnerMirror::PartnerMirror(std::string region_path, nvram::DurabilityMode mode, std::string host,
-                             uint16_t port)
-    : path_(std::move(region_path)), mode_(mode), host_(std::move(host)), port_(port) {}
+                             uint16_t port, nvram::MirrorServerOptions options)
+    : path_(std::move(region_path)),
+      mode_(mode),
+      host_(std::move(host)),
+      port_(port),
+      options_(std::move(options)) {}
 
 PartnerMirror::~PartnerMirror() { stop(); }
 
@@ -25,7 +31,7 @@ void PartnerMirror::stop() {
 }
 
 void PartnerMirror::start_locked() {
-  auto server = std::make_unique<nvram::MirrorServer>(path_, mode_);
+  auto server = std::make_unique<nvram::MirrorServer>(path_, mode_, options_);
   // Right after a pause the old socket may linger a moment; a few tries cover it.
   for (int attempt = 0;; ++attempt) {
     try {
@@ -37,7 +43,14 @@ void PartnerMirror::start_locked() {
     }
   }
   server_ = std::move(server);
-  thread_ = std::thread([s = server_.get()] { s->serve(); });
+  // serve() contains every exception of its connections; this catch is for the accept loop.
+  thread_ = std::thread([s = server_.get()] {
+    try {
+      s->serve();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nasd: partner mirror stopped: %s\n", e.what());
+    }
+  });
 }
 
 void PartnerMirror::stop_locked() {

@@ -1,6 +1,10 @@
 // nasd-mirror: the partner end of the NVRAM mirror link, as a process.
-//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img [--mode process|host]
+//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img --key cluster.key
+//               [--name mirror] [--primary NAME] [--mode process|host]
 //   nasd-mirror --dump FILE
+// The link is authenticated with the key file (the primary's [nvram] mirror_key, same bytes);
+// this mirror proves it under --name (the primary's [nvram] mirror_name), and only a primary
+// named --primary may connect (default: any holder of the key).
 // With --listen it prints "listening on HOST:PORT" once bound (port 0 picks a free one) and
 // serves until SIGTERM or SIGINT.
 #include <signal.h>
@@ -15,12 +19,14 @@
 #include "nvram/mirror_server.h"
 #include "nvram/net.h"
 #include "nvram/region.h"
+#include "util/secret_key.h"
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: nasd-mirror --listen HOST:PORT --file REGION [--mode process|host]\n"
+               "usage: nasd-mirror --listen HOST:PORT --file REGION --key KEYFILE [--name NAME]\n"
+               "                   [--primary NAME] [--mode process|host]\n"
                "       nasd-mirror --dump REGION\n");
   return 2;
 }
@@ -31,7 +37,8 @@ int dump(const std::string& path) {
   return 0;
 }
 
-int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode) {
+int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode,
+          nasd::nvram::MirrorServerOptions options) {
   std::string host;
   uint16_t port;
   if (!nasd::nvram::net::split_host_port(address, &host, &port)) {
@@ -45,7 +52,7 @@ int serve(const std::string& address, const std::string& path, nasd::nvram::Dura
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  nasd::nvram::MirrorServer server(path, mode);
+  nasd::nvram::MirrorServer server(path, mode, std::move(options));
   uint16_t bound = server.listen(host, port);
   std::printf("listening on %s:%u\n", host.c_str(), bound);
   std::fflush(stdout);
@@ -62,7 +69,7 @@ int serve(const std::string& address, const std::string& path, nasd::nvram::Dura
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, file, dump_file, mode = "process";
+  std::string listen, file, dump_file, key, name = "mirror", primary, mode = "process";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string* out) {
@@ -71,15 +78,22 @@ int main(int argc, char** argv) {
       return true;
     };
     bool ok = (a == "--listen" && value(&listen)) || (a == "--file" && value(&file)) ||
-              (a == "--mode" && value(&mode)) || (a == "--dump" && value(&dump_file));
+              (a == "--mode" && value(&mode)) || (a == "--dump" && value(&dump_file)) ||
+              (a == "--key" && value(&key)) || (a == "--name" && value(&name)) ||
+              (a == "--primary" && value(&primary));
     if (!ok) return usage();
   }
   try {
     if (!dump_file.empty()) return dump(dump_file);
-    if (listen.empty() || file.empty() || (mode != "process" && mode != "host")) return usage();
+    if (listen.empty() || file.empty() || key.empty() || (mode != "process" && mode != "host"))
+      return usage();
+    nasd::nvram::MirrorServerOptions options;
+    options.credentials = {nasd::load_or_create_secret_key(key, "mirror key"), name};
+    options.primary = primary;
     return serve(listen, file,
                  mode == "host" ? nasd::nvram::DurabilityMode::Host
-                                : nasd::nvram::DurabilityMode::Process);
+                                : nasd::nvram::DurabilityMode::Process,
+                 std::move(options));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nasd-mirror: %s\n", e.what());
     return 1;
