@@ -47,6 +47,7 @@ size = 512M
 [cluster]
 name = lab
 interconnect = 127.0.0.1:$4
+key = $DIR/cluster.key            # shared by both nodes: every interconnect and mirror link proves it
 $ha_cluster
 
 [peer $6]
@@ -75,6 +76,12 @@ access = rw
 squash = none
 CONF
 }
+# The cluster key authenticates the interconnect, the heartbeats and the NVRAM mirror. Made
+# once, readable by the nodes' user only; on separate machines copy the same file to each node
+# (like the handle key), never over an untrusted channel.
+if [ ! -s "$DIR/cluster.key" ]; then
+  (umask 077 && head -c 32 /dev/urandom > "$DIR/cluster.key.tmp" && mv "$DIR/cluster.key.tmp" "$DIR/cluster.key")
+fi
 write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1
 write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0
 # Both at once: a node that is alone for longer than its startup grace takes the other's
