@@ -4,7 +4,7 @@
    cluster_link_attacks.py interconnect HOST:PORT CLUSTER PEER   forged hellos, a forged call
    cluster_link_attacks.py heartbeats HOST:PORT CLUSTER PEER VOLUME SECONDS
                                                                 forged heartbeats "from" PEER
-   cluster_link_attacks.py mirror HOST:PORT                      huge hello, new uuid, record
+   cluster_link_attacks.py mirror HOST:PORT [huge,uuid,oob]      huge hello, new uuid, record
                                                                  copied past the log's end
 
 Each attack speaks the protocol exactly as the nodes did before the links were authenticated.
@@ -36,9 +36,18 @@ def crc32c(data, crc=0):
 HELLO, VOLUME_CALL, HEARTBEAT = 1, 16, 17
 
 
+def _reflect32(x):
+    return int("{:032b}".format(x)[::-1], 2)
+
+
 def ic_frame(mtype, rid, payload, version=1):
+    # The frame CRC chains the header's CRC-32C into the payload's through boost::crc_optimal,
+    # which takes its initial remainder bit-reflected: reproduced here as the nodes compute it.
     head = struct.pack("<IHHQI", 0x4349534E, version, mtype, rid, len(payload))
-    return head + struct.pack("<I", crc32c(head + payload)) + payload
+    reg = _reflect32(crc32c(head) ^ 0xFFFFFFFF)
+    for b in payload:
+        reg = _TABLE[(reg ^ b) & 0xFF] ^ (reg >> 8)
+    return head + struct.pack("<I", reg ^ 0xFFFFFFFF) + payload
 
 
 def wire_string(s):
@@ -174,18 +183,33 @@ def record(pos, payload, seq=1, volume=1, rtype=10, epoch=1):
                        epoch) + payload
 
 
-def mirror(address):
+def mirror(address, which=("huge", "uuid", "oob")):
+    if "huge" in which:
+        mirror_huge(address)
+    if "uuid" in which:
+        mirror_uuid(address)
+    if "oob" in which:
+        mirror_oob(address)
+
+
+def mirror_huge(address):
     # A log far larger than any file system allows: ftruncate once threw on a bare thread.
     s = connect(address)
     s.sendall(m_hello(0x5EED, 1 << 62, 0, 0))
     judge("mirror hello with a 2^62 byte log", answer_of(s))
     s.close()
     time.sleep(0.5)
+
+
+def mirror_uuid(address):
     # A new identity: the partner's copy was wiped and recreated for it.
     s = connect(address)
     s.sendall(m_hello(0xBAD, 1 << 20, 0, 0))
     judge("mirror hello with a new uuid", answer_of(s))
     s.close()
+
+
+def mirror_oob(address):
     # A 4 KiB log whose tail is 8 bytes before its end, and a 64 KiB record at the tail.
     log = 4096
     s = connect(address)
@@ -201,7 +225,7 @@ def main(argv):
     elif len(argv) >= 7 and argv[1] == "heartbeats":
         heartbeats(argv[2], argv[3], argv[4], int(argv[5]), float(argv[6]))
     elif len(argv) >= 3 and argv[1] == "mirror":
-        mirror(argv[2])
+        mirror(argv[2], argv[3].split(",") if len(argv) > 3 else ("huge", "uuid", "oob"))
     else:
         print(__doc__, file=sys.stderr)
         return 2
