@@ -219,35 +219,41 @@ void MirrorServer::serve_connection(int fd, link::Session& session) {
     bool got_records = false;
     wire::FrameReader::Next n;
     while ((n = reader.next(&frame)) == wire::FrameReader::Next::Frame) {
-      if (frame.type == wire::FrameType::Hello) {
-        MirrorHello hello;
-        uint64_t resume = 0;
-        std::string err = wire::parse_hello(frame, &hello) ? handle_hello(hello, &resume)
-                                                           : "malformed hello";
-        if (!err.empty()) return refuse(err);
-        std::vector<uint8_t> out;
-        wire::append_u64_frame(&out, wire::FrameType::HelloAck, resume);
-        if (!send(out)) return;
-        greeted = true;
-      } else if (!greeted) {
-        return refuse("expected hello");
-      } else if (frame.type == wire::FrameType::Records) {
-        std::string err = handle_records(frame.body);
-        if (!err.empty()) return refuse(err);
-        got_records = true;
-      } else if (frame.type == wire::FrameType::Trim) {
-        uint64_t head;
-        if (!wire::parse_u64(frame, &head)) return refuse("malformed trim");
-        std::string err = handle_trim(head);
-        if (!err.empty()) return refuse(err);
-      } else {
-        return refuse("unexpected frame type " + std::to_string(static_cast<int>(frame.type)));
-      }
+      std::vector<uint8_t> reply;
+      std::string err = on_frame(frame, &greeted, &got_records, &reply);
+      if (!err.empty()) return refuse(err);
+      if (!reply.empty() && !send(reply)) return;
     }
     if (n == wire::FrameReader::Next::Bad) return refuse(reader.error());
     // One ack per batch of frames that arrived together: the partner's group commit.
     if (got_records && !persist_and_ack(fd, &session.send)) return;
   }
+}
+
+std::string MirrorServer::on_frame(const wire::Frame& frame, bool* greeted, bool* got_records,
+                                   std::vector<uint8_t>* reply) {
+  if (frame.type == wire::FrameType::Hello) {
+    MirrorHello hello;
+    uint64_t resume = 0;
+    std::string err =
+        wire::parse_hello(frame, &hello) ? handle_hello(hello, &resume) : "malformed hello";
+    if (!err.empty()) return err;
+    wire::append_u64_frame(reply, wire::FrameType::HelloAck, resume);
+    *greeted = true;
+    return "";
+  }
+  if (!*greeted) return "expected hello";
+  if (frame.type == wire::FrameType::Records) {
+    std::string err = handle_records(frame.body);
+    if (err.empty()) *got_records = true;
+    return err;
+  }
+  if (frame.type == wire::FrameType::Trim) {
+    uint64_t head;
+    if (!wire::parse_u64(frame, &head)) return "malformed trim";
+    return handle_trim(head);
+  }
+  return "unexpected frame type " + std::to_string(static_cast<int>(frame.type));
 }
 
 std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resume) {

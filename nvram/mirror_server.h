@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "nvram/mirror.h"
+#include "nvram/mirror_protocol.h"
 #include "nvram/region.h"
 #include "util/link_handshake.h"
 
@@ -66,6 +67,13 @@ class MirrorServer {
   uint64_t tail() const;
   // Connections closed without being served: failed handshake, refused address, too many.
   uint64_t refused() const { return refused_.load(); }
+
+  // One frame from the authenticated primary (the connection's protocol step, also what the
+  // fuzzer drives): "" or why the connection must end. `*greeted` is the connection's state
+  // (a hello was taken), `*got_records` is set when records were taken (an ack is due), and
+  // `*reply` gets the answer frame, untagged, if there is one.
+  std::string on_frame(const wire::Frame& frame, bool* greeted, bool* got_records,
+                       std::vector<uint8_t>* reply);
 
  private:
   struct Connection {
