@@ -84,6 +84,12 @@ void InterconnectServer::accept_loop() {
         continue;
       }
     }
+    if (handshaking_.load() >= options_.max_handshakes) {
+      ::close(fd);
+      refuse("a connection (too many handshakes at once)");
+      continue;
+    }
+    ++handshaking_;
     auto conn = std::make_unique<Connection>();
     conn->socket = std::make_shared<Socket>(fd, options_.send_timeout);
     Connection* raw = conn.get();
@@ -163,9 +169,16 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
   auto accept_peer = [&peers](const std::string& name) {
     return peers.empty() || std::find(peers.begin(), peers.end(), name) != peers.end();
   };
-  std::optional<link::Session> session =
-      link::authenticate_server(socket.fd(), link::LinkKind::Interconnect, options_.credentials,
-                                accept_peer, options_.hello_timeout, &error);
+  std::optional<link::Session> session;
+  try {
+    session = link::authenticate_server(socket.fd(), link::LinkKind::Interconnect,
+                                        options_.credentials, accept_peer, options_.hello_timeout,
+                                        &error);
+  } catch (...) {
+    --handshaking_;
+    throw;
+  }
+  --handshaking_;
   if (!session) {
     if (!stopping_) refuse("a connection: " + error);
     return;

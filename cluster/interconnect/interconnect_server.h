@@ -69,6 +69,9 @@ struct InterconnectServerOptions {
   std::function<void(const std::string&)> log;
   // Covers the link handshake and the hello: a connection that says nothing is closed.
   std::chrono::milliseconds hello_timeout{2000};
+  // Connections still in their link handshake at once; more are closed on arrival, so a flood
+  // of unauthenticated connections costs at most this many threads for hello_timeout each.
+  size_t max_handshakes = 16;
   std::chrono::milliseconds send_timeout{5000};
   FrameLimits limits;
 };
@@ -112,6 +115,7 @@ class InterconnectServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<size_t> handshaking_{0};
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;
