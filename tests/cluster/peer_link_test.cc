@@ -275,6 +275,23 @@ TEST(PeerLink, AKeyHolderThatIsNotAPeerIsRefused) {
   EXPECT_GT(server.refused_count(), 0u);
 }
 
+TEST(PeerLink, AnAddressOutsideAllowedPeersIsClosedAtOnce) {
+  InterconnectServerOptions so = server_options();
+  std::atomic<int> asked{0};
+  so.address_allowed = [&](const std::string& address) {
+    ++asked;
+    return address != "127.0.0.1";
+  };
+  InterconnectServer server(so);
+  install_echo(server);
+  server.start();
+  PeerClient client(client_options(server.port()));
+  client.start();
+  EXPECT_FALSE(client.wait_connected(300ms));
+  EXPECT_GT(asked.load(), 0);
+  EXPECT_GT(server.refused_count(), 0u);
+}
+
 // What an attacker without the key sees: today's hello in the clear is met with silence and a
 // close, never a refusal naming the cluster.
 TEST(PeerLink, UnauthenticatedHelloGetsNothingBack) {
