@@ -16,6 +16,7 @@ DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
 FAILOVER=1
 [ "${1:-}" = "--no-failover" ] && FAILOVER=0
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
+chmod 700 "$DIR/a" "$DIR/b" "$DIR/san"   # NVRAM images, backing files, keys: the nodes' user only
 DIR="$(cd "$DIR" && pwd)"
 
 # write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME
