@@ -287,6 +287,9 @@ std::string Node::cluster_status() const {
   }
   for (const auto& [name, peer] : peers_)
     out << "peer " << name << ": interconnect " << (peer->connected() ? "up" : "down") << "\n";
+  if (interconnect_)
+    out << "interconnect: " << interconnect_->refused_count()
+        << " connection(s) refused (no cluster key, not a peer, or not an allowed address)\n";
   if (!journal_) {
     out << "NVRAM: off\n";
   } else {

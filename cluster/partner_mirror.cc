@@ -88,7 +88,8 @@ std::string PartnerMirror::status() const {
       "partner mirror: " + path_ + " on " + host_ + ":" + std::to_string(bound_port_);
   if (!server_) return out + ", stopped";
   return out + ", holds records up to log position " + std::to_string(server_->tail()) +
-         ", copied for takeover " + std::to_string(copies_) + " time(s)";
+         ", copied for takeover " + std::to_string(copies_) + " time(s), " +
+         std::to_string(server_->refused()) + " connection(s) refused";
 }
 
 }  // namespace nasd::cluster

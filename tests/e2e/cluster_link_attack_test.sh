@@ -34,6 +34,7 @@ echo "--- interconnect attacks on both nodes"
 python3 "$attack" interconnect 127.0.0.1:7001 lab b || fail "an interconnect attack on node a got in"
 python3 "$attack" interconnect 127.0.0.1:7002 lab a || fail "an interconnect attack on node b got in"
 alive a "interconnect attacks"; alive b "interconnect attacks"
+cluster_line a "^interconnect: [1-9][0-9]* connection\(s\) refused" || fail "node a does not count the refusals"
 
 echo "--- mirror attacks while the real link is up"
 python3 "$attack" mirror 127.0.0.1:7101 || fail "a mirror attack on node a got in"
