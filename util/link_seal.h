@@ -13,7 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
+
+struct evp_mac_ctx_st;
 
 namespace nasd::link {
 
@@ -24,17 +27,31 @@ using DirectionKey = std::array<uint8_t, 32>;
 // HMAC-SHA256 over the concatenation of `pieces`.
 Tag hmac_sha256(std::span<const uint8_t> key, std::initializer_list<std::span<const uint8_t>> pieces);
 
+// An HMAC-SHA256 context already keyed with a direction key: each frame's tag starts from a
+// copy of it, so the key schedule and the digest lookup are paid once per connection. Shared
+// by copies (read-only after construction).
+class KeyedMac {
+ public:
+  KeyedMac() = default;
+  explicit KeyedMac(const DirectionKey& key);
+  // HMAC(key, u64 sequence | pieces).
+  Tag tag(uint64_t sequence, std::initializer_list<std::span<const uint8_t>> pieces) const;
+
+ private:
+  std::shared_ptr<evp_mac_ctx_st> keyed_;
+};
+
 // The sending side of one direction. Not thread-safe: the caller serializes sends (and must
 // write the frames in the order they were sealed).
 class FrameSealer {
  public:
   FrameSealer() = default;
-  explicit FrameSealer(const DirectionKey& key) : key_(key) {}
+  explicit FrameSealer(const DirectionKey& key) : mac_(key) {}
   // The tag of the next frame, whose bytes are the concatenation of `pieces`.
   Tag seal(std::initializer_list<std::span<const uint8_t>> pieces);
 
  private:
-  DirectionKey key_{};
+  KeyedMac mac_;
   uint64_t sequence_ = 0;
 };
 
@@ -42,13 +59,13 @@ class FrameSealer {
 class FrameOpener {
  public:
   FrameOpener() = default;
-  explicit FrameOpener(const DirectionKey& key) : key_(key) {}
+  explicit FrameOpener(const DirectionKey& key) : mac_(key) {}
   // True when `tag` is the tag of the next expected frame (compared in constant time). A false
   // answer leaves the stream unusable: the caller drops the connection.
   bool open(std::initializer_list<std::span<const uint8_t>> pieces, std::span<const uint8_t> tag);
 
  private:
-  DirectionKey key_{};
+  KeyedMac mac_;
   uint64_t sequence_ = 0;
 };
 
