@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "cluster/interconnect/call_channel.h"
-#include "cluster/interconnect/volume_calls.h"
+#include "fs/call/calls.h"
 #include "fs/volume.h"
 
 namespace nasd::interconnect {
@@ -106,7 +106,7 @@ class RemoteVolume : public fs::Volume {
   const RemoteVolumeOptions options_;
   mutable std::atomic<uint64_t> verifier_{0};
   mutable std::mutex describe_mu_;
-  mutable std::optional<DescribeResult> described_;
+  mutable std::optional<fs::call::DescribeResult> described_;
 };
 
 }  // namespace nasd::interconnect

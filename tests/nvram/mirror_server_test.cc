@@ -95,7 +95,7 @@ class MirrorServerTest : public ::testing::Test {
     std::vector<uint8_t> buf(record_footprint(payload));
     std::vector<uint8_t> data(payload, 0xab);
     std::span<const uint8_t> part(data);
-    encode_record(buf.data(), RecordKey{pos, 1, 1, 1, RecordType::Write}, {&part, 1});
+    encode_record(buf.data(), RecordKey{pos, 1, 1, 1, RecordType::Call}, {&part, 1});
     RecordView view;
     EXPECT_EQ(decode_record(buf.data(), buf.size(), pos, &view), DecodeResult::Ok);
     std::vector<uint8_t> out;
