@@ -44,7 +44,7 @@ read -r -a load_args <<<"${WIRE_LOAD_ARGS:---loads 300 --fileset-mib-per-op 0.01
 "$loadgen" --target "$LAUNCHER_TARGET" "${load_args[@]}" --step-seconds 3 --warmup-seconds 0 --processes 2 \
   --quiet --report "$work/report.txt"
 # Procedures the mix asks for (the report's Proportions line), to tell "absent by design" apart.
-in_mix=$(awk -F'  +' '/^  Proportions/ { print $2 }' "$work/report.txt")
+in_mix=$(awk -F'  +' '/^  Proportions/ { print $3 }' "$work/report.txt")
 
 # The capture is whole when every TCP connection in it is there from its SYN to its end (FIN,
 # or RST when the load generator exits with replies unread), with no segment missing between. A loaded machine can leave dumpcap seconds behind the traffic
