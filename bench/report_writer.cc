@@ -148,7 +148,7 @@ void sfs2014_performance(std::ostream& out, const RunConfig& c, const RunResult&
   out << "   Business      Average                                Required\n"
       << "    Metric       Latency       " << std::left << std::setw(9) << unit << "    " << std::setw(9) << unit
       << "    Ops/Sec\n" << std::right
-      << "  (" << std::setw(9) << unit << ")    (msec)       Ops/Sec      MB/Sec      (ops/sec)   Step\n"
+      << std::setw(12) << ("(" + unit + ")") << "       (msec)      Ops/Sec       MB/Sec    (ops/sec)   Step\n"
       << "------------ ------------ ------------ ------------ ------------ ------\n";
   for (const StepResult& s : r.steps) {
     out << std::setw(12) << fixed(s.business_metric, 0) << std::setw(13) << fixed(s.mean_ms, 1) << std::setw(13)
