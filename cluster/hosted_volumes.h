@@ -57,6 +57,9 @@ class HostedVolumes {
   };
   // The open volumes' numbers, for metrics and the management page.
   std::vector<Open> reports() const;
+  // `snapshot create|delete VOLUME NAME`, `snapshot list [VOLUME]` (hosted_snapshots.cc) for the
+  // volumes open here; throws std::invalid_argument / runtime_error with the reason.
+  std::string snapshot_command(const std::vector<std::string>& args);
 
  private:
   struct Hosted {

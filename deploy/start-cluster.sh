@@ -11,7 +11,8 @@
 #   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102,
 #           metrics and management page http://127.0.0.1:8149/
 # LEASE_MS (default 4000) sets how long a dead node's volumes stay fenced before the survivor
-# may take them: failover takes about that long.
+# may take them: failover takes about that long. NLM_GRACE_MS (default 45000): the lock grace
+# period after a start or a takeover.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
@@ -43,6 +44,9 @@ nfs_port = $2
 mount_port = $3
 http_port = ${12}                  # metrics (/metrics) and the management page (/)
 handle_key = $DIR/handle.key      # shared by both nodes: a handle from one works on the other
+
+[nlm]
+grace_ms = ${NLM_GRACE_MS:-45000}
 
 [nvram]
 size = 512M

@@ -38,7 +38,10 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "access = rw\n"
     << "squash = none\n"
     << "anonuid = 65534\n"
-    << "anongid = 65534\n";
+    << "anongid = 65534\n"
+    // Short, so that the lock tests can wait out the grace period that follows every start.
+    << "\n[nlm]\n"
+    << "grace_ms = 2500\n";
   return c.str();
 }
 
