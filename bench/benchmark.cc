@@ -108,9 +108,7 @@ void summarize(const RunConfig& config, RunResult* result) {
     s.mean_ms = all.mean_ms();
     s.p50_ms = all.percentile_ms(50);
     s.p99_ms = all.percentile_ms(99);
-    uint32_t transfer = result->transfer_bytes ? result->transfer_bytes : config.io_size;
-    uint64_t data_ops = s.stats.per_op[index_of(OpType::kRead)].ok + s.stats.per_op[index_of(OpType::kWrite)].ok;
-    s.mb_per_sec = seconds > 0 ? static_cast<double>(data_ops) * transfer / 1e6 / seconds : 0;
+    s.mb_per_sec = seconds > 0 ? static_cast<double>(s.stats.bytes()) / 1e6 / seconds : 0;
     s.missed = missed_requested_load(s.requested_ops, s.achieved_ops, config.tolerance_pct);
     curve.push_back({s.achieved_ops, s.mean_ms});
   }

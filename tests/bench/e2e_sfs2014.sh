@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end SFS2014 business-metric run: start a server with a launcher, run the VDA workload
-# for business metrics 1,2 (short steps, a scaled-down fileset), and check the SFS2014-style
+# for business metrics 1,2 (short steps, a fileset scaled down to files of ~0.7 MB so that the
+# 512 KiB transfers are whole), and check the SFS2014-style
 # report (headline in Streams, the Performance table with MB/s and met/MISSED, the product,
 # tuning, storage, transport and dataflow sections), the CSV and the plot. Then ask for SPEC's
 # full capacity (24 GB per stream) on the small volume: the run must refuse before creating
@@ -24,7 +25,7 @@ if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
 fail() { echo "FAIL: $*" >&2; for f in report.txt results.csv loadgen.err; do echo "--- $f"; cat "$work/$f" 2>/dev/null; done; exit 1; }
 
 timeout 90 "$loadgen" --target "$LAUNCHER_TARGET" --workload vda --business-metric 1,2 --step-seconds 3 \
-  --warmup-seconds 0.5 --processes 2 --fileset-scale 0.000005 --report "$work/report.txt" \
+  --warmup-seconds 0.5 --processes 2 --fileset-scale 0.0003 --report "$work/report.txt" \
   --csv "$work/results.csv" --plot "$work/curve.png" --server-name "e2e sfs2014: $*" --cleanup \
   2>"$work/loadgen.err" || fail "nasd-loadgen exited with $?"
 

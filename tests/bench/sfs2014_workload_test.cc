@@ -120,3 +120,23 @@ TEST(Sfs2014Workload, OptionsSetTheWholeRun) {
 
 }  // namespace
 }  // namespace nasd::bench
+
+namespace nasd::bench {
+namespace {
+
+// MB/s is the payload the successful READ/WRITE replies carried, not ops × transfer size.
+TEST(Sfs2014Workload, MbPerSecCountsReplyBytes) {
+  RunConfig c;
+  c.loads = {10};
+  c.step_seconds = 2;
+  RunResult r;
+  r.steps.resize(1);
+  r.steps[0].stats.record_reply(OpType::kRead, 1000, 0, 3000000);
+  r.steps[0].stats.record_reply(OpType::kWrite, 1000, 0, 1000000);
+  r.steps[0].stats.record_reply(OpType::kRead, 1000, 70, 5000000);  // an error moves nothing
+  summarize(c, &r);
+  EXPECT_DOUBLE_EQ(r.steps[0].mb_per_sec, 2.0);
+}
+
+}  // namespace
+}  // namespace nasd::bench
