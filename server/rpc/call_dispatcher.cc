@@ -8,7 +8,7 @@
 
 namespace nasd::rpc {
 
-CallDispatcher::CallDispatcher(Executor* executor, DuplicateRequestCache* drc, CallStats* stats)
+CallDispatcher::CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats)
     : executor_(executor), drc_(drc), stats_(stats) {}
 
 void CallDispatcher::add_service(std::shared_ptr<Service> service) {

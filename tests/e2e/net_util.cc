@@ -11,15 +11,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/net.h"
+
 namespace nasd::e2e {
 namespace {
 
 sockaddr_in loopback(uint16_t port) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sa;
+  return *reinterpret_cast<const sockaddr_in*>(util::parse_socket_address("127.0.0.1", port).get());
 }
 
 std::runtime_error sys_error(const std::string& what) {

@@ -25,10 +25,7 @@ uint32_t volume_id_of(const Config& config, const ConfigSection& s, const std::s
   const ConfigSection* vol = config.section("volume", name);
   if (!vol) throw ConfigError(where(s) + ": no [volume " + name + "] section");
   if (!vol->has("id")) throw ConfigError("[volume " + name + "]: missing id");
-  int64_t id = vol->get_int("id", 0);
-  if (id < 0 || id > std::numeric_limits<uint32_t>::max())
-    throw ConfigError("[volume " + name + "] id: out of range");
-  return static_cast<uint32_t>(id);
+  return vol->get_u32("id", 0);
 }
 
 ExportPolicy parse_export(const Config& config, const ConfigSection& s) {
