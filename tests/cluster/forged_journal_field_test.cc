@@ -44,6 +44,7 @@ TEST(ForgedJournalField, HasNoEffectOverTheInterconnect) {
   InterconnectServerOptions so;
   so.cluster_name = "c";
   so.local_node = "owner";
+  so.credentials = {std::vector<uint8_t>(32, 0x5a), "owner"};
   InterconnectServer server(so);
   VolumeServer volume_server(&volumes, {});
   volume_server.attach(server);
@@ -52,6 +53,8 @@ TEST(ForgedJournalField, HasNoEffectOverTheInterconnect) {
   co.port = server.port();
   co.cluster_name = "c";
   co.local_node = "front";
+  co.expected_peer = "owner";
+  co.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
   auto client = std::make_shared<PeerClient>(co);
   client->start();
   ASSERT_TRUE(client->wait_connected(5s)) << client->last_error();

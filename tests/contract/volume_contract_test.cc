@@ -110,6 +110,7 @@ struct RemoteOverLoopbackEnv {
     so.port = 0;
     so.cluster_name = "contract";
     so.local_node = "owner";
+    so.credentials = {std::vector<uint8_t>(32, 0x5a), "owner"};
     server = std::make_unique<interconnect::InterconnectServer>(so);
     volume_server = std::make_unique<interconnect::VolumeServer>(&resolver);
     volume_server->attach(*server);
@@ -119,6 +120,8 @@ struct RemoteOverLoopbackEnv {
     co.port = server->port();
     co.cluster_name = "contract";
     co.local_node = "front";
+    co.expected_peer = "owner";
+    co.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
     client = std::make_shared<interconnect::PeerClient>(co);
     client->start();
     EXPECT_TRUE(client->wait_connected(5s)) << client->last_error();

@@ -33,7 +33,16 @@ password=$(sed -n 's/.*management page login: user admin, password \([A-Za-z0-9]
 head -c 300000 /dev/urandom >"$dir/payload"
 nfs-cp "$dir/payload" "nfs://127.0.0.1/r/v0/payload?nfsport=2049&mountport=20048&version=3" >/dev/null || fail "nfs-cp"
 nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null || fail "nfs-ls"
-sleep 1
+# The write-behind drains the NVRAM in the background: wait (bounded) until its fill holds
+# still, so that the page and nasd-admin are compared on the same state.
+nvram_fill() { admin_on a nvram | sed -n 's/^  fill: .*(\([0-9.]*\)%).*/\1/p'; }
+prev=$(nvram_fill)
+for _ in $(seq 1 20); do
+  sleep 1
+  now=$(nvram_fill)
+  [[ $now == "$prev" ]] && break
+  prev=$now
+done
 
 dump() { timeout 60 "$chromium" "${flags[@]}" --virtual-time-budget=8000 --dump-dom "$page" 2>"$dir/chromium.err"; }
 dom=$(dump) || { cat "$dir/chromium.err"; fail "chromium --dump-dom"; }
@@ -47,8 +56,9 @@ grep -q "<tr data-volume=\"v0\">.*<td data-field=\"space\">$space</td>" <<<"$dom
   || fail "page's v0 space differs from nasd-admin's '$space'"
 grep -q '<tr data-volume="v1">' <<<"$dom" || fail "the partner's volume v1 is not listed"
 # NVRAM fill: the percentage `nasd-admin nvram` prints.
-fill=$(admin_on a nvram | sed -n 's/^  fill: .*(\([0-9.]*\)%).*/\1/p')
-grep -q "id=\"nvram-fill\" data-percent=\"$fill\"" <<<"$dom" || fail "page's NVRAM fill differs from nasd-admin's $fill%"
+fill=$(nvram_fill)
+grep -q -e "id=\"nvram-fill\" data-percent=\"$fill\"" -e "id=\"nvram-fill\" data-percent=\"$prev\"" <<<"$dom" \
+  || fail "page's NVRAM fill differs from nasd-admin's $fill% (before the page: $prev%)"
 # Procedure counts: WRITE, LOOKUP and CREATE as `nasd-admin stats` counts them.
 stats=$(admin_on a stats)
 for proc in WRITE LOOKUP CREATE; do

@@ -12,7 +12,7 @@ dir=$(mktemp -d /tmp/nasd-nlm-failover.XXXXXX)
 export CLUSTER_DIR=$dir BUILD_DIR=$(dirname "$(dirname "$nasd")") LEASE_MS=3000 NLM_GRACE_MS=6000
 cleanup() { "$root/deploy/stop-cluster.sh" >/dev/null 2>&1 || true; [[ -n ${NASD_E2E_KEEP:-} ]] || rm -rf "$dir"; }
 trap cleanup EXIT
-"$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; exit 1; }
+EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; exit 1; }
 if ! NASD_NLM_PAIR_DIR=$dir "$bin" --gtest_filter='NlmPairTest.*'; then
   for n in a b; do echo "--- node $n log"; tail -40 "$dir/$n/data/nasd.log" || true; done
   exit 1
