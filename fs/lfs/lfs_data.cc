@@ -12,7 +12,7 @@ constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
 Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                        std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -44,7 +44,7 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
     pos += chunk;
   }
   *eof = offset + n >= size;
-  if (opts_.atime) {
+  if (opts_.atime && !store_->failed() && !store_->host_full()) {
     c->inode.atime = now_time();
     store_->mark_dirty(c);
   }

@@ -25,7 +25,7 @@ uint64_t cookie_verifier(const Inode& dir) { return (dir.ino << 20) ^ (uint64_t(
 Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
                          std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);
@@ -56,7 +56,7 @@ Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view nam
 Status LfsVolume::readlink(const OpContext& ctx, InodeId id, std::string* target,
                            std::optional<Attr>* attr) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -461,7 +461,7 @@ Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::str
 Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
                           uint32_t max_entries, bool with_attrs, ReaddirResult* out) {
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);

@@ -7,7 +7,8 @@ namespace nasd::fs::lfs {
 LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& config,
                                    const std::string& base_dir) {
   (void)config;
-  auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime"});
+  auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
+                                            "allocation"});
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
@@ -25,6 +26,10 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   if (atime != "on" && atime != "off")
     throw ConfigError("[volume " + section.name() + "] atime must be on or off");
   o.atime = atime == "on";
+  std::string allocation = section.get("allocation", "thick");
+  if (allocation != "thick" && allocation != "thin")
+    throw ConfigError("[volume " + section.name() + "] allocation must be thick or thin");
+  o.preallocate = allocation == "thick";
   return o;
 }
 
