@@ -55,6 +55,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
                                                 std::function<bool()> owned) {
   fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
   opts.write_gate = std::move(write_gate);
+  opts.log = log_;  // host faults (full disk, I/O errors) go to the node's log
   const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
   std::string err;
   std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);

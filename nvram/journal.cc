@@ -1,6 +1,7 @@
 #include "nvram/journal.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -84,9 +85,14 @@ void Journal::recover_from_region() {
     uint64_t& m = max_recovered_seq_[r.volume];
     m = std::max(m, r.seq);
   }
-  for (auto& [vol, recs] : recovered_)
+  for (auto& [vol, recs] : recovered_) {
     std::stable_sort(recs.begin(), recs.end(),
                      [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+    // A record carried forward and not yet trimmed behind it is there twice: replay it once.
+    recs.erase(std::unique(recs.begin(), recs.end(),
+                           [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
+               recs.end());
+  }
   live_records_ = scan.records.size();
   counters_.records_recovered = scan.records.size();
   if (!scan.records.empty())
@@ -176,10 +182,7 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
     }
   }
   if (waited) space_wait_latency_.add(micros_since(wait_start));
-  if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
-  copying_.insert(pos);
-  reserved_end_ = pos + footprint;
-  ++live_records_;
+  (void)try_reserve_locked(footprint, &pos);  // fits: checked above
   ++counters_.appends;
   const bool nudge = over_threshold_locked();
   lk.unlock();
@@ -194,6 +197,24 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   encode_record(region_->at(pos), key, parts);
 
   lk.lock();
+  finish_copy_locked(pos);
+  *ticket = pos + footprint;
+  return fs::Status::Ok;
+}
+
+bool Journal::try_reserve_locked(uint64_t footprint, uint64_t* out) {
+  const uint64_t log_size = region_->log_size();
+  const uint64_t pos = place_record(reserved_end_, footprint, log_size);
+  if (pos + footprint - head_ > log_size) return false;
+  if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
+  copying_.insert(pos);
+  reserved_end_ = pos + footprint;
+  ++live_records_;
+  *out = pos;
+  return true;
+}
+
+void Journal::finish_copy_locked(uint64_t pos) {
   const bool was_first = *copying_.begin() == pos;
   copying_.erase(pos);
   if (was_first) {
@@ -201,8 +222,66 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
     commit_cv_.notify_all();
     feed_cv_.notify_one();
   }
-  *ticket = pos + footprint;
-  return fs::Status::Ok;
+}
+
+bool Journal::accepts_mutations(uint32_t volume) const {
+  if (!accepts_mutations()) return false;
+  std::lock_guard lk(mu_);
+  return !stuck_.count(volume) || used_locked() * 2 < region_->log_size();
+}
+
+void Journal::carry_stuck_records() {
+  std::map<uint32_t, uint64_t> durable;
+  {
+    std::lock_guard lk(targets_mu_);
+    durable = retired_;
+    for (const auto& [vol, target] : targets_) durable[vol] = target->durable_seq();
+  }
+  std::lock_guard trim_lock(trim_mu_);
+  std::unique_lock lk(mu_);
+  if (stuck_.empty() || !over_threshold_locked()) return;
+  const std::set<uint32_t> stuck = stuck_;
+  // The records the head cannot pass only because they wait for a stuck volume, up to the
+  // first one that waits for a healthy volume (trimming stops there anyway).
+  std::vector<uint64_t> carry;
+  const uint64_t walked = walk_headers(*region_, head_, std::min(committed_, feed_pin_),
+                                       [&](const RecordHeader& h) {
+    auto it = durable.find(h.volume);
+    if (it != durable.end() && h.seq <= it->second) return true;
+    if (!stuck.count(h.volume)) return false;
+    carry.push_back(h.pos);
+    return true;
+  });
+  uint64_t last_ticket = 0, carried = 0;
+  for (uint64_t from : carry) {
+    // The original stays in place (below the head's limit, so nobody reuses it) until the trim
+    // after this copy; copying from it with mu_ released is safe under trim_mu_.
+    RecordView rec;
+    const uint64_t avail = region_->log_size() - from % region_->log_size();
+    if (decode_record(region_->at(from), avail, from, &rec) != DecodeResult::Ok) break;
+    const uint64_t footprint = record_footprint(rec.payload.size());
+    uint64_t pos;
+    if (!try_reserve_locked(footprint, &pos)) break;  // no room: the quota stops this volume
+    lk.unlock();
+    RecordKey key;
+    key.pos = pos;
+    key.seq = rec.seq;
+    key.volume = rec.volume;
+    key.epoch = epoch_;
+    key.type = rec.type;
+    const std::array<std::span<const uint8_t>, 1> parts{rec.payload};
+    encode_record(region_->at(pos), key, parts);
+    lk.lock();
+    finish_copy_locked(pos);
+    last_ticket = pos + footprint;
+    ++carried;
+  }
+  records_carried_ += carried;
+  carried_end_ = carried == carry.size() ? walked : carry[carried];
+  carried_volumes_ = stuck;
+  lk.unlock();
+  // The copies must be committed (and mirrored) before a trim lets the originals go.
+  if (last_ticket != 0) (void)wait_committed(last_ticket);
 }
 
 uint64_t Journal::count_records(uint64_t from, uint64_t to) const {
@@ -277,6 +356,10 @@ void Journal::trim() {
   std::optional<uint32_t> blocked_by;
   const uint64_t new_head =
       walk_headers(*region_, head_, limit, [&](const RecordHeader& h) {
+        if (h.pos < carried_end_ && carried_volumes_.count(h.volume)) {
+          ++trimmed;  // a copy further on stands for it
+          return true;
+        }
         auto it = durable.find(h.volume);
         if (it == durable.end()) {
           blocked_by = h.volume;
@@ -333,11 +416,16 @@ void Journal::flush_targets_and_trim() {
     uint64_t durable = 0;
     fs::Status st = target->flush(&durable);
     fs_flush_latency_.add(micros_since(t0));
-    if (st != fs::Status::Ok)
-      log_line("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
     std::lock_guard lk(mu_);
     ++counters_.fs_flushes;
+    // Said once when a volume gets stuck and once when it recovers, not at every pass.
+    if (st != fs::Status::Ok && stuck_.insert(vol).second)
+      log_line("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st) +
+               "; its records are kept (carried forward) and no longer hold back the others");
+    if (st == fs::Status::Ok && stuck_.erase(vol))
+      log_line("volume " + std::to_string(vol) + " flushes again");
   }
+  carry_stuck_records();
   trim();
 }
 

@@ -53,7 +53,7 @@ void JournalVolume::seal() {
 template <typename Execute>
 fs::Status JournalVolume::journalled(const fs::OpContext& ctx, JournalOp& op, bool wait,
                                      Execute&& execute) {
-  if (!journal_->accepts_mutations()) return fs::Status::Jukebox;
+  if (!journal_->accepts_mutations(id_)) return fs::Status::Jukebox;
   thread_local std::vector<uint8_t> prefix;
   op.cred = ctx.cred;
   encode_op_prefix(op, &prefix);
