@@ -167,7 +167,7 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   for (;;) {
     if (stopping_) return fs::Status::Jukebox;
     pos = place_record(reserved_end_, footprint, log_size);
-    if (pos + footprint - head_ <= log_size) break;
+    if (pos + footprint - head_ <= log_size - headroom_locked(volume)) break;
     if (!waited) {
       waited = true;
       ++counters_.space_waits;
@@ -175,7 +175,8 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
     // Full: write-behind flushes the file systems and trims; nothing is dropped.
     write_behind_.nudge();
     if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
-        place_record(reserved_end_, footprint, log_size) + footprint - head_ > log_size) {
+        place_record(reserved_end_, footprint, log_size) + footprint - head_ >
+            log_size - headroom_locked(volume)) {
       ++counters_.space_timeouts;
       space_wait_latency_.add(micros_since(wait_start));
       return fs::Status::Jukebox;
@@ -200,6 +201,13 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   finish_copy_locked(pos);
   *ticket = pos + footprint;
   return fs::Status::Ok;
+}
+
+uint64_t Journal::headroom_locked(uint32_t volume) const {
+  // While a volume is stuck the others leave a quarter of the log free, so that its records
+  // can always be carried forward; the stuck volume itself is bounded by accepts_mutations().
+  if (stuck_.empty() || stuck_.count(volume)) return 0;
+  return region_->log_size() / 4;
 }
 
 bool Journal::try_reserve_locked(uint64_t footprint, uint64_t* out) {
@@ -425,8 +433,19 @@ void Journal::flush_targets_and_trim() {
     if (st == fs::Status::Ok && stuck_.erase(vol))
       log_line("volume " + std::to_string(vol) + " flushes again");
   }
-  carry_stuck_records();
-  trim();
+  // Each round carries what fits and trims past it, which frees room for the next.
+  for (int round = 0; round < 8; ++round) {
+    uint64_t carried_before, head_before;
+    {
+      std::lock_guard lk(mu_);
+      carried_before = records_carried_;
+      head_before = head_;
+    }
+    carry_stuck_records();
+    trim();
+    std::lock_guard lk(mu_);
+    if (records_carried_ == carried_before || head_ == head_before) break;
+  }
 }
 
 void Journal::shutdown() {

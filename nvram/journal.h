@@ -14,9 +14,11 @@
 // A volume whose file system cannot absorb records (its flush fails: host disk full, I/O error)
 // must not hold back the others. Its records are kept, but once the log fills they are carried
 // forward: copied to the tail (same volume and seq, committed and mirrored like any record), so
-// the head can pass the originals. Such a "stuck" volume may fill at most half of the log; past
-// that its mutations are refused (Jukebox) before they touch the fs, and the other volumes keep
-// the rest. A crash between a copy and the trim leaves two copies of a seq; recovery keeps one.
+// the head can pass the originals. While a volume is stuck the others leave a quarter of the log
+// free for those copies, and the stuck volume may fill at most half of the log (past that its
+// mutations are refused with Jukebox before they touch the fs). A crash between a copy and the
+// trim leaves two copies of a seq; recovery keeps one. Known limit: a volume that gets stuck
+// while the log is already full cannot be carried until some space frees.
 //
 // Committing only a complete prefix of the log is what makes acknowledged records survive: a
 // crash can leave a half-copied record, but only after every acknowledged one.
@@ -116,6 +118,7 @@ class Journal : private Mirror::Listener {
   // Reserves `footprint` bytes at the tail when they fit now; the caller copies the record in
   // and then calls finish_copy_locked().
   bool try_reserve_locked(uint64_t footprint, uint64_t* pos);
+  uint64_t headroom_locked(uint32_t volume) const;
   void finish_copy_locked(uint64_t pos);
   // Copies the unabsorbed records of stuck volumes near the head to the tail (see above).
   void carry_stuck_records();
