@@ -81,11 +81,16 @@ bool Node::journal_enabled() const {
 }
 
 void Node::make_router() {
+  interconnect::RemoteVolumeOptions remote;
+  remote.call_timeout = cluster_->forward_timeout;
+  remote.max_in_flight = cluster_->forward_slots;
   router_ = std::make_shared<interconnect::ClusterRouter>(
-      options_.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
+      options_.name,
+      [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
         auto it = peers_.find(node);
         return it == peers_.end() ? nullptr : it->second;
-      });
+      },
+      remote);
   resolver_ = router_;
   for (const auto& p : cluster_->peers) {
     interconnect::PeerClientOptions po;
