@@ -164,6 +164,9 @@ void Node::start_rpc() {
   ro.log = log_line;
   stats_ = std::make_shared<rpc::CallStats>();
   ro.stats = stats_;
+  // One set of connection caps for the node, whichever of its addresses a client uses.
+  ro.connections = std::make_shared<rpc::ConnectionLimiter>(ro.tcp.max_connections,
+                                                            ro.tcp.max_connections_per_address);
   nfs::NfsPrograms programs =
       nfs::make_nfs_programs(config_, resolver_, options_.data_dir, options_.handle_key);
   exports_ = programs.exports;
