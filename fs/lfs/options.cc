@@ -1,5 +1,8 @@
 #include "fs/lfs/options.h"
 
+#include <cerrno>
+#include <fstream>
+
 #include "util/config.h"
 
 namespace nasd::fs::lfs {
@@ -8,7 +11,7 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
                                    const std::string& base_dir) {
   (void)config;
   auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
-                                            "allocation"});
+                                            "allocation", "test_fault_file"});
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
@@ -30,6 +33,19 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   if (allocation != "thick" && allocation != "thin")
     throw ConfigError("[volume " + section.name() + "] allocation must be thick or thin");
   o.preallocate = allocation == "thick";
+  // For tests only: while this file holds "eio" or "enospc", every write to the backing store
+  // fails with that error, as if the host had returned it.
+  if (std::string path = section.get("test_fault_file", ""); !path.empty()) {
+    if (path[0] != '/' && !base_dir.empty()) path = base_dir + "/" + path;
+    o.write_fault = [path] {
+      std::ifstream in(path);
+      std::string word;
+      if (!(in >> word)) return 0;
+      if (word == "eio") return EIO;
+      if (word == "enospc") return ENOSPC;
+      return 0;
+    };
+  }
   return o;
 }
 

@@ -33,8 +33,9 @@ struct LfsOptions {
   bool preallocate = true;
   // Where the volume reports host faults (full disk, I/O errors); stderr when empty.
   std::function<void(const std::string&)> log;
-  // For tests only (not from the config): asked before every batch of writes to the backing
-  // store; a nonzero errno fails the batch as if the host had returned it.
+  // For tests only: asked before every batch of writes to the backing store; a nonzero errno
+  // fails the batch as if the host had returned it. From the config, `test_fault_file = PATH`
+  // sets one that fails writes while PATH holds "eio" or "enospc".
   std::function<int()> write_fault;
   // Admits every write to the backing store (not from the config); a refused write fails, and
   // the volume with it. A shared volume is written only while its node owns it.
