@@ -221,6 +221,18 @@ std::string Failover::status() const {
   return out.str();
 }
 
+Failover::Report Failover::report() const {
+  Report r;
+  r.membership = membership_->status();
+  r.standby = membership_->standby();
+  r.virtual_servers.push_back({w_.self, w_.home_server->describe(), w_.home_server->bound()});
+  r.virtual_servers.push_back(
+      {w_.partner.name, w_.partner_server->describe(), w_.partner_server->bound()});
+  for (const auto& [id, section] : sections_)
+    if (membership_->serving(id)) r.serving.push_back(id);
+  return r;
+}
+
 std::string Failover::failover() {
   membership_->request_failover();
   return "planned failover: " + w_.self + "'s volumes are drained and handed to " +

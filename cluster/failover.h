@@ -70,6 +70,18 @@ class Failover {
 
   // Admin: pair state, every volume with its lease and owner, addresses, NVRAM mirror.
   std::string status() const;
+  // The state status() prints, for metrics and the management page.
+  struct Report {
+    std::string membership;  // the membership's state word(s), as in status()
+    bool standby = false;    // after a planned failover
+    struct Address {
+      std::string node, address;
+      bool here = false;
+    };
+    std::vector<Address> virtual_servers;
+    std::vector<uint32_t> serving;  // volumes this node's membership serves
+  };
+  Report report() const;
   // Planned failover: this node's volumes go to the partner; ends with failback().
   std::string failover();
   // Take the home volumes back from the partner (failback on command).

@@ -14,14 +14,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
 #include "util/config.h"
 
-namespace nasd::fs::lfs {
-class LfsVolume;
-}
 namespace nasd::nvram {
 class Journal;
 class JournalVolume;
@@ -51,6 +50,13 @@ class HostedVolumes {
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
+  struct Open {
+    uint32_t id;
+    std::string name;
+    fs::lfs::LfsVolume::Report report;
+  };
+  // The open volumes' numbers, for metrics and the management page.
+  std::vector<Open> reports() const;
 
  private:
   struct Hosted {

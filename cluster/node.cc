@@ -16,6 +16,7 @@
 #include "server/admin/command_registry.h"
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
+#include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/nfs_programs.h"
 #include "server/rpc/call_stats.h"
@@ -59,6 +60,7 @@ void Node::start() {
   start_rpc();
   start_interconnect();
   start_admin();
+  start_http();
   started_ = true;
 }
 
@@ -282,6 +284,7 @@ std::string Node::cluster_status() const {
 void Node::stop() {
   if (!started_) return;
   started_ = false;
+  http_.reset();
   if (control_) control_->stop();
   // An HA node hands its volumes and address to the partner (clean close, leases released).
   if (failover_) failover_->stop();

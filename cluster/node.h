@@ -43,6 +43,11 @@ namespace nasd::admin {
 class CommandRegistry;
 class ControlSocket;
 }
+namespace nasd::http {
+class JsonWriter;
+class ManagementServer;
+class MetricFamilies;
+}
 
 namespace nasd::cluster {
 
@@ -84,6 +89,13 @@ class Node {
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
   void start_admin();
+  // The metrics and management page listener ([node] http_port; node_http.cc): what it shows
+  // of the volumes, NVRAM, cluster and exports.
+  void start_http();
+  void write_status_json(http::JsonWriter& out) const;
+  http::MetricFamilies metric_families() const;
+  std::string volume_name(uint32_t id) const;
+  const char* cluster_mode() const;
   std::string cluster_status() const;
   std::string failover_command(bool back);
 
@@ -107,6 +119,7 @@ class Node {
   std::unique_ptr<Failover> failover_;             // an HA pair ([cluster] shared_dir)
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;
+  std::unique_ptr<http::ManagementServer> http_;  // reads everything above: stopped first
   bool started_ = false;
 };
 

@@ -121,14 +121,13 @@ struct Cred {
   std::vector<uint32_t> gids;  // supplementary groups, at most 16 on the wire
 };
 
-// Passed to every call. `journal_seq` and `forced_inode` are set only by the NVRAM journal:
-// the first tags a mutation with the journal record that carries it (the fs persists the highest
-// applied sequence so replay applies each record exactly once); the second makes a replayed
-// CREATE/MKDIR/SYMLINK/MKNOD allocate the very inode the client was originally given.
+// Passed to every call: the caller's credential, and nothing else. It travels with a forwarded
+// call (fs/call/codec.h), so whatever it held could be set by whoever can reach the
+// interconnect; what only the NVRAM journal may decide (the journal sequence of a mutation, the
+// inode a replayed create must allocate) enters through fs::JournalTarget::apply_journalled
+// (fs/journal_target.h) instead.
 struct OpContext {
   Cred cred;
-  uint64_t journal_seq = 0;
-  std::optional<InodeId> forced_inode;
 };
 
 // ACCESS3 bits.
@@ -257,22 +256,6 @@ class VolumeResolver {
   virtual ~VolumeResolver() = default;
   // nullptr when no volume with that id exists anywhere (the handle is stale).
   virtual Volume* find(uint32_t volume_id) = 0;
-};
-
-}  // namespace nasd::fs
-
-namespace nasd::fs {
-
-// What the NVRAM journal needs of the volume below it: how far the volume's own stable state
-// reaches, counted in journal sequence numbers (OpContext::journal_seq), and a way to push it.
-// The file system keeps its on-disk state a prefix of the operations applied to it, so after a
-// crash it recovers to some `durable_seq()` and the journal replays every record after it.
-class JournalTarget : public Volume {
- public:
-  // Highest journal_seq whose effects (and all before it) are on stable storage.
-  virtual uint64_t durable_seq() const = 0;
-  // Writes everything applied so far to stable storage; returns the new durable_seq.
-  virtual Status flush(uint64_t* durable_seq) = 0;
 };
 
 }  // namespace nasd::fs

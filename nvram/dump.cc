@@ -1,7 +1,8 @@
 #include "nvram/dump.h"
 
 #include "nvram/log_layout.h"
-#include "nvram/op_codec.h"
+#include "fs/call/codec.h"
+#include "nvram/call_record.h"
 
 namespace nasd::nvram {
 
@@ -17,10 +18,10 @@ std::string dump_region(const Region& region) {
     out += "record pos=" + std::to_string(r.pos) + " vol=" + std::to_string(r.volume) +
            " seq=" + std::to_string(r.seq) + " epoch=" + std::to_string(r.epoch) +
            " len=" + std::to_string(r.payload.size()) + " ";
-    JournalOp op;
+    CallRecord rec;
     std::string error;
-    if (decode_op(r.type, r.payload, &op, &error))
-      out += describe_op(op);
+    if (r.type == RecordType::Call && decode_call_record(r.payload, &rec, &error))
+      out += fs::call::describe_request(rec.request);
     else
       out += std::string(record_type_name(r.type)) + " (undecodable: " + error + ")";
     out += "\n";

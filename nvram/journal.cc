@@ -71,6 +71,12 @@ void Journal::recover_from_region() {
   RegionHeader* h = region_->header();
   head_ = h->head;
   ScanResult scan = scan_log(*region_, head_, head_ + region_->log_size());
+  if (scan.stop == DecodeResult::OldVersion)
+    throw std::runtime_error(
+        "nvram region " + region_->path() + ": holds unreplayed records of an older record "
+        "format at position " + std::to_string(scan.end) + " (this build writes version " +
+        std::to_string(kRecordVersion) + "); start the nasd that wrote them once and stop it "
+        "cleanly to drain the journal, then upgrade");
   if (scan.end < h->tail)
     log_line("ERROR: " + region_->path() + ": committed records between positions " +
              std::to_string(scan.end) + " and " + std::to_string(h->tail) +

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 
+#include "nvram/call_record.h"
 #include "nvram/log.h"
 
 namespace nasd::nvram {
@@ -23,7 +24,7 @@ JournalVolume::~JournalVolume() { journal_->detach(id_, target_.get()); }
 ReplayReport JournalVolume::recover() {
   std::lock_guard lk(mutation_mu_);
   const std::vector<RecordView> records = journal_->recovered(id_);
-  ReplayReport rep = replay_records(*target_, id_, records);
+  ReplayReport rep = replay_records(fs::JournalPass{}, *target_, id_, records);
   next_seq_ = std::max({next_seq_, target_->durable_seq(), journal_->max_recovered_seq(id_)}) + 1;
   if (rep.applied > 0 || rep.failed > 0) {
     uint64_t durable = 0;
@@ -50,35 +51,82 @@ void JournalVolume::seal() {
   accepting_ = false;
 }
 
-template <typename Execute>
-fs::Status JournalVolume::journalled(const fs::OpContext& ctx, JournalOp& op, bool wait,
-                                     Execute&& execute) {
-  if (!journal_->accepts_mutations(id_)) return fs::Status::Jukebox;
-  thread_local std::vector<uint8_t> prefix;
-  op.cred = ctx.cred;
-  encode_op_prefix(op, &prefix);
-  // Refuse before touching the fs: an operation that cannot be journalled must not happen.
-  if (prefix.size() + op.data.size() > journal_->max_payload()) return fs::Status::Io;
+namespace {
 
+// The call as the fs runs it is what the record keeps, except SETATTR's ctime guard: it was
+// checked when the client's call ran, and the replayed object's ctime differs.
+fs::call::VolumeRequest recorded_form(const fs::call::VolumeRequest& req) {
+  fs::call::VolumeRequest recorded = req;
+  if (auto* a = std::get_if<fs::call::SetattrArgs>(&recorded.args)) a->guard_ctime.reset();
+  return recorded;
+}
+
+fs::call::VolumeReply refused(fs::call::VolumeOp op, fs::Status st) {
+  fs::call::VolumeReply r;
+  r.op = op;
+  r.status = st;
+  return r;
+}
+
+// Copies a reply's out-parameters of type R to the caller (when the call reached the fs; NFS
+// error replies carry WCC data too) and returns its status.
+template <class R, class Copy>
+fs::Status unpack(const fs::call::VolumeReply& reply, Copy&& copy) {
+  if (const R* r = std::get_if<R>(&reply.result)) copy(*r);
+  return reply.status;
+}
+
+void copy_created(const fs::call::CreatedResult& r, fs::InodeId* out,
+                  std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  if (out) *out = r.id;
+  if (obj_attr) *obj_attr = r.obj_attr;
+  if (dir_wcc) *dir_wcc = r.dir_wcc;
+}
+
+}  // namespace
+
+fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
+                                               fs::call::CallArgs args) const {
+  fs::call::VolumeRequest req;
+  req.volume_id = id_;
+  req.ctx.cred = ctx.cred;
+  req.args = std::move(args);
+  return req;
+}
+
+fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& req, bool wait) {
+  const fs::call::VolumeOp op = req.op();
+  if (!journal_->accepts_mutations(id_)) return refused(op, fs::Status::Jukebox);
+  thread_local CallRecordPieces pieces;
+  pieces.set_request(recorded_form(req));
+  // The reply part is bounded by a few attribute sets; refuse before touching the fs: an
+  // operation that cannot be journalled must not happen.
+  constexpr size_t kReplyBound = 1024;
+  if (pieces.size() + kReplyBound > journal_->max_payload()) return refused(op, fs::Status::Io);
+
+  fs::call::VolumeReply reply;
   uint64_t ticket = 0;
   {
     std::lock_guard lk(mutation_mu_);
-    if (!accepting_) return fs::Status::Jukebox;
+    if (!accepting_) return refused(op, fs::Status::Jukebox);
     const uint64_t seq = next_seq_++;
-    fs::OpContext fs_ctx;
-    fs_ctx.cred = ctx.cred;
-    fs_ctx.journal_seq = seq;
-    std::optional<fs::InodeId> created;
-    fs::Status st = execute(fs_ctx, &created);
-    if (st != fs::Status::Ok) return st;
-    if (created) patch_created(&prefix, *created);
-    const std::array<std::span<const uint8_t>, 2> parts{std::span<const uint8_t>(prefix),
-                                                        op.data};
-    st = journal_->append(id_, seq, op.type, parts, &ticket);
-    if (st != fs::Status::Ok) return acknowledged(write_through(seq));
+    fs::JournalTag tag;
+    tag.seq = seq;
+    reply = target_->apply_journalled(fs::JournalPass{}, tag, req);
+    if (reply.status != fs::Status::Ok) return reply;
+    pieces.set_reply(reply);
+    const std::array<std::span<const uint8_t>, 3> parts{
+        std::span<const uint8_t>(pieces.prefix.data()), pieces.data,
+        std::span<const uint8_t>(pieces.suffix.data())};
+    fs::Status st = journal_->append(id_, seq, RecordType::Call, parts, &ticket);
+    if (st != fs::Status::Ok) {
+      reply.status = acknowledged(write_through(seq));
+      return reply;
+    }
     last_ticket_ = ticket;
   }
-  return wait ? acknowledged(journal_->wait_committed(ticket)) : fs::Status::Ok;
+  if (wait) reply.status = acknowledged(journal_->wait_committed(ticket));
+  return reply;
 }
 
 fs::Status JournalVolume::acknowledged(fs::Status committed) const {
@@ -138,21 +186,17 @@ fs::Status JournalVolume::fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::F
   return target_->fsstat(ctx, id, out, attr);
 }
 
-// --- mutations ----------------------------------------------------------------------------
+// --- mutations: one call struct each, journalled ---------------------------------------------
 
 fs::Status JournalVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                 std::span<const uint8_t> data, fs::Stability stable,
                                 fs::Stability* committed, fs::Wcc* wcc) {
-  JournalOp op;
-  op.type = RecordType::Write;
-  op.object = id;
-  op.offset = offset;
-  op.data = data;
+  // NVRAM provides the stability, so the fs never has to sync for the client.
   const bool stable_write = stable != fs::Stability::Unstable;
-  fs::Status st = journalled(ctx, op, stable_write, [&](const fs::OpContext& c, auto*) {
-    // NVRAM provides the stability, so the fs never has to sync for the client.
-    fs::Stability fs_committed;
-    return target_->write(c, id, offset, data, fs::Stability::Unstable, &fs_committed, wcc);
+  auto reply = journalled(
+      request(ctx, fs::call::WriteArgs{id, offset, data, fs::Stability::Unstable}), stable_write);
+  fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
+    if (wcc) *wcc = r.wcc;
   });
   if (st == fs::Status::Ok)
     *committed = stable_write ? fs::Stability::FileSync : fs::Stability::Unstable;
@@ -179,12 +223,9 @@ fs::Status JournalVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint6
 
 fs::Status JournalVolume::setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
                                   std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) {
-  JournalOp op;
-  op.type = RecordType::Setattr;
-  op.object = id;
-  op.sattr = sa;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, auto*) {
-    return target_->setattr(c, id, sa, guard_ctime, wcc);
+  auto reply = journalled(request(ctx, fs::call::SetattrArgs{id, sa, guard_ctime}), true);
+  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
+    if (wcc) *wcc = r.wcc;
   });
 }
 
@@ -192,118 +233,73 @@ fs::Status JournalVolume::create(const fs::OpContext& ctx, fs::InodeId dir, std:
                                  fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
                                  fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
                                  fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Create;
-  op.object = dir;
-  op.name = name;
-  op.create_mode = mode;
-  op.sattr = sa;
-  op.verifier = verifier;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, std::optional<fs::InodeId>* made) {
-    fs::Status st = target_->create(c, dir, name, mode, sa, verifier, out, obj_attr, dir_wcc);
-    if (st == fs::Status::Ok) *made = *out;
-    return st;
-  });
+  auto reply =
+      journalled(request(ctx, fs::call::CreateArgs{dir, name, mode, sa, verifier}), true);
+  return unpack<fs::call::CreatedResult>(
+      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
 }
 
 fs::Status JournalVolume::mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
                                 const fs::SetAttr& sa, fs::InodeId* out,
                                 std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Mkdir;
-  op.object = dir;
-  op.name = name;
-  op.sattr = sa;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, std::optional<fs::InodeId>* made) {
-    fs::Status st = target_->mkdir(c, dir, name, sa, out, obj_attr, dir_wcc);
-    if (st == fs::Status::Ok) *made = *out;
-    return st;
-  });
+  auto reply = journalled(request(ctx, fs::call::MkdirArgs{dir, name, sa}), true);
+  return unpack<fs::call::CreatedResult>(
+      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
 }
 
 fs::Status JournalVolume::symlink(const fs::OpContext& ctx, fs::InodeId dir,
                                   std::string_view name, std::string_view target,
                                   const fs::SetAttr& sa, fs::InodeId* out,
                                   std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Symlink;
-  op.object = dir;
-  op.name = name;
-  op.name2 = target;
-  op.sattr = sa;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, std::optional<fs::InodeId>* made) {
-    fs::Status st = target_->symlink(c, dir, name, target, sa, out, obj_attr, dir_wcc);
-    if (st == fs::Status::Ok) *made = *out;
-    return st;
-  });
+  auto reply = journalled(request(ctx, fs::call::SymlinkArgs{dir, name, target, sa}), true);
+  return unpack<fs::call::CreatedResult>(
+      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
 }
 
 fs::Status JournalVolume::mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
                                 fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
                                 uint32_t rdev_minor, fs::InodeId* out,
                                 std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Mknod;
-  op.object = dir;
-  op.name = name;
-  op.node_type = type;
-  op.sattr = sa;
-  op.rdev_major = rdev_major;
-  op.rdev_minor = rdev_minor;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, std::optional<fs::InodeId>* made) {
-    fs::Status st =
-        target_->mknod(c, dir, name, type, sa, rdev_major, rdev_minor, out, obj_attr, dir_wcc);
-    if (st == fs::Status::Ok) *made = *out;
-    return st;
-  });
+  auto reply = journalled(
+      request(ctx, fs::call::MknodArgs{dir, name, type, sa, rdev_major, rdev_minor}), true);
+  return unpack<fs::call::CreatedResult>(
+      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
 }
 
 fs::Status JournalVolume::remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
                                  fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Remove;
-  op.object = dir;
-  op.name = name;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, auto*) {
-    return target_->remove(c, dir, name, dir_wcc);
+  auto reply = journalled(request(ctx, fs::call::RemoveArgs{dir, name}), true);
+  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
+    if (dir_wcc) *dir_wcc = r.wcc;
   });
 }
 
 fs::Status JournalVolume::rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
                                 fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Rmdir;
-  op.object = dir;
-  op.name = name;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, auto*) {
-    return target_->rmdir(c, dir, name, dir_wcc);
+  auto reply = journalled(request(ctx, fs::call::RmdirArgs{dir, name}), true);
+  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
+    if (dir_wcc) *dir_wcc = r.wcc;
   });
 }
 
 fs::Status JournalVolume::rename(const fs::OpContext& ctx, fs::InodeId from_dir,
                                  std::string_view from_name, fs::InodeId to_dir,
                                  std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
-  JournalOp op;
-  op.type = RecordType::Rename;
-  op.object = from_dir;
-  op.name = from_name;
-  op.object2 = to_dir;
-  op.name2 = to_name;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, auto*) {
-    return target_->rename(c, from_dir, from_name, to_dir, to_name, from_wcc, to_wcc);
+  auto reply =
+      journalled(request(ctx, fs::call::RenameArgs{from_dir, from_name, to_dir, to_name}), true);
+  return unpack<fs::call::RenameResult>(reply, [&](const auto& r) {
+    if (from_wcc) *from_wcc = r.from_wcc;
+    if (to_wcc) *to_wcc = r.to_wcc;
   });
 }
 
 fs::Status JournalVolume::link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
                                std::string_view name, std::optional<fs::Attr>* file_attr,
                                fs::Wcc* dir_wcc) {
-  JournalOp op;
-  op.type = RecordType::Link;
-  op.object = file;
-  op.object2 = dir;
-  op.name = name;
-  return journalled(ctx, op, true, [&](const fs::OpContext& c, auto*) {
-    return target_->link(c, file, dir, name, file_attr, dir_wcc);
+  auto reply = journalled(request(ctx, fs::call::LinkArgs{file, dir, name}), true);
+  return unpack<fs::call::LinkResult>(reply, [&](const auto& r) {
+    if (file_attr) *file_attr = r.file_attr;
+    if (dir_wcc) *dir_wcc = r.dir_wcc;
   });
 }
 

@@ -4,12 +4,14 @@
 //
 // Ordering, and why it is safe:
 //  1. The volume's mutation lock is taken; the operation gets the next sequence number and runs
-//     on the fs with OpContext::journal_seq = seq. Holding the lock across "run" and "append"
-//     makes the volume's log order equal its sequence order equal its execution order, so replay
-//     in seq order repeats exactly the history the clients saw.
-//  2. The record is appended (including results the fs chose, such as the allocated inode,
-//     which replay forces through OpContext::forced_inode). Only successful operations are
-//     logged: a failed one changed nothing, and its unused seq is a harmless gap.
+//     on the fs as a call struct (fs/call/calls.h) through fs::JournalTarget::apply_journalled
+//     with that sequence as its tag. Holding the lock across "run" and "append" makes the
+//     volume's log order equal its sequence order equal its execution order, so replay in seq
+//     order repeats exactly the history the clients saw.
+//  2. The record is appended: the encoded call and the reply the fs gave (call_record.h), which
+//     includes results the fs chose, such as the allocated inode that replay forces through
+//     fs::JournalTag::created. Only successful operations are logged: a failed one changed
+//     nothing, and its unused seq is a harmless gap.
 //  3. The lock is released, then the caller waits for the group commit of its record. A commit
 //     covers a complete prefix of the log, so when an operation is acknowledged, every
 //     operation it could depend on (all earlier ones of this volume) is committed as well.
@@ -39,7 +41,8 @@
 
 #include "fs/volume.h"
 #include "nvram/journal.h"
-#include "nvram/op_codec.h"
+#include "fs/call/calls.h"
+#include "fs/journal_target.h"
 #include "nvram/replay.h"
 
 namespace nasd::nvram {
@@ -116,10 +119,10 @@ class JournalVolume : public fs::Volume {
                     fs::Wcc* wcc) override;
 
  private:
-  // Runs `execute(fs_ctx, &created)` on the fs under the mutation lock and journals `op`
-  // (with `data` after the encoded prefix). Waits for the commit when `wait`.
-  template <typename Execute>
-  fs::Status journalled(const fs::OpContext& ctx, JournalOp& op, bool wait, Execute&& execute);
+  // Runs `req` on the fs under the mutation lock as the next sequence and journals it with its
+  // reply. Waits for the commit when `wait`. The reply's status is the acknowledged one.
+  fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
+  fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
   // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
   fs::Status acknowledged(fs::Status committed) const;

@@ -12,16 +12,7 @@ static_assert(std::endian::native == std::endian::little, "NVRAM layout is littl
 const char* record_type_name(RecordType t) {
   switch (t) {
     case RecordType::Pad: return "PAD";
-    case RecordType::Write: return "WRITE";
-    case RecordType::Create: return "CREATE";
-    case RecordType::Mkdir: return "MKDIR";
-    case RecordType::Symlink: return "SYMLINK";
-    case RecordType::Mknod: return "MKNOD";
-    case RecordType::Remove: return "REMOVE";
-    case RecordType::Rmdir: return "RMDIR";
-    case RecordType::Rename: return "RENAME";
-    case RecordType::Link: return "LINK";
-    case RecordType::Setattr: return "SETATTR";
+    case RecordType::Call: return "CALL";
   }
   return "UNKNOWN";
 }
@@ -57,8 +48,8 @@ DecodeResult decode_record(const uint8_t* src, size_t avail, uint64_t pos, Recor
   if (avail < sizeof(RecordHeader)) return DecodeResult::NoRecord;
   RecordHeader h;
   std::memcpy(&h, src, sizeof h);
-  if (h.magic != kRecordMagic || h.pos != pos || h.version != kRecordVersion)
-    return DecodeResult::NoRecord;
+  if (h.magic != kRecordMagic || h.pos != pos) return DecodeResult::NoRecord;
+  if (h.version != kRecordVersion) return DecodeResult::OldVersion;
   if (h.length > avail - sizeof h) return DecodeResult::TooLong;
   uint32_t stored = h.crc;
   h.crc = 0;

@@ -13,24 +13,24 @@
 namespace nasd::nvram {
 
 // What the payload describes. Values are on-media; never renumber.
+//
+// Record version 1 had one type per operation (10 WRITE ... 19 SETATTR) and the journal's own
+// flat payload. Version 2 (this one) has a single operation type, Call, whose payload is the
+// project-wide encoding of a Volume call (nvram/call_record.h), so the procedure is named inside
+// the payload and 10-19 are retired. A region that still holds version-1 records is refused at
+// open with an error that says so (decode_record reports OldVersion): they are never silently
+// taken for the end of the log, and never replayed by this build. Drain such a journal with the
+// build that wrote it (a clean stop flushes every volume and empties the journal) before
+// upgrading.
 enum class RecordType : uint16_t {
-  Pad = 1,  // filler up to the end of a lap; carries no operation
-  Write = 10,
-  Create = 11,
-  Mkdir = 12,
-  Symlink = 13,
-  Mknod = 14,
-  Remove = 15,
-  Rmdir = 16,
-  Rename = 17,
-  Link = 18,
-  Setattr = 19,
+  Pad = 1,   // filler up to the end of a lap; carries no operation
+  Call = 2,  // one journalled Volume call (nvram/call_record.h)
 };
 
 const char* record_type_name(RecordType t);
 
 constexpr uint32_t kRecordMagic = 0x4e565243;  // "NVRC"
-constexpr uint16_t kRecordVersion = 1;
+constexpr uint16_t kRecordVersion = 2;
 constexpr size_t kRecordAlign = 8;
 
 // Little-endian on media (the appliance is x86-64 only; a static_assert guards it).
@@ -38,7 +38,7 @@ struct RecordHeader {
   uint32_t magic;
   uint32_t crc;      // CRC32C of the header (with crc = 0) followed by the payload
   uint64_t pos;      // logical position of this header
-  uint64_t seq;      // per-volume journal sequence number (OpContext::journal_seq)
+  uint64_t seq;      // per-volume journal sequence number (fs::JournalTag::seq)
   uint32_t length;   // payload bytes
   uint32_t volume;   // fs::Volume::id()
   uint16_t type;     // RecordType
@@ -82,6 +82,7 @@ enum class DecodeResult {
   NoRecord,     // not a record header at all (never written, or a stale lap's bytes)
   Torn,         // looks like a record of this lap but the CRC does not match
   TooLong,      // the length runs past `avail`
+  OldVersion,   // a record of this lap written in another record format (see RecordType)
 };
 
 // Validates the record that should start at logical position `pos`, given `avail` readable

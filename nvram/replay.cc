@@ -1,72 +1,64 @@
 #include "nvram/replay.h"
 
+#include "fs/call/codec.h"
+#include "nvram/call_record.h"
 #include "nvram/log.h"
 
 namespace nasd::nvram {
+namespace {
 
-fs::Status apply_op(fs::Volume& target, const JournalOp& op, uint64_t seq) {
-  fs::OpContext ctx;
-  ctx.cred = op.cred;
-  ctx.journal_seq = seq;
-  ctx.forced_inode = op.created;
-  fs::Wcc wcc, wcc2;
-  fs::InodeId out;
-  std::optional<fs::Attr> attr;
-  switch (op.type) {
-    case RecordType::Write: {
-      fs::Stability committed;
-      return target.write(ctx, op.object, op.offset, op.data, fs::Stability::Unstable, &committed,
-                          &wcc);
-    }
-    case RecordType::Setattr:
-      return target.setattr(ctx, op.object, op.sattr, std::nullopt, &wcc);
-    case RecordType::Create:
-      return target.create(ctx, op.object, op.name, op.create_mode, op.sattr, op.verifier, &out,
-                           &attr, &wcc);
-    case RecordType::Mkdir:
-      return target.mkdir(ctx, op.object, op.name, op.sattr, &out, &attr, &wcc);
-    case RecordType::Symlink:
-      return target.symlink(ctx, op.object, op.name, op.name2, op.sattr, &out, &attr, &wcc);
-    case RecordType::Mknod:
-      return target.mknod(ctx, op.object, op.name, op.node_type, op.sattr, op.rdev_major,
-                          op.rdev_minor, &out, &attr, &wcc);
-    case RecordType::Remove:
-      return target.remove(ctx, op.object, op.name, &wcc);
-    case RecordType::Rmdir:
-      return target.rmdir(ctx, op.object, op.name, &wcc);
-    case RecordType::Rename:
-      return target.rename(ctx, op.object, op.name, op.object2, op.name2, &wcc, &wcc2);
-    case RecordType::Link:
-      return target.link(ctx, op.object, op.object2, op.name, &attr, &wcc);
-    case RecordType::Pad:
-      break;
+// Runs one decoded record; an empty string when it did what the client was told.
+std::string apply(const fs::JournalPass& pass, fs::JournalTarget& target, uint32_t volume,
+                  const CallRecord& rec, uint64_t seq) {
+  if (rec.request.volume_id != volume)
+    return "record of volume " + std::to_string(rec.request.volume_id) + " in volume " +
+           std::to_string(volume) + "'s journal";
+  fs::JournalTag tag;
+  tag.seq = seq;
+  tag.created = rec.created();
+  fs::call::VolumeReply got = target.apply_journalled(pass, tag, rec.request);
+  if (got.status != fs::Status::Ok) return fs::status_name(got.status);
+  if (tag.created) {
+    const auto* r = std::get_if<fs::call::CreatedResult>(&got.result);
+    if (!r || r->id != *tag.created)
+      return "made inode " + (r ? std::to_string(r->id.ino) + "/" + std::to_string(r->id.gen)
+                                : std::string("?")) +
+             ", the client was given " + std::to_string(tag.created->ino) + "/" +
+             std::to_string(tag.created->gen);
   }
-  return fs::Status::Inval;
+  return {};
 }
 
-ReplayReport replay_records(fs::JournalTarget& target, uint32_t volume,
-                            const std::vector<RecordView>& records) {
+}  // namespace
+
+ReplayReport replay_records(const fs::JournalPass& pass, fs::JournalTarget& target,
+                            uint32_t volume, const std::vector<RecordView>& records) {
   ReplayReport rep;
   rep.records = records.size();
   rep.durable_seq_before = target.durable_seq();
-  for (const RecordView& rec : records) {
-    if (rec.seq <= rep.durable_seq_before) {
+  for (const RecordView& view : records) {
+    if (view.seq <= rep.durable_seq_before) {
       ++rep.skipped;
       continue;
     }
-    JournalOp op;
+    CallRecord rec;
     std::string error;
-    fs::Status st = fs::Status::Inval;
-    if (decode_op(rec.type, rec.payload, &op, &error)) {
-      st = apply_op(target, op, rec.seq);
-      if (st != fs::Status::Ok) error = describe_op(op) + ": " + fs::status_name(st);
+    if (view.type != RecordType::Call) {
+      error = std::string("unexpected record type ") + record_type_name(view.type);
+    } else if (decode_call_record(view.payload, &rec, &error)) {
+      try {
+        error = apply(pass, target, volume, rec, view.seq);
+      } catch (const std::exception& e) {
+        error = std::string("exception: ") + e.what();
+      }
+      if (!error.empty()) error = fs::call::describe_request(rec.request) + ": " + error;
     }
-    if (st == fs::Status::Ok) {
+    if (error.empty()) {
       ++rep.applied;
     } else {
       ++rep.failed;
       log_line("replay of volume " + std::to_string(volume) + " record seq " +
-               std::to_string(rec.seq) + " failed: " + error);
+               std::to_string(view.seq) + " failed: " + error);
     }
   }
   rep.durable_seq_after = target.durable_seq();

@@ -28,7 +28,7 @@ enum class MessageType : uint16_t {
   HelloRefused = 3,   // server -> client, then close (payload: reason text)
   Reply = 4,          // answer to a request with the same request id
   Unsupported = 5,    // answer: the server has no handler for that request type
-  VolumeCall = 16,    // a forwarded Volume call (volume_call_codec)
+  VolumeCall = 16,    // a forwarded Volume call (fs/call/codec.h)
   Heartbeat = 17,     // membership heartbeat (membership/heartbeat)
 };
 

@@ -1,8 +1,11 @@
 #include "cluster/interconnect/remote_volume.h"
 
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 
 namespace nasd::interconnect {
+
+// The calls travel in the project's one call encoding (fs/call/codec.h).
+using namespace fs::call;
 
 RemoteVolume::RemoteVolume(uint32_t volume_id, std::shared_ptr<CallChannel> owner,
                            RemoteVolumeOptions options)

@@ -19,7 +19,7 @@
 
 #include "cluster/interconnect/call_channel.h"
 #include "cluster/interconnect/forward_slots.h"
-#include "cluster/interconnect/volume_calls.h"
+#include "fs/call/calls.h"
 #include "fs/volume.h"
 
 namespace nasd::interconnect {
@@ -118,7 +118,7 @@ class RemoteVolume : public fs::Volume {
   const std::shared_ptr<ForwardSlots> slots_;
   mutable std::atomic<uint64_t> verifier_{0};
   mutable std::mutex describe_mu_;
-  mutable std::optional<DescribeResult> described_;
+  mutable std::optional<fs::call::DescribeResult> described_;
 };
 
 }  // namespace nasd::interconnect

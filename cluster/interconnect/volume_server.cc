@@ -2,10 +2,15 @@
 
 #include <memory>
 
-#include "cluster/interconnect/volume_call_codec.h"
-#include "cluster/interconnect/volume_call_dispatch.h"
+#include "fs/call/codec.h"
+#include "fs/call/dispatch.h"
 
 namespace nasd::interconnect {
+
+// A forwarded call is decoded and run with the project's one codec and dispatch (fs/call/).
+// The decoded request carries the caller's credential only, and this server holds no
+// fs::JournalPass: nothing a peer sends can tag a journal sequence or force an inode.
+using namespace fs::call;
 namespace {
 
 // The op of a request whose body may be malformed: the reply must name it so that the

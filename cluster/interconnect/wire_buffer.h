@@ -1,68 +1,12 @@
-// Little-endian, fixed-width encoding shared by every interconnect message. The writer appends;
-// the reader never reads past its span and turns the first malformed field into a sticky error,
-// so decoders can read a whole message and check once (a bad message is an error, not a crash).
+// The interconnect's messages use the project's one byte reader/writer (util/byte_io.h); these
+// names keep the framing, hello and heartbeat code unchanged.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "util/byte_io.h"
 
 namespace nasd::interconnect {
 
-class WireWriter {
- public:
-  void u8(uint8_t v) { out_.push_back(v); }
-  void u16(uint16_t v) { put_le(v, 2); }
-  void u32(uint32_t v) { put_le(v, 4); }
-  void u64(uint64_t v) { put_le(v, 8); }
-  void i64(int64_t v) { put_le(static_cast<uint64_t>(v), 8); }
-  void boolean(bool v) { u8(v ? 1 : 0); }
-  // u32 length, then the bytes.
-  void bytes(std::span<const uint8_t> b);
-  void string(std::string_view s);
-
-  size_t size() const { return out_.size(); }
-  std::vector<uint8_t> take() { return std::move(out_); }
-
- private:
-  void put_le(uint64_t v, int width);
-  std::vector<uint8_t> out_;
-};
-
-class WireReader {
- public:
-  explicit WireReader(std::span<const uint8_t> in) : in_(in) {}
-
-  // Each returns false (and leaves *out alone) once the reader has failed.
-  bool u8(uint8_t* out);
-  bool u16(uint16_t* out);
-  bool u32(uint32_t* out);
-  bool u64(uint64_t* out);
-  bool i64(int64_t* out);
-  bool boolean(bool* out);  // only 0 or 1
-  // Views into the input (no copy): valid while the input buffer is.
-  bool bytes(std::span<const uint8_t>* out, size_t max_len);
-  bool string(std::string_view* out, size_t max_len);
-
-  // Records the first failure; always returns false so callers can `return r.fail(...)`.
-  bool fail(std::string what);
-  // Fails unless every byte was consumed (trailing garbage is malformed too).
-  bool expect_end();
-
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
-  size_t remaining() const { return in_.size() - pos_; }
-
- private:
-  bool take(size_t n, const uint8_t** p);
-  bool get_le(uint64_t* v, int width);
-
-  std::span<const uint8_t> in_;
-  size_t pos_ = 0;
-  std::string error_;
-};
+using WireWriter = util::ByteWriter;
+using WireReader = util::ByteReader;
 
 }  // namespace nasd::interconnect

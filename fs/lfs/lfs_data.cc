@@ -105,7 +105,7 @@ Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
   if (pressure && stable == Stability::Unstable) {
     if ((st = store_->flush()) != Status::Ok) return st;
   }
-  return finish(ctx, lk, Status::Ok, stable != Stability::Unstable);
+  return finish(lk, Status::Ok, stable != Stability::Unstable);
 }
 
 }  // namespace nasd::fs::lfs

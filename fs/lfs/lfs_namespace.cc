@@ -77,7 +77,9 @@ Status LfsVolume::new_object(const OpContext& ctx, CachedInode* dir, std::string
   Status st = store_->reserve(type == FileType::Dir ? 3 : 2);
   if (st != Status::Ok) return st;
   CachedInode* c;
-  if ((st = store_->allocate(ctx.forced_inode, &c)) != Status::Ok) return st;
+  // A replayed journal record brings the inode (and generation) the client was given.
+  const JournalTag* tag = journal_tag();
+  if ((st = store_->allocate(tag ? tag->created : std::nullopt, &c)) != Status::Ok) return st;
   Inode& in = c->inode;
   const Inode& d = dir->inode;
   bool root = ctx.cred.uid == 0;
@@ -124,20 +126,19 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
   CachedInode* c = nullptr;
   if (found) {
     if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
-    bool replay = ctx.forced_inode && ctx.forced_inode->ino == c->inode.ino &&
-                  ctx.forced_inode->gen == c->inode.gen;
-    if (!replay) {
-      if (mode == CreateMode::Guarded) return fail(Status::Exist);
-      if (mode == CreateMode::Exclusive) {
-        if (c->inode.type != FileType::Reg || !c->inode.has_verifier ||
-            c->inode.verifier != verifier)
-          return fail(Status::Exist);
-      } else {
-        if (c->inode.type != FileType::Reg) return fail(Status::Exist);
-        SetAttr size_only;
-        size_only.size = sa.size;
-        if (sa.size && (st = apply_setattr(ctx, c, size_only)) != Status::Ok) return fail(st);
-      }
+    // A replayed record meets the state its original call met (the fs is a prefix of the
+    // journal, and records at or below durable_seq are not replayed), so it takes this same
+    // branch again: no replay special case.
+    if (mode == CreateMode::Guarded) return fail(Status::Exist);
+    if (mode == CreateMode::Exclusive) {
+      if (c->inode.type != FileType::Reg || !c->inode.has_verifier ||
+          c->inode.verifier != verifier)
+        return fail(Status::Exist);
+    } else {
+      if (c->inode.type != FileType::Reg) return fail(Status::Exist);
+      SetAttr size_only;
+      size_only.size = sa.size;
+      if (sa.size && (st = apply_setattr(ctx, c, size_only)) != Status::Ok) return fail(st);
     }
   } else {
     if ((st = new_object(ctx, d, name, FileType::Reg, mode == CreateMode::Exclusive ? SetAttr{} : sa,
@@ -166,15 +167,7 @@ Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name
   DirRecord rec;
   bool found;
   if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
-  if (found) {
-    bool replay = ctx.forced_inode && ctx.forced_inode->ino == rec.ino;
-    if (!replay) return fail(Status::Exist);
-    CachedInode* c;
-    if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
-    *out = InodeId{c->inode.ino, c->inode.gen};
-    if (obj_attr) *obj_attr = attr_of(c);
-    return fail(Status::Ok);
-  }
+  if (found) return fail(Status::Exist);
   if (d->inode.nlink >= limits().link_max) return fail(Status::MLink);
   CachedInode* c;
   if ((st = new_object(ctx, d, name, FileType::Dir, sa, &c)) != Status::Ok) return fail(st);
@@ -281,7 +274,7 @@ Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view nam
   store_->mark_dirty(d);
   if ((st = drop_link(c)) != Status::Ok) return fail(st);
   fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
@@ -315,7 +308,7 @@ Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name
   store_->mark_dirty(d);
   if ((st = store_->release(c)) != Status::Ok) return fail(st);
   fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* result) {
@@ -413,7 +406,7 @@ Status LfsVolume::rename(const OpContext& ctx, InodeId from_dir, std::string_vie
     if ((st = drop_link(dst)) != Status::Ok) return done(st);
   }
   done(Status::Ok);  // WCC is taken under the lock; finish() may drop it
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
@@ -455,7 +448,7 @@ Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::str
   store_->mark_dirty(c);
   store_->mark_dirty(d);
   fail(Status::Ok);  // attributes are taken under the lock; finish() may drop it
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,

@@ -166,7 +166,7 @@ Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, 
   *out = InodeId{c->inode.ino, c->inode.gen};
   if (obj_attr) *obj_attr = attr_of(c);
   fill_wcc(dir_wcc, pre, d);
-  return finish(ctx, lk, Status::Ok, true);
+  return finish(lk, Status::Ok, true);
 }
 
 Status LfsVolume::check_name(std::string_view name) {
@@ -185,11 +185,11 @@ Status LfsVolume::make_durable(Lock& lk) {
   return store_->sync_to(lsn);
 }
 
-Status LfsVolume::finish(const OpContext& ctx, Lock& lk, Status st, bool durable) {
+Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
   if (st != Status::Ok) return st;
-  if (ctx.journal_seq != 0) {
-    // The NVRAM journal already holds this operation; it only needs to reach disk eventually.
-    store_->note_journal_seq(ctx.journal_seq);
+  if (const JournalTag* tag = journal_tag()) {
+    // The NVRAM journal holds this operation; it only needs to reach disk eventually.
+    store_->note_journal_seq(tag->seq);
     // Bound what piles up between write-behind passes: write it out (no sync) past half the cache.
     // The operation itself is done either way: a full host (NoSpc) only delays the write, and
     // an I/O error leaves the volume read-only with this operation safe in the journal.
@@ -253,7 +253,7 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
   store_->make_log_room();
   st = apply_setattr(ctx, c, sa);
   fill_wcc(wcc, pre, c);
-  return finish(ctx, lk, st, true);
+  return finish(lk, st, true);
 }
 
 Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
@@ -352,6 +352,32 @@ std::string LfsVolume::status_text() {
     << rate(ic.hits(), ic.misses()) << "%\n";
   o << "  durable journal seq: " << store_->durable_seq() << "\n";
   return o.str();
+}
+
+LfsVolume::Report LfsVolume::report() {
+  Lock lk(mu_);
+  const SegmentTable& sut = store_->segments();
+  const StoreStats& s = store_->stats();
+  const BlockCache& bc = store_->block_cache();
+  Report r;
+  r.failed = store_->failed();
+  r.capacity_bytes = store_->capacity_bytes();
+  r.used_bytes = store_->used_space_bytes();
+  r.segments = sut.nsegments();
+  r.free_segments = sut.free_count();
+  r.segment_bytes = sut.segment_bytes();
+  r.live_inodes = store_->imap().live_count();
+  r.max_inodes = store_->imap().max_inodes();
+  r.log_flushes = s.flushes;
+  r.log_syncs = s.syncs;
+  r.checkpoints = s.checkpoints;
+  r.cleaner_passes = s.cleaner_passes;
+  r.cleaned_segments = s.cleaned_segments;
+  r.cleaner_blocks_copied = s.cleaner_blocks_copied;
+  r.block_cache_bytes = bc.bytes();
+  r.block_cache_hits = bc.hits();
+  r.block_cache_misses = bc.misses();
+  return r;
 }
 
 }  // namespace nasd::fs::lfs

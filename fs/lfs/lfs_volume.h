@@ -17,6 +17,7 @@
 #include "fs/lfs/options.h"
 #include "fs/lfs/store.h"
 #include "fs/permission.h"
+#include "fs/journal_target.h"
 #include "fs/volume.h"
 
 namespace nasd::fs::lfs {
@@ -40,6 +41,17 @@ class LfsVolume : public JournalTarget {
   void abandon();
   // Human-readable state for the admin interface: segments, cleaner, cache.
   std::string status_text();
+  // The same numbers for exporters (metrics, the management page).
+  struct Report {
+    bool failed = false;
+    uint64_t capacity_bytes = 0, used_bytes = 0;
+    uint64_t segments = 0, free_segments = 0, segment_bytes = 0;
+    uint64_t live_inodes = 0, max_inodes = 0;
+    uint64_t log_flushes = 0, log_syncs = 0, checkpoints = 0;
+    uint64_t cleaner_passes = 0, cleaned_segments = 0, cleaner_blocks_copied = 0;
+    uint64_t block_cache_bytes = 0, block_cache_hits = 0, block_cache_misses = 0;
+  };
+  Report report();
   // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.
   uint32_t clean_now(uint32_t segments);
   Status checkpoint_now();
@@ -115,9 +127,10 @@ class LfsVolume : public JournalTarget {
                        const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
                        Wcc* dir_wcc);
   static Status check_name(std::string_view name);
-  // Finishes a mutation: records the journal sequence, or (without a journal) writes the
-  // changes and, after dropping the lock, waits until they are durable.
-  Status finish(const OpContext& ctx, Lock& lk, Status st, bool durable);
+  // Finishes a mutation: notes the journal sequence of a journalled call (journal_tag()), or
+  // (without a journal) writes the changes and, after dropping the lock, waits until they are
+  // durable.
+  Status finish(Lock& lk, Status st, bool durable);
   Status make_durable(Lock& lk);
   Status apply_setattr(const OpContext& ctx, CachedInode* c, const SetAttr& sa);
   Status new_object(const OpContext& ctx, CachedInode* dir, std::string_view name,

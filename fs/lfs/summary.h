@@ -33,7 +33,7 @@ constexpr uint32_t kUnitGroupEnd = 1;  // the last unit of an atomic group of un
 struct Summary {
   uint64_t lsn = 0;
   uint32_t prev_crc = 0;
-  uint64_t journal_seq = 0;  // highest OpContext::journal_seq the group completes
+  uint64_t journal_seq = 0;  // highest journal sequence (fs::JournalTag::seq) the group completes
   uint32_t next_seg = 0;
   uint32_t flags = 0;
   int64_t time = 0;

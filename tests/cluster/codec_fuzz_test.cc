@@ -7,10 +7,12 @@
 
 #include "cluster/interconnect/frame.h"
 #include "cluster/interconnect/hello.h"
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 #include "tests/cluster/codec_samples.h"
 
 namespace nasd::interconnect {
+
+using namespace fs::call;
 namespace {
 
 constexpr int kRandomInputs = 20000;

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "cluster/interconnect/volume_calls.h"
+#include "fs/call/calls.h"
 
 namespace nasd::cluster::testing {
 
@@ -23,13 +23,11 @@ inline fs::SetAttr sample_setattr() {
 inline fs::OpContext sample_context() {
   fs::OpContext ctx;
   ctx.cred = {1000, 100, {4, 24, 27}};
-  ctx.journal_seq = 0x1122334455667788ull;
-  ctx.forced_inode = fs::InodeId{4242, 9};
   return ctx;
 }
 
-inline std::vector<interconnect::VolumeRequest> sample_requests() {
-  using namespace interconnect;
+inline std::vector<fs::call::VolumeRequest> sample_requests() {
+  using namespace fs::call;
   static const uint8_t kData[] = {0, 1, 2, 0xff, 0x80, 42};
   fs::InodeId a{77, 3}, b{88, 4};
   std::vector<CallArgs> all = {

@@ -12,9 +12,6 @@ class EchoVolume::Hash {
     add(ctx.cred.uid);
     add(ctx.cred.gid);
     for (uint32_t g : ctx.cred.gids) add(g);
-    add(ctx.journal_seq);
-    add(ctx.forced_inode.has_value());
-    if (ctx.forced_inode) add(*ctx.forced_inode);
   }
 
   Hash& add(uint64_t v) {

@@ -1,5 +1,5 @@
 // TEST FIXTURE ONLY: a Volume double whose every out-parameter is a hash of all its inputs
-// (credential, journal_seq, forced_inode and every argument). Calling the same method on a
+// (the credential and every argument). Calling the same method on a
 // local EchoVolume and through RemoteVolume -> VolumeServer -> EchoVolume must give identical
 // results, so any argument or result field lost on the wire shows up as a difference.
 // It can also be told to sleep (a slow owner) and records what it was last called with.

@@ -24,7 +24,7 @@ bool operator==(const Cred& a, const Cred& b) {
   return std::tie(a.uid, a.gid, a.gids) == std::tie(b.uid, b.gid, b.gids);
 }
 bool operator==(const OpContext& a, const OpContext& b) {
-  return a.cred == b.cred && a.journal_seq == b.journal_seq && a.forced_inode == b.forced_inode;
+  return a.cred == b.cred;
 }
 bool operator==(const DirEntry& a, const DirEntry& b) {
   return std::tie(a.name, a.fileid, a.cookie, a.id) == std::tie(b.name, b.fileid, b.cookie, b.id) &&

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "cluster/interconnect/call_channel.h"
-#include "cluster/interconnect/volume_call_codec.h"
-#include "cluster/interconnect/volume_call_dispatch.h"
+#include "fs/call/codec.h"
+#include "fs/call/dispatch.h"
 #include "fs/volume.h"
 
 namespace nasd::cluster::testing {
@@ -22,6 +22,7 @@ class LoopbackChannel : public interconnect::CallChannel {
   interconnect::CallOutcome call(interconnect::MessageType, std::vector<uint8_t> payload,
                                  std::chrono::milliseconds) override {
     using namespace interconnect;
+    using namespace fs::call;
     ++calls_;
     if (down_) return {CallError::NotConnected, {}};
     VolumeRequest req;

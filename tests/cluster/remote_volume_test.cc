@@ -9,7 +9,7 @@
 
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/interconnect/peer_client.h"
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 #include "cluster/interconnect/volume_server.h"
 #include "tests/cluster/codec_samples.h"
 #include "tests/cluster/echo_volume.h"
@@ -17,6 +17,8 @@
 #include "tests/cluster/loopback_channel.h"
 
 namespace nasd::interconnect {
+
+using namespace fs::call;
 namespace {
 
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 
 #include <gtest/gtest.h>
 
@@ -6,6 +6,8 @@
 #include "tests/cluster/fs_equality.h"
 
 namespace nasd::interconnect {
+
+using namespace fs::call;
 namespace {
 
 using cluster::testing::sample_context;
@@ -76,13 +78,34 @@ TEST(VolumeCallCodec, ArgumentsSurviveFieldByField) {
   EXPECT_TRUE(readdir.with_attrs);
 }
 
-TEST(VolumeCallCodec, ContextWithoutForcedInode) {
+TEST(VolumeCallCodec, DefaultCredential) {
   VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}};
   std::vector<uint8_t> buf;
   VolumeRequest got = round_trip(req, &buf);
-  EXPECT_FALSE(got.ctx.forced_inode.has_value());
   EXPECT_EQ(got.ctx.cred.uid, 65534u);
   EXPECT_TRUE(got.ctx.cred.gids.empty());
+}
+
+// The context on the wire is the credential and nothing after it: the bytes that followed it in
+// codec version 1 (a journal sequence and a forced inode) make a request malformed now, and a
+// version 1 request is refused outright.
+TEST(VolumeCallCodec, NoJournalFieldsTravelWithACall) {
+  VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}};
+  req.ctx.cred = {0, 0, {}};
+  std::vector<uint8_t> buf = encode_request(req);
+  // version, op, volume id, uid, gid, gid count, then the argument (ino, gen).
+  ASSERT_EQ(buf.size(), 1u + 1 + 4 + 4 + 4 + 4 + 8 + 4);
+  std::vector<uint8_t> forged(buf.begin(), buf.begin() + 18);
+  for (int i = 0; i < 8; ++i) forged.push_back(0x11);  // journal_seq
+  forged.push_back(1);                                 // forced_inode present
+  for (int i = 0; i < 12; ++i) forged.push_back(0x22);
+  forged.insert(forged.end(), buf.begin() + 18, buf.end());
+  VolumeRequest got;
+  std::string error;
+  EXPECT_FALSE(decode_request(forged, &got, &error));
+  forged[0] = 1;
+  EXPECT_FALSE(decode_request(forged, &got, &error));
+  EXPECT_NE(error.find("version 1"), std::string::npos) << error;
 }
 
 fs::Attr some_attr(uint64_t n) {

@@ -20,6 +20,7 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "admin_socket = nasd.sock\n"
     << "handle_key = handle.key\n"
     << "max_record = 2M\n"
+    << "http_port = " << l.http_port << "\n"
     << "\n[nvram]\n"
     << "file = nvram.img\n"
     << "size = 512M\n"  // room for the 100 MiB test without falling back to write-through

@@ -93,12 +93,35 @@ Message pick(std::mt19937& rng, const Model& m, uint32_t& next_name) {
   return op;
 }
 
+// With a `journal_seq`, the call goes in the way the NVRAM journal runs it (tagged, not synced).
 Status run(LfsVolume& v, const Message& op, uint64_t journal_seq = 0) {
   OpContext ctx = root_ctx();
-  ctx.journal_seq = journal_seq;
   InodeId root = v.root(), id;
   std::optional<Attr> a;
   Wcc w, w2;
+  if (journal_seq != 0) {
+    const std::string name = fname(op.a), name2 = fname(op.b);
+    std::vector<uint8_t> data;
+    call::CallArgs args;
+    switch (op.kind) {
+      case OpKind::Create:
+        args = call::CreateArgs{root, name, CreateMode::Guarded, SetAttr{}, 0};
+        break;
+      case OpKind::Mkdir: args = call::MkdirArgs{root, name, SetAttr{}}; break;
+      case OpKind::Write: {
+        std::optional<Attr> da;
+        Status st = v.lookup(ctx, root, name, &id, &a, &da);
+        if (st != Status::Ok) return st;
+        data = pattern(op.len, op.seed);
+        args = call::WriteArgs{id, op.offset, data, Stability::Unstable};
+        break;
+      }
+      case OpKind::Rename: args = call::RenameArgs{root, name, root, name2}; break;
+      case OpKind::Remove: args = call::RemoveArgs{root, name}; break;
+      case OpKind::Rmdir: args = call::RmdirArgs{root, name}; break;
+    }
+    return apply_journalled_for_testing(v, journal_seq, args).status;
+  }
   switch (op.kind) {
     case OpKind::Create:
       return v.create(ctx, root, fname(op.a), CreateMode::Guarded, SetAttr{}, 0, &id, &a, &w);

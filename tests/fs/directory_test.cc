@@ -24,22 +24,14 @@ class BigDirTest : public ::testing::Test {
     ASSERT_TRUE(vol_);
     big_ = make_dir(*vol_, vol_->root(), "big");
   }
-  // Journalled context: namespace ops are not synced one by one (the journal would have them).
-  OpContext jctx() {
-    OpContext c = root_ctx();
-    c.journal_seq = ++seq_;
-    return c;
+  // Journalled calls: namespace ops are not synced one by one (the journal would have them).
+  Status journalled(call::CallArgs args) {
+    return apply_journalled_for_testing(*vol_, ++seq_, std::move(args)).status;
   }
   Status add(const std::string& name) {
-    InodeId id;
-    std::optional<Attr> a;
-    Wcc w;
-    return vol_->create(jctx(), big_, name, CreateMode::Guarded, SetAttr{}, 0, &id, &a, &w);
+    return journalled(call::CreateArgs{big_, name, CreateMode::Guarded, SetAttr{}, 0});
   }
-  Status del(const std::string& name) {
-    Wcc w;
-    return vol_->remove(jctx(), big_, name, &w);
-  }
+  Status del(const std::string& name) { return journalled(call::RemoveArgs{big_, name}); }
   static std::string name(int i) { return "file-with-a-longish-name-" + std::to_string(i); }
 
   ScratchDir dir_;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "fs/lfs/lfs_volume.h"
+#include "tests/support/journal_pass_for_testing.h"
 
 namespace nasd::fs::lfs::testing {
 

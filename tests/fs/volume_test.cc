@@ -182,12 +182,12 @@ TEST_F(VolumeTest, HardLinksAndMLink) {
   EXPECT_EQ(g, f);
   // Drive nlink to the limit through setup links in a subdirectory.
   InodeId d = make_dir(*vol_, root_, "many");
-  OpContext jctx = root_ctx();  // journalled: no per-call sync keeps this fast
+  // Journalled: no per-call sync keeps this fast.
   uint32_t max = vol_->limits().link_max;
   Status st = Status::Ok;
   for (uint32_t i = 1; i < max && st == Status::Ok; i++) {
-    jctx.journal_seq = i;
-    st = vol_->link(jctx, f, d, "l" + std::to_string(i), &fa, &w);
+    const std::string name = "l" + std::to_string(i);
+    st = apply_journalled_for_testing(*vol_, i, call::LinkArgs{f, d, name}).status;
   }
   ASSERT_EQ(st, Status::Ok);
   EXPECT_EQ(getattr(*vol_, f).nlink, max);
@@ -410,18 +410,29 @@ TEST_F(VolumeTest, AtimeFollowsConfig) {
 }
 
 TEST_F(VolumeTest, ForcedInodeForReplay) {
-  OpContext replay = root_ctx();
-  replay.journal_seq = 42;
-  replay.forced_inode = InodeId{500, 7};
-  InodeId id;
-  std::optional<Attr> a;
-  Wcc w;
-  ASSERT_EQ(vol_->create(replay, root_, "r", CreateMode::Guarded, SetAttr{}, 0, &id, &a, &w),
-            Status::Ok);
-  EXPECT_EQ(id, (InodeId{500, 7}));
-  // Replaying the same record again is harmless.
-  ASSERT_EQ(vol_->create(replay, root_, "r", CreateMode::Guarded, SetAttr{}, 0, &id, &a, &w),
-            Status::Ok);
+  // Every create-type call allocates the inode and generation the journal forces.
+  const InodeId forced[] = {{500, 7}, {501, 3}, {502, 9}, {503, 1}};
+  call::VolumeReply r[4];
+  r[0] = apply_journalled_for_testing(
+      *vol_, 39, call::CreateArgs{root_, "r", CreateMode::Guarded, SetAttr{}, 0}, forced[0]);
+  r[1] = apply_journalled_for_testing(*vol_, 40, call::MkdirArgs{root_, "d", SetAttr{}},
+                                      forced[1]);
+  r[2] = apply_journalled_for_testing(*vol_, 41, call::SymlinkArgs{root_, "s", "r", SetAttr{}},
+                                      forced[2]);
+  r[3] = apply_journalled_for_testing(
+      *vol_, 42, call::MknodArgs{root_, "p", FileType::Fifo, SetAttr{}, 0, 0}, forced[3]);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_EQ(r[i].status, Status::Ok) << i;
+    EXPECT_EQ(std::get<call::CreatedResult>(r[i].result).id, forced[i]) << i;
+  }
+  // A record is applied once: the same guarded CREATE again is what it would be for a client.
+  EXPECT_EQ(apply_journalled_for_testing(
+                *vol_, 43, call::CreateArgs{root_, "r", CreateMode::Guarded, SetAttr{}, 0},
+                forced[0])
+                .status,
+            Status::Exist);
+  // The journal's fields cannot come in through an ordinary call: OpContext is the credential.
+  static_assert(sizeof(OpContext) == sizeof(Cred));
   uint64_t durable = 0;
   ASSERT_EQ(vol_->flush(&durable), Status::Ok);
   EXPECT_EQ(durable, 42u);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/volume.h"
+#include "fs/journal_target.h"
 
 namespace nasd::nvram::testing {
 

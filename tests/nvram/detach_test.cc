@@ -17,7 +17,7 @@ void append_committed(Journal& j, uint32_t volume, uint64_t seq) {
   auto payload = testing::pattern(seq, 1024);
   std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(payload)};
   uint64_t ticket = 0;
-  ASSERT_EQ(j.append(volume, seq, RecordType::Write, parts, &ticket), fs::Status::Ok);
+  ASSERT_EQ(j.append(volume, seq, RecordType::Call, parts, &ticket), fs::Status::Ok);
   ASSERT_EQ(j.wait_committed(ticket), fs::Status::Ok);
 }
 

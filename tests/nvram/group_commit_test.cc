@@ -15,7 +15,7 @@ void append_and_commit(Journal& j, uint64_t seq, std::barrier<>* between) {
   auto payload = testing::pattern(seq, 4096);
   std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(payload)};
   uint64_t ticket = 0;
-  ASSERT_EQ(j.append(0, seq, RecordType::Write, parts, &ticket), fs::Status::Ok);
+  ASSERT_EQ(j.append(0, seq, RecordType::Call, parts, &ticket), fs::Status::Ok);
   if (between) between->arrive_and_wait();
   ASSERT_EQ(j.wait_committed(ticket), fs::Status::Ok);
 }

@@ -24,7 +24,7 @@ uint64_t append_one(Journal& j, uint64_t seq, size_t size) {
   auto payload = pattern(seq, size);
   std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(payload)};
   uint64_t ticket = 0;
-  EXPECT_EQ(j.append(0, seq, RecordType::Write, parts, &ticket), fs::Status::Ok);
+  EXPECT_EQ(j.append(0, seq, RecordType::Call, parts, &ticket), fs::Status::Ok);
   EXPECT_EQ(j.wait_committed(ticket), fs::Status::Ok);
   return ticket;
 }
@@ -86,7 +86,7 @@ TEST(CircularLog, FullLogRecoversEveryRecord) {
       std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(payload)};
       uint64_t t;
       if (j->stats().used_bytes + record_footprint(1000) > kLog) break;
-      ASSERT_EQ(j->append(0, seq, RecordType::Write, parts, &t), fs::Status::Ok);
+      ASSERT_EQ(j->append(0, seq, RecordType::Call, parts, &t), fs::Status::Ok);
       ASSERT_EQ(j->wait_committed(t), fs::Status::Ok);
       want.emplace_back(seq, 1000);
     }
@@ -141,10 +141,10 @@ TEST(CircularLog, OversizedRecordIsAnErrorNotAHang) {
   std::vector<uint8_t> big(j->max_payload() + 1);
   std::array<std::span<const uint8_t>, 1> parts{std::span<const uint8_t>(big)};
   uint64_t t;
-  EXPECT_EQ(j->append(0, 1, RecordType::Write, parts, &t), fs::Status::Io);
+  EXPECT_EQ(j->append(0, 1, RecordType::Call, parts, &t), fs::Status::Io);
   std::vector<uint8_t> fits(j->max_payload());
   parts[0] = fits;
-  EXPECT_EQ(j->append(0, 1, RecordType::Write, parts, &t), fs::Status::Ok);
+  EXPECT_EQ(j->append(0, 1, RecordType::Call, parts, &t), fs::Status::Ok);
 }
 
 TEST(CircularLog, RegionOfAnotherSizeIsRefusedWithAClearError) {

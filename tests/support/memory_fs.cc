@@ -145,11 +145,12 @@ void MemoryFs::apply(Node& n, const fs::SetAttr& sa) {
   n.attr.ctime = tick();
 }
 
-// Every successful mutation records the journal record it came from (0: not from the journal).
-void MemoryFs::note_applied(const fs::OpContext& ctx) {
-  if (ctx.journal_seq == 0) return;
-  applied_.push_back(ctx.journal_seq);
-  live_.applied_seq = std::max(live_.applied_seq, ctx.journal_seq);
+// Every successful mutation records the journal record it came from (none: not journalled).
+void MemoryFs::note_applied(const fs::OpContext&) {
+  const fs::JournalTag* tag = journal_tag();
+  if (!tag) return;
+  applied_.push_back(tag->seq);
+  live_.applied_seq = std::max(live_.applied_seq, tag->seq);
 }
 
 // --- calls on one object

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fs/permission.h"
-#include "fs/volume.h"
+#include "fs/journal_target.h"
 
 namespace nasd::test_support {
 

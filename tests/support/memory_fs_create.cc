@@ -16,15 +16,15 @@ Status MemoryFs::check_new_name(const fs::OpContext& ctx, Node& dir, std::string
   return Status::Ok;
 }
 
-// A replayed journal record brings the inode the client was first given (forced_inode); it must
+// A replayed journal record brings the inode the client was first given (JournalTag::created); it must
 // still be free, or the replay is not reproducing the original history.
 Status MemoryFs::make(const fs::OpContext& ctx, Node& dir, uint64_t dir_ino, std::string_view name,
                       fs::FileType type, const fs::SetAttr& sa, fs::InodeId* out, Node** made) {
   uint64_t ino = live_.next_ino;
   uint32_t gen = 1;
-  if (ctx.forced_inode) {
-    ino = ctx.forced_inode->ino;
-    gen = ctx.forced_inode->gen;
+  if (const fs::JournalTag* tag = journal_tag(); tag && tag->created) {
+    ino = tag->created->ino;
+    gen = tag->created->gen;
     if (live_.nodes.count(ino) != 0) return Status::ServerFault;
   }
   live_.next_ino = std::max(live_.next_ino, ino + 1);

@@ -1,26 +1,26 @@
-#include "cluster/interconnect/wire_buffer.h"
+#include "util/byte_io.h"
 
-namespace nasd::interconnect {
+namespace nasd::util {
 
-void WireWriter::put_le(uint64_t v, int width) {
+void ByteWriter::put_le(uint64_t v, int width) {
   for (int i = 0; i < width; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
-void WireWriter::bytes(std::span<const uint8_t> b) {
+void ByteWriter::bytes(std::span<const uint8_t> b) {
   u32(static_cast<uint32_t>(b.size()));
   out_.insert(out_.end(), b.begin(), b.end());
 }
 
-void WireWriter::string(std::string_view s) {
+void ByteWriter::string(std::string_view s) {
   bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
 }
 
-bool WireReader::fail(std::string what) {
+bool ByteReader::fail(std::string what) {
   if (error_.empty()) error_ = std::move(what);
   return false;
 }
 
-bool WireReader::take(size_t n, const uint8_t** p) {
+bool ByteReader::take(size_t n, const uint8_t** p) {
   if (!ok()) return false;
   if (n > remaining()) {
     return fail("truncated: need " + std::to_string(n) + " bytes at offset " +
@@ -31,7 +31,7 @@ bool WireReader::take(size_t n, const uint8_t** p) {
   return true;
 }
 
-bool WireReader::get_le(uint64_t* v, int width) {
+bool ByteReader::get_le(uint64_t* v, int width) {
   const uint8_t* p;
   if (!take(width, &p)) return false;
   uint64_t r = 0;
@@ -40,37 +40,37 @@ bool WireReader::get_le(uint64_t* v, int width) {
   return true;
 }
 
-bool WireReader::u8(uint8_t* out) {
+bool ByteReader::u8(uint8_t* out) {
   uint64_t v;
   if (!get_le(&v, 1)) return false;
   *out = static_cast<uint8_t>(v);
   return true;
 }
 
-bool WireReader::u16(uint16_t* out) {
+bool ByteReader::u16(uint16_t* out) {
   uint64_t v;
   if (!get_le(&v, 2)) return false;
   *out = static_cast<uint16_t>(v);
   return true;
 }
 
-bool WireReader::u32(uint32_t* out) {
+bool ByteReader::u32(uint32_t* out) {
   uint64_t v;
   if (!get_le(&v, 4)) return false;
   *out = static_cast<uint32_t>(v);
   return true;
 }
 
-bool WireReader::u64(uint64_t* out) { return get_le(out, 8); }
+bool ByteReader::u64(uint64_t* out) { return get_le(out, 8); }
 
-bool WireReader::i64(int64_t* out) {
+bool ByteReader::i64(int64_t* out) {
   uint64_t v;
   if (!get_le(&v, 8)) return false;
   *out = static_cast<int64_t>(v);
   return true;
 }
 
-bool WireReader::boolean(bool* out) {
+bool ByteReader::boolean(bool* out) {
   uint8_t v;
   if (!u8(&v)) return false;
   if (v > 1) return fail("boolean out of range: " + std::to_string(v));
@@ -78,7 +78,7 @@ bool WireReader::boolean(bool* out) {
   return true;
 }
 
-bool WireReader::bytes(std::span<const uint8_t>* out, size_t max_len) {
+bool ByteReader::bytes(std::span<const uint8_t>* out, size_t max_len) {
   uint32_t n;
   if (!u32(&n)) return false;
   // Checked before anything is sized from it: a garbage length is rejected, never allocated.
@@ -91,17 +91,24 @@ bool WireReader::bytes(std::span<const uint8_t>* out, size_t max_len) {
   return true;
 }
 
-bool WireReader::string(std::string_view* out, size_t max_len) {
+bool ByteReader::string(std::string_view* out, size_t max_len) {
   std::span<const uint8_t> b;
   if (!bytes(&b, max_len)) return false;
   *out = {reinterpret_cast<const char*>(b.data()), b.size()};
   return true;
 }
 
-bool WireReader::expect_end() {
+bool ByteReader::raw(size_t n, std::span<const uint8_t>* out) {
+  const uint8_t* p;
+  if (!take(n, &p)) return false;
+  *out = {p, n};
+  return true;
+}
+
+bool ByteReader::expect_end() {
   if (!ok()) return false;
   if (remaining() != 0) return fail(std::to_string(remaining()) + " trailing bytes");
   return true;
 }
 
-}  // namespace nasd::interconnect
+}  // namespace nasd::util

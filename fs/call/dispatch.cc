@@ -1,6 +1,6 @@
-#include "cluster/interconnect/volume_call_dispatch.h"
+#include "fs/call/dispatch.h"
 
-namespace nasd::interconnect {
+namespace nasd::fs::call {
 namespace {
 
 // One overload per argument struct: unpack, call, pack the out-parameters.
@@ -116,4 +116,4 @@ VolumeReply refused_volume_call(VolumeOp op, fs::Status status) {
   return reply;
 }
 
-}  // namespace nasd::interconnect
+}  // namespace nasd::fs::call

@@ -1,13 +1,22 @@
-// The data of each forwarded Volume call: one argument struct per Volume method (what the caller
-// passes in) and one result struct per kind of reply (every out-parameter). The codec serializes
-// these; RemoteVolume builds them from a method's arguments and VolumeServer replays them on the
-// local volume, so a forwarded call is exactly one Volume call on the owning node.
+// The one vocabulary for a Volume call: one argument struct per Volume method (what the caller
+// passes in) and one result struct per kind of reply (every out-parameter). Every place that has
+// to carry a call as data uses these and nothing else:
+//  * the interconnect: RemoteVolume builds a request from a method's arguments, VolumeServer
+//    decodes it and runs it on the owning node's volume (one forwarded call = one Volume call);
+//  * the NVRAM journal: a record's payload is the encoded request plus the reply the client was
+//    given; replay decodes it and runs it through the same dispatch (fs/call/dispatch.h).
+// One codec (fs/call/codec.h) and one dispatch (fs/call/dispatch.h) serve both, so a procedure
+// cannot be journalled one way, forwarded another way and replayed a third way.
+//
+// A request carries the caller's credential and nothing else of the caller: a journal sequence
+// or a forced inode cannot travel in a call (they enter the file system only through
+// fs::JournalTarget::apply_journalled, which only the journal can call).
 //
 // Argument structs borrow their strings and data (string_view/span): a decoded request points
 // into the message it was decoded from, which saves copying WRITE payloads twice. Result structs
 // own their data because they are the out-parameters handed back to the caller.
 //
-// Wire op numbers are stable: append new ops, never renumber.
+// Op numbers are on the wire and in NVRAM: append new ops, never renumber.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +30,7 @@
 
 #include "fs/volume.h"
 
-namespace nasd::interconnect {
+namespace nasd::fs::call {
 
 enum class VolumeOp : uint8_t {
   Getattr = 1,
@@ -47,6 +56,9 @@ enum class VolumeOp : uint8_t {
 };
 
 const char* volume_op_name(VolumeOp op);
+// True for the calls that change the volume (and so are journalled): WRITE, SETATTR, CREATE,
+// MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK.
+bool is_mutation(VolumeOp op);
 
 // ---- results (shared by the ops whose out-parameters are the same) ----
 
@@ -166,7 +178,9 @@ struct WriteArgs {
   uint64_t offset = 0;
   std::span<const uint8_t> data;
   fs::Stability stable = fs::Stability::Unstable;
-  template <class S> static auto fields(S& s) { return std::tie(s.id, s.offset, s.data, s.stable); }
+  // `data` comes last, so the journal can store the encoded prefix and the caller's bytes as
+  // two pieces (one copy into NVRAM) that still read back as one encoded request.
+  template <class S> static auto fields(S& s) { return std::tie(s.id, s.offset, s.stable, s.data); }
 };
 struct CreateArgs {
   static constexpr VolumeOp kOp = VolumeOp::Create;
@@ -282,7 +296,7 @@ using CallResult =
                  ReadlinkResult, ReadResult, WriteResult, CreatedResult, RenameResult,
                  LinkResult, ReaddirCallResult, FsstatResult, DescribeResult>;
 
-// One forwarded call: which volume, as whom, and what.
+// One call: which volume, as whom (the credential only), and what.
 struct VolumeRequest {
   uint32_t volume_id = 0;
   fs::OpContext ctx;
@@ -304,4 +318,4 @@ struct VolumeReply {
   CallResult result;
 };
 
-}  // namespace nasd::interconnect
+}  // namespace nasd::fs::call

@@ -1,12 +1,12 @@
-#include "cluster/interconnect/wire_buffer.h"
+#include "util/byte_io.h"
 
 #include <gtest/gtest.h>
 
-namespace nasd::interconnect {
+namespace nasd::util {
 namespace {
 
-TEST(WireBuffer, RoundTripsIntegersLittleEndian) {
-  WireWriter w;
+TEST(ByteIo, RoundTripsIntegersLittleEndian) {
+  ByteWriter w;
   w.u8(0xab);
   w.u16(0x1234);
   w.u32(0xdeadbeef);
@@ -19,7 +19,7 @@ TEST(WireBuffer, RoundTripsIntegersLittleEndian) {
   EXPECT_EQ(b[2], 0x12);
   EXPECT_EQ(b[3], 0xef);
 
-  WireReader r(b);
+  ByteReader r(b);
   uint8_t a;
   uint16_t c;
   uint32_t d;
@@ -36,9 +36,9 @@ TEST(WireBuffer, RoundTripsIntegersLittleEndian) {
   EXPECT_TRUE(r.expect_end());
 }
 
-TEST(WireBuffer, TruncationIsAStickyError) {
+TEST(ByteIo, TruncationIsAStickyError) {
   std::vector<uint8_t> b = {1, 2, 3};
-  WireReader r(b);
+  ByteReader r(b);
   uint32_t v = 99;
   EXPECT_FALSE(r.u32(&v));
   EXPECT_EQ(v, 99u);
@@ -47,34 +47,50 @@ TEST(WireBuffer, TruncationIsAStickyError) {
   EXPECT_NE(r.error().find("truncated"), std::string::npos);
 }
 
-TEST(WireBuffer, LengthOverLimitIsRejectedBeforeReading) {
-  WireWriter w;
+TEST(ByteIo, LengthOverLimitIsRejectedBeforeReading) {
+  ByteWriter w;
   w.u32(0xffffffff);  // claims 4 GiB
   std::vector<uint8_t> b = w.take();
-  WireReader r(b);
+  ByteReader r(b);
   std::string_view s;
   EXPECT_FALSE(r.string(&s, 100));
   EXPECT_NE(r.error().find("exceeds limit"), std::string::npos);
 }
 
-TEST(WireBuffer, StringWithinLimitAndTrailingBytes) {
-  WireWriter w;
+TEST(ByteIo, StringWithinLimitAndTrailingBytes) {
+  ByteWriter w;
   w.string("hello");
   w.u8(7);
   std::vector<uint8_t> b = w.take();
-  WireReader r(b);
+  ByteReader r(b);
   std::string_view s;
   ASSERT_TRUE(r.string(&s, 5));
   EXPECT_EQ(s, "hello");
   EXPECT_FALSE(r.expect_end());
 }
 
-TEST(WireBuffer, BooleanOtherThanZeroOrOneIsMalformed) {
+TEST(ByteIo, BooleanOtherThanZeroOrOneIsMalformed) {
   std::vector<uint8_t> b = {2};
-  WireReader r(b);
+  ByteReader r(b);
   bool v;
   EXPECT_FALSE(r.boolean(&v));
 }
 
+TEST(ByteIo, RawBytesAreBoundedByWhatIsLeft) {
+  ByteWriter w;
+  const uint8_t payload[] = {9, 8, 7};
+  w.raw(payload);
+  w.u8(1);
+  std::vector<uint8_t> b = w.take();
+  ASSERT_EQ(b.size(), 4u);
+  ByteReader r(b);
+  std::span<const uint8_t> got;
+  ASSERT_TRUE(r.raw(3, &got));
+  EXPECT_EQ(got[0], 9);
+  EXPECT_EQ(r.position(), 3u);
+  EXPECT_FALSE(r.raw(2, &got));  // one byte left
+  EXPECT_NE(r.error().find("truncated"), std::string::npos) << r.error();
+}
+
 }  // namespace
-}  // namespace nasd::interconnect
+}  // namespace nasd::util

@@ -1,13 +1,15 @@
-#include "cluster/interconnect/volume_call_codec.h"
+#include "fs/call/codec.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
 
-#include "cluster/interconnect/wire_buffer.h"
 
-namespace nasd::interconnect {
+namespace nasd::fs::call {
+
+using WireWriter = util::ByteWriter;
+using WireReader = util::ByteReader;
 namespace {
 
 template <class S>
@@ -130,11 +132,8 @@ void put(WireWriter& w, const fs::VolumeLimits& l) {
   put(w, l.time_delta);
 }
 
-void put_context(WireWriter& w, const fs::OpContext& ctx) {
-  put(w, ctx.cred);
-  w.u64(ctx.journal_seq);
-  put(w, ctx.forced_inode);
-}
+// The credential is all of OpContext that travels (see the header).
+void put_context(WireWriter& w, const fs::OpContext& ctx) { put(w, ctx.cred); }
 
 // ---- decoding ----
 
@@ -261,9 +260,7 @@ bool get(WireReader& r, fs::VolumeLimits& l) {
          r.u32(&l.name_max) && get(r, l.time_delta);
 }
 
-bool get_context(WireReader& r, fs::OpContext& ctx) {
-  return get(r, ctx.cred) && r.u64(&ctx.journal_seq) && get(r, ctx.forced_inode);
-}
+bool get_context(WireReader& r, fs::OpContext& ctx) { return get(r, ctx.cred); }
 
 // Decodes the argument struct whose kOp is `op` into *out.
 template <size_t I = 0>
@@ -314,27 +311,35 @@ bool finish(WireReader& r, std::string* error) {
 
 }  // namespace
 
-std::vector<uint8_t> encode_request(const VolumeRequest& req) {
-  WireWriter w;
+void write_request(WireWriter& w, const VolumeRequest& req, bool omit_write_data) {
   w.u8(kVolumeCodecVersion);
   w.u8(static_cast<uint8_t>(req.op()));
   w.u32(req.volume_id);
   put_context(w, req.ctx);
-  std::visit([&](const auto& args) { put(w, args); }, req.args);
-  return w.take();
-}
-
-bool decode_request(std::span<const uint8_t> in, VolumeRequest* out, std::string* error) {
-  WireReader r(in);
-  VolumeOp op{};
-  if (get_header(r, &op) && r.u32(&out->volume_id) && get_context(r, out->ctx)) {
-    get_args(r, op, &out->args);
+  const auto* write = std::get_if<WriteArgs>(&req.args);
+  if (write && omit_write_data) {
+    // WriteArgs::fields ends with `data`: everything before it, then its length only.
+    put(w, write->id);
+    w.u64(write->offset);
+    put(w, write->stable);
+    w.u32(static_cast<uint32_t>(write->data.size()));
+    return;
   }
-  return finish(r, error);
+  std::visit([&](const auto& args) { put(w, args); }, req.args);
 }
 
-std::vector<uint8_t> encode_reply(const VolumeReply& reply) {
-  WireWriter w;
+std::span<const uint8_t> write_data(const VolumeRequest& req) {
+  const auto* write = std::get_if<WriteArgs>(&req.args);
+  return write ? write->data : std::span<const uint8_t>{};
+}
+
+bool read_request(WireReader& r, VolumeRequest* out) {
+  VolumeOp op{};
+  return get_header(r, &op) && r.u32(&out->volume_id) && get_context(r, out->ctx) &&
+         get_args(r, op, &out->args);
+}
+
+void write_reply(WireWriter& w, const VolumeReply& reply) {
   w.u8(kVolumeCodecVersion);
   w.u8(static_cast<uint8_t>(reply.op));
   w.u32(static_cast<uint32_t>(reply.status));
@@ -348,29 +353,119 @@ std::vector<uint8_t> encode_reply(const VolumeReply& reply) {
         }
       },
       reply.result);
+}
+
+bool read_reply(WireReader& r, VolumeOp expected, VolumeReply* out) {
+  VolumeOp op{};
+  bool has_result = false;
+  if (!get_header(r, &op)) return false;
+  if (op != expected) {
+    return r.fail(std::string("reply is for ") + volume_op_name(op) + ", expected " +
+                  volume_op_name(expected));
+  }
+  out->op = op;
+  if (!get(r, out->status) || !r.u64(&out->write_verifier) || !r.boolean(&has_result))
+    return false;
+  if (!has_result) {
+    out->result = std::monostate{};
+    return true;
+  }
+  return get_result(r, op, &out->result);
+}
+
+std::vector<uint8_t> encode_request(const VolumeRequest& req) {
+  WireWriter w;
+  write_request(w, req);
+  return w.take();
+}
+
+bool decode_request(std::span<const uint8_t> in, VolumeRequest* out, std::string* error) {
+  WireReader r(in);
+  read_request(r, out);
+  return finish(r, error);
+}
+
+std::vector<uint8_t> encode_reply(const VolumeReply& reply) {
+  WireWriter w;
+  write_reply(w, reply);
   return w.take();
 }
 
 bool decode_reply(std::span<const uint8_t> in, VolumeOp expected, VolumeReply* out,
                   std::string* error) {
   WireReader r(in);
-  VolumeOp op{};
-  bool has_result = false;
-  if (get_header(r, &op)) {
-    if (op != expected) {
-      r.fail(std::string("reply is for ") + volume_op_name(op) + ", expected " +
-             volume_op_name(expected));
-    }
-  }
-  out->op = op;
-  if (get(r, out->status) && r.u64(&out->write_verifier) && r.boolean(&has_result)) {
-    if (has_result) {
-      get_result(r, op, &out->result);
-    } else {
-      out->result = std::monostate{};
-    }
-  }
+  read_reply(r, expected, out);
   return finish(r, error);
+}
+
+namespace {
+
+std::string id_text(const fs::InodeId& id) {
+  return std::to_string(id.ino) + "/" + std::to_string(id.gen);
+}
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// The fields that identify what a mutation touched; reads show their object only.
+struct Describer {
+  std::string& out;
+  void operator()(const WriteArgs& a) {
+    out += " file=" + id_text(a.id) + " offset=" + std::to_string(a.offset) +
+           " len=" + std::to_string(a.data.size());
+  }
+  void operator()(const SetattrArgs& a) {
+    out += " file=" + id_text(a.id);
+    if (a.sa.size) out += " size=" + std::to_string(*a.sa.size);
+    if (a.sa.mode) out += " mode=" + std::to_string(*a.sa.mode);
+  }
+  void operator()(const CreateArgs& a) {
+    out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name) +
+           " mode=" + std::to_string(static_cast<uint32_t>(a.mode));
+  }
+  void operator()(const MkdirArgs& a) { out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name); }
+  void operator()(const SymlinkArgs& a) {
+    out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name) + " target=" + quoted(a.target);
+  }
+  void operator()(const MknodArgs& a) {
+    out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name) +
+           " type=" + std::to_string(static_cast<uint32_t>(a.type));
+  }
+  void operator()(const RemoveArgs& a) { out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name); }
+  void operator()(const RmdirArgs& a) { out += " dir=" + id_text(a.dir) + " name=" + quoted(a.name); }
+  void operator()(const RenameArgs& a) {
+    out += " from=" + id_text(a.from_dir) + ":" + quoted(a.from_name) + " to=" +
+           id_text(a.to_dir) + ":" + quoted(a.to_name);
+  }
+  void operator()(const LinkArgs& a) {
+    out += " file=" + id_text(a.file) + " dir=" + id_text(a.dir) + " name=" + quoted(a.name);
+  }
+  template <class A>
+  void operator()(const A&) {}
+};
+
+}  // namespace
+
+std::string describe_request(const VolumeRequest& req) {
+  std::string out = volume_op_name(req.op());
+  std::visit(Describer{out}, req.args);
+  return out + " uid=" + std::to_string(req.ctx.cred.uid);
+}
+
+bool is_mutation(VolumeOp op) {
+  switch (op) {
+    case VolumeOp::Write:
+    case VolumeOp::Setattr:
+    case VolumeOp::Create:
+    case VolumeOp::Mkdir:
+    case VolumeOp::Symlink:
+    case VolumeOp::Mknod:
+    case VolumeOp::Remove:
+    case VolumeOp::Rmdir:
+    case VolumeOp::Rename:
+    case VolumeOp::Link:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const char* volume_op_name(VolumeOp op) {
@@ -417,4 +512,4 @@ int fuzz_volume_codec(const uint8_t* data, size_t size) {
   return 0;
 }
 
-}  // namespace nasd::interconnect
+}  // namespace nasd::fs::call
