@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "tests/fs/test_volume.h"
+#include "tests/support/journal_pass_for_testing.h"
 
 namespace nasd::fs::lfs {
 namespace {
@@ -26,25 +27,20 @@ class DiskFaultTest : public ::testing::Test {
     root_ = vol_->root();
   }
 
-  // A context as the NVRAM journal hands it: the operation is already logged.
-  OpContext journalled() {
-    OpContext c = testing::root_ctx();
-    c.journal_seq = ++seq_;
-    return c;
-  }
+  // Mutations as the NVRAM journal runs them: each is already logged when it reaches the fs.
   Status write(InodeId f, uint64_t off, const std::vector<uint8_t>& d) {
-    return testing::write_at(*vol_, f, off, d, Stability::Unstable, journalled());
+    return apply_journalled_for_testing(*vol_, ++seq_, call::WriteArgs{f, off, d}).status;
   }
   Status create(const std::string& name, InodeId* out) {
-    std::optional<Attr> a;
-    Wcc w;
     SetAttr sa;
     sa.mode = 0644;
-    return vol_->create(journalled(), root_, name, CreateMode::Guarded, sa, 0, out, &a, &w);
+    call::VolumeReply r = apply_journalled_for_testing(
+        *vol_, ++seq_, call::CreateArgs{root_, name, CreateMode::Guarded, sa, 0});
+    if (auto* c = std::get_if<call::CreatedResult>(&r.result)) *out = c->id;
+    return r.status;
   }
   Status remove(const std::string& name) {
-    Wcc w;
-    return vol_->remove(journalled(), root_, name, &w);
+    return apply_journalled_for_testing(*vol_, ++seq_, call::RemoveArgs{root_, name}).status;
   }
   std::vector<uint8_t> read(InodeId f, uint64_t off, uint32_t n) {
     return testing::read_at(*vol_, f, off, n);
