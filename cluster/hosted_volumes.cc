@@ -8,6 +8,7 @@
 #include "fs/lfs/options.h"
 #include "nvram/journal.h"
 #include "nvram/journal_volume.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
@@ -40,8 +41,8 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
 
 }  // namespace
 
-HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log)
-    : journal_(std::move(journal)), log_(std::move(log)) {}
+HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal)
+    : journal_(std::move(journal)) {}
 
 HostedVolumes::~HostedVolumes() {
   std::lock_guard lock(mu_);
@@ -55,7 +56,6 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
                                                 std::function<bool()> owned) {
   fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
   opts.write_gate = std::move(write_gate);
-  opts.log = log_;  // host faults (full disk, I/O errors) go to the node's log
   const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
   std::string err;
   std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
@@ -63,7 +63,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   Hosted h{section.name(), lfs, nullptr};
   if (!partner_nvram.empty()) {
     try {
-      log_(what + ": partner's NVRAM " + describe(replay_partner_nvram(partner_nvram, lfs)));
+      util::log("cluster").info(what + ": partner's NVRAM " + describe(replay_partner_nvram(partner_nvram, lfs)));
     } catch (const std::exception& e) {
       lfs->abandon();
       throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
@@ -72,7 +72,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   std::shared_ptr<fs::Volume> served = lfs;
   if (journal_) {
     h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
-    log_(what + ": " + describe(h.journaled->recover()));
+    util::log("cluster").info(what + ": " + describe(h.journaled->recover()));
     served = h.journaled;
   }
   std::lock_guard lock(mu_);
@@ -92,7 +92,7 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
     uint64_t durable = 0;
     h.lfs->flush(&durable);
     fs::Status st = h.lfs->close();
-    if (st != fs::Status::Ok) log_("volume " + h.name + ": checkpoint at close failed");
+    if (st != fs::Status::Ok) util::log("cluster").error("volume " + h.name + ": checkpoint at close failed");
   } else {
     h.lfs->abandon();
   }
@@ -101,7 +101,7 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
     journal_->detach(id, h.lfs.get());
     journal_->trim();
   }
-  log_("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
+  util::log("cluster").info("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
 }
 
 void HostedVolumes::close(uint32_t id, bool clean) {

@@ -30,9 +30,8 @@ namespace nasd::cluster {
 
 class HostedVolumes {
  public:
-  using Log = std::function<void(const std::string&)>;
   // `journal` null: the journal is off and every stable operation is written through.
-  HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log);
+  explicit HostedVolumes(std::shared_ptr<nvram::Journal> journal);
   ~HostedVolumes();  // abandons whatever is still open (a crash, to the volumes)
 
   // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
@@ -57,6 +56,9 @@ class HostedVolumes {
   };
   // The open volumes' numbers, for metrics and the management page.
   std::vector<Open> reports() const;
+  // `snapshot create|delete VOLUME NAME`, `snapshot list [VOLUME]` (hosted_snapshots.cc) for the
+  // volumes open here; throws std::invalid_argument / runtime_error with the reason.
+  std::string snapshot_command(const std::vector<std::string>& args);
 
  private:
   struct Hosted {
@@ -67,7 +69,6 @@ class HostedVolumes {
   void close_hosted(uint32_t id, Hosted& h, bool clean);
 
   const std::shared_ptr<nvram::Journal> journal_;
-  const Log log_;
   mutable std::mutex mu_;
   std::map<uint32_t, Hosted> open_;
 };

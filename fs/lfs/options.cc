@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <fstream>
+#include <stdexcept>
 
+#include "fs/lfs/snapshot_schedule.h"
 #include "util/config.h"
 
 namespace nasd::fs::lfs {
@@ -11,14 +13,11 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
                                    const std::string& base_dir) {
   (void)config;
   auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
-                                            "allocation", "test_fault_file"});
+                                        "snapshot_schedule", "allocation", "test_fault_file"});
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
-  int64_t id = section.get_int("id", 0);
-  if (id < 0 || id > int64_t(UINT32_MAX))
-    throw ConfigError("[volume " + section.name() + "] id out of range");
-  o.volume_id = uint32_t(id);
+  o.volume_id = section.get_u32("id", 0);
   std::string backing = section.get("backing", section.name() + ".lfs");
   if (backing.empty()) throw ConfigError("[volume " + section.name() + "] empty backing");
   o.backing = (backing[0] == '/' || base_dir.empty()) ? backing : base_dir + "/" + backing;
@@ -45,6 +44,12 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
       if (word == "enospc") return ENOSPC;
       return 0;
     };
+  }
+  o.snapshot_schedule = section.get("snapshot_schedule", "");
+  try {
+    SnapshotSchedule::parse(o.snapshot_schedule);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("[volume " + section.name() + "] snapshot_schedule: " + e.what());
   }
   return o;
 }

@@ -31,17 +31,18 @@ struct LfsOptions {
   // Thin (`allocation = thin`): blocks are taken as the log reaches them; when the host runs out
   // the volume answers NOSPC to calls that need space until space returns.
   bool preallocate = true;
-  // Where the volume reports host faults (full disk, I/O errors); stderr when empty.
-  std::function<void(const std::string&)> log;
   // For tests only: asked before every batch of writes to the backing store; a nonzero errno
   // fails the batch as if the host had returned it. From the config, `test_fault_file = PATH`
   // sets one that fails writes while PATH holds "eio" or "enospc".
   std::function<int()> write_fault;
+  // `snapshot_schedule` (see snapshot_schedule.h), checked when the config is read; empty = none.
+  std::string snapshot_schedule;
   // Admits every write to the backing store (not from the config); a refused write fails, and
   // the volume with it. A shared volume is written only while its node owns it.
   std::shared_ptr<WriteGate> write_gate;
 
-  // Reads `id`, `backing`, `size`, `segment_size`, `cache`, `atime` and `allocation`. A relative `backing`
+  // Reads `id`, `backing`, `size`, `segment_size`, `cache`, `atime`, `allocation` and
+  // `snapshot_schedule`. A relative `backing`
   // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or
   // unknown keys.
   static LfsOptions from_config(const ConfigSection& section, const Config& config,

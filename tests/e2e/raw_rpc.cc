@@ -149,6 +149,13 @@ std::string create_guarded_args(const std::string& dir_fh, const std::string& na
   return w.bytes();
 }
 
+std::string rename_args(const std::string& from_dir, const std::string& from_name,
+                        const std::string& to_dir, const std::string& to_name) {
+  XdrWriter w;
+  w.opaque(from_dir).opaque(from_name).opaque(to_dir).opaque(to_name);
+  return w.bytes();
+}
+
 std::string mnt_args(const std::string& path) { return XdrWriter().opaque(path).bytes(); }
 
 std::string mount_root_fh(uint16_t mount_port, const std::string& path) {
