@@ -78,12 +78,29 @@ void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, con
 
 }  // namespace
 
+std::string check_fileset_fits(const std::vector<Target>& targets, const std::vector<ServerFacts>& facts,
+                               uint64_t per_target_bytes) {
+  // Headroom for directories, symlinks and the files CREATE adds during the run.
+  const double kHeadroom = 1.05;
+  for (size_t i = 0; i < targets.size() && i < facts.size(); ++i) {
+    double need = static_cast<double>(per_target_bytes) * kHeadroom;
+    if (need > static_cast<double>(facts[i].free_bytes)) {
+      return "the fileset does not fit on " + targets[i].text + ": it needs " +
+             std::to_string(static_cast<uint64_t>(need)) + " bytes (with 5% headroom) but FSSTAT reports " +
+             std::to_string(facts[i].free_bytes) +
+             " bytes free; lower the business metric / load or --fileset-scale / --fileset-mib-per-op";
+    }
+  }
+  return "";
+}
+
 void summarize(const RunConfig& config, RunResult* result) {
   std::vector<CurvePoint> curve;
   double seconds = config.step_seconds;
   for (size_t i = 0; i < result->steps.size(); ++i) {
     StepResult& s = result->steps[i];
     s.requested_ops = config.loads[i];
+    if (i < config.business_metrics.size()) s.business_metric = config.business_metrics[i];
     s.ok = s.stats.ok();
     s.errors = s.stats.errors();
     s.achieved_ops = seconds > 0 ? static_cast<double>(s.ok) / seconds : 0;
@@ -91,6 +108,7 @@ void summarize(const RunConfig& config, RunResult* result) {
     s.mean_ms = all.mean_ms();
     s.p50_ms = all.percentile_ms(50);
     s.p99_ms = all.percentile_ms(99);
+    s.mb_per_sec = seconds > 0 ? static_cast<double>(s.stats.bytes()) / 1e6 / seconds : 0;
     s.missed = missed_requested_load(s.requested_ops, s.achieved_ops, config.tolerance_pct);
     curve.push_back({s.achieved_ops, s.mean_ms});
   }
@@ -112,6 +130,7 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   fp.targets = config.targets.size();
   fp.files_per_dir = config.files_per_dir;
   fp.seed = config.seed;
+  fp.file_sizes = config.file_sizes;
   result.shape = plan_fileset(fp);
 
   std::vector<std::unique_ptr<LoadWorker>> workers;
@@ -128,12 +147,20 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   }
 
   int64_t build_start = monotonic_ns();
+  for_each_worker(workers, [&](LoadWorker& w, std::string* err) { return w.connect(err); });
+  for (const auto& s : workers[0]->sessions()) result.facts.push_back(s->facts());
+  result.transfer_bytes = config.io_size;
+  for (const ServerFacts& f : result.facts) {
+    if (f.rtmax) result.transfer_bytes = std::min(result.transfer_bytes, f.rtmax);
+    if (f.wtmax) result.transfer_bytes = std::min(result.transfer_bytes, f.wtmax);
+  }
+  std::string no_room = check_fileset_fits(config.targets, result.facts, result.shape.bytes() * config.processes);
+  if (!no_room.empty()) throw RunError(no_room);
   for_each_worker(workers, [&](LoadWorker& w, std::string* err) {
-    return w.connect(err) && w.build_fileset(result.shape, config.workdir, err);
+    return w.build_fileset(result.shape, config.workdir, err);
   });
   result.build_seconds = static_cast<double>(monotonic_ns() - build_start) / 1e9;
   for (const auto& w : workers) result.fileset_bytes += w->fileset_bytes();
-  for (const auto& s : workers[0]->sessions()) result.facts.push_back(s->facts());
 
   auto ns = [](double s) { return static_cast<int64_t>(s * 1e9); };
   Timeline timeline(monotonic_ns() + kStartDelayNs, ns(config.warmup_seconds), ns(config.step_seconds),

@@ -32,12 +32,20 @@ struct RunConfig {
   int timeout_ms = 10000;
   uint64_t seed = 1;
   bool cleanup = false;           // remove the fileset after the last step
+  std::vector<FileSizeBucket> file_sizes;  // data file sizes; empty = the SPECsfs-like default
+  // SFS2014 business-metric run (--workload): the workload's name and unit, and each step's
+  // business metric (loads[i] = business_metrics[i] × ops per metric). Empty for op-rate runs.
+  std::string workload;           // "vda", ...; "" = an SFS97/SFS2008-style op-rate run
+  std::string metric_unit;        // "Streams", ...
+  std::vector<double> business_metrics;
 };
 
 struct StepResult {
   double requested_ops = 0;
   double achieved_ops = 0;
+  double business_metric = 0;     // 0 for op-rate runs
   double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  double mb_per_sec = 0;          // READ+WRITE payload, 10^6 bytes per second
   uint64_t ok = 0, errors = 0;
   bool missed = false;
   StepStats stats;
@@ -55,7 +63,14 @@ struct RunResult {
   uint64_t refused = 0;            // requests libnfs would not queue
   std::vector<std::string> failures;  // processes that stopped early, and why: the run is invalid
   std::string cleanup_error;          // why --cleanup left something behind ("" when it did not)
+  uint32_t transfer_bytes = 0;        // READ/WRITE size as used (the server's rtmax/wtmax cap it)
 };
+
+// Before anything is created: does the fileset fit the space FSSTAT reports on every target?
+// `per_target_bytes` is what all processes together will create on one target. "" when it fits,
+// else a message naming the target, what is needed and what is free.
+std::string check_fileset_fits(const std::vector<Target>& targets, const std::vector<ServerFacts>& facts,
+                               uint64_t per_target_bytes);
 
 // Turn merged per-step stats into results (throughput, latency, MISSED) and the run summary.
 void summarize(const RunConfig& config, RunResult* result);

@@ -10,6 +10,7 @@ namespace nasd::bench {
 namespace {
 constexpr uint64_t kKiB = 1024;
 constexpr size_t kMinFilesPerWorker = 10;
+constexpr uint64_t kMinScaledFileBytes = 4 * kKiB;
 }  // namespace
 
 const std::vector<FileSizeBucket>& specsfs_file_sizes() {
@@ -58,14 +59,33 @@ std::vector<uint64_t> apportion_sizes(size_t count, const std::vector<FileSizeBu
 }
 
 FilesetShape plan_fileset(const FilesetParams& p) {
-  const auto& buckets = specsfs_file_sizes();
+  std::vector<FileSizeBucket> buckets = p.file_sizes.empty() ? specsfs_file_sizes() : p.file_sizes;
   double total_bytes = p.peak_ops * p.mib_per_op * 1024.0 * 1024.0;
   double pairs = static_cast<double>(std::max<size_t>(1, p.workers) * std::max<size_t>(1, p.targets));
-  auto files = static_cast<size_t>(std::ceil(total_bytes / pairs / mean_file_size(buckets)));
+  double share = total_bytes / pairs;
+  double mean = mean_file_size(buckets);
+  if (!p.file_sizes.empty() && share < mean * static_cast<double>(kMinFilesPerWorker)) {
+    double factor = share / (mean * static_cast<double>(kMinFilesPerWorker));
+    for (FileSizeBucket& b : buckets) {
+      b.bytes = std::max<uint64_t>(kMinScaledFileBytes, static_cast<uint64_t>(static_cast<double>(b.bytes) * factor));
+    }
+    mean = mean_file_size(buckets);
+  }
+  auto files = static_cast<size_t>(std::ceil(share / mean));
   files = std::max(files, kMinFilesPerWorker);
 
   FilesetShape shape;
   shape.file_sizes = apportion_sizes(files, buckets, p.seed);
+  if (!p.file_sizes.empty()) {
+    // SFS2014 sizes its fileset by capacity: when rounding to whole files of a few sizes fell
+    // short of the share, one more file makes up the difference (rounded up to 4 KiB).
+    double have = static_cast<double>(shape.bytes());
+    if (have < share) {
+      auto missing = static_cast<uint64_t>(std::ceil((share - have) / 4096.0)) * 4096;
+      shape.file_sizes.push_back(missing);
+      files = shape.file_sizes.size();
+    }
+  }
   size_t per_dir = std::max<size_t>(1, p.files_per_dir);
   shape.dirs = (files + per_dir - 1) / per_dir;
   shape.symlinks = std::max<size_t>(1, files / 20);

@@ -29,6 +29,11 @@ struct FilesetParams {
   size_t targets = 1;
   size_t files_per_dir = 30;
   uint64_t seed = 1;
+  // Size distribution of the data files; empty = specsfs_file_sizes(). When the share of one
+  // worker on one target cannot hold the minimum number of files at these sizes (a scaled-down
+  // SFS2014 fileset of 1 GiB files), every size is scaled down by the same factor (to no less
+  // than 4 KiB) so the byte total still follows the requested load.
+  std::vector<FileSizeBucket> file_sizes;
 };
 
 // The part of the fileset one worker owns on one target: its own directory tree, so workers never

@@ -82,7 +82,7 @@ size_t LoadWorker::in_flight() const {
   return n;
 }
 
-void LoadWorker::on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns) {
+void LoadWorker::on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns, uint64_t bytes) {
   if (status == 0) {
     live_.ok.fetch_add(1, std::memory_order_relaxed);
     live_.latency_ns.fetch_add(static_cast<uint64_t>(received_ns - sent_ns), std::memory_order_relaxed);
@@ -92,7 +92,7 @@ void LoadWorker::on_reply(OpType op, int status, int64_t sent_ns, int64_t receiv
   if (!timeline_) return;
   // A reply belongs to the step whose measured interval it arrived in; warmups count nowhere.
   if (auto step = timeline_->measured_step_at(received_ns); step && *step < stats_.size()) {
-    stats_[*step].record_reply(op, received_ns - sent_ns, status);
+    stats_[*step].record_reply(op, received_ns - sent_ns, status, bytes);
   }
 }
 

@@ -57,7 +57,7 @@ class LoadWorker final : public ReplySink {
   // Why the worker stopped early (a connection failed), or "" when it ran the whole timeline.
   const std::string& failure() const { return failure_; }
 
-  void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns) override;
+  void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns, uint64_t bytes) override;
 
  private:
   size_t in_flight() const;

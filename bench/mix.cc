@@ -56,6 +56,15 @@ OpMix OpMix::sfs97_r1() {
   return m;
 }
 
+OpMix OpMix::from_shares(std::string name, std::initializer_list<std::pair<OpType, double>> shares) {
+  OpMix m(std::move(name));
+  for (const auto& [op, pct] : shares) {
+    if (!(pct >= 0 && pct <= 100)) throw MixError("mix '" + m.name_ + "': share of " + std::string(op_name(op)) + " outside 0..100");
+    m.percent_[index_of(op)] += pct;
+  }
+  return m;
+}
+
 OpMix OpMix::builtin(const std::string& name) {
   if (name == "specsfs2008") return specsfs2008();
   if (name == "sfs97_r1") return sfs97_r1();

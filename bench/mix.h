@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
+#include <utility>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -27,6 +29,9 @@ class OpMix {
   // is a MixError naming the line.
   static OpMix parse(const std::string& text, const std::string& origin = "<mix>");
   static OpMix load(const std::string& path);
+  // A named mix from (procedure, percent) pairs, for builtin workloads; shares need not add up to
+  // 100 (the sampler normalises), but each must be in 0..100.
+  static OpMix from_shares(std::string name, std::initializer_list<std::pair<OpType, double>> shares);
 
   const std::string& name() const { return name_; }
   double percent(OpType op) const { return percent_[index_of(op)]; }

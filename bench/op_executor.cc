@@ -197,7 +197,10 @@ void OpExecutor::on_rpc_reply(rpc_context*, int rpc_status, void* data, void* pr
              p->name != self.worker_tag_ + "none") {
     self.fileset_.dirs[p->dir].removable.push_back(std::move(p->name));  // still there
   }
-  self.sink_.on_reply(p->op, status, p->sent_ns, received);
+  uint64_t bytes = 0;
+  if (status == NFS3_OK && p->op == OpType::kRead) bytes = static_cast<READ3res*>(data)->READ3res_u.resok.count;
+  if (status == NFS3_OK && p->op == OpType::kWrite) bytes = static_cast<WRITE3res*>(data)->WRITE3res_u.resok.count;
+  self.sink_.on_reply(p->op, status, p->sent_ns, received, bytes);
 }
 
 }  // namespace nasd::bench

@@ -17,7 +17,8 @@ class ReplySink {
  public:
   virtual ~ReplySink() = default;
   // `status` is the reply's nfsstat3 (0 = NFS3_OK) or kRpcFailure; times are monotonic_ns().
-  virtual void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns) = 0;
+  // `bytes` is the payload a successful READ or WRITE moved (its reply's count), else 0.
+  virtual void on_reply(OpType op, int status, int64_t sent_ns, int64_t received_ns, uint64_t bytes) = 0;
 };
 
 struct ExecutorOptions {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "bench/sfs2014_workload.h"
 #include "bench/step_plan.h"
 
 namespace nasd::bench {
@@ -52,6 +53,11 @@ Load:
   --processes N           load processes (threads), each with its own connections (default 2)
   --max-inflight N        requests in flight per process before sends are late (default 64)
   --tolerance PCT         a step achieving less than (100-PCT)% of its load is MISSED (default 10)
+SFS2014 business-metric run (instead of --load/--loads and --mix):
+  --workload NAME         vda, swbuild, vdi, database or eda: its mix, transfer size, file sizes,
+                          ops/s and capacity per business metric (see bench/README.md)
+  --business-metric LIST  business metric per step, e.g. 1,2,4,8 (streams, builds, desktops, ...)
+  --fileset-scale F       fraction of SFS2014's capacity per business metric to create (default 1)
 Workload:
   --mix NAME              specsfs2008 (default) or sfs97_r1
   --mix-file FILE         custom mix: `op percent` lines adding up to 100
@@ -76,7 +82,9 @@ Options parse_options(const std::vector<std::string>& args) {
   Options o;
   double peak = 0;
   size_t steps = 10;
-  std::string load_list, mix_name, mix_file;
+  std::string load_list, mix_name, mix_file, workload, metrics;
+  double fileset_scale = 1;
+  bool have_scale = false, have_io_size = false, have_mib = false;
   bool have_load = false, have_steps = false;
 
   using Handler = std::function<void(const std::string&)>;
@@ -97,10 +105,13 @@ Options parse_options(const std::vector<std::string>& args) {
       {"--max-inflight", [&](const std::string& v) { o.config.max_in_flight = count("--max-inflight", v, 1, 65536); }},
       {"--tolerance", [&](const std::string& v) { o.config.tolerance_pct = number("--tolerance", v, 0, 100); }},
       {"--mix", [&](const std::string& v) { mix_name = v; }},
+      {"--workload", [&](const std::string& v) { workload = v; }},
+      {"--business-metric", [&](const std::string& v) { metrics = v; }},
+      {"--fileset-scale", [&](const std::string& v) { fileset_scale = number("--fileset-scale", v, 1e-12, 1e3); have_scale = true; }},
       {"--mix-file", [&](const std::string& v) { mix_file = v; }},
-      {"--fileset-mib-per-op", [&](const std::string& v) { o.config.mib_per_op = number("--fileset-mib-per-op", v, 0, 1e6); }},
+      {"--fileset-mib-per-op", [&](const std::string& v) { o.config.mib_per_op = number("--fileset-mib-per-op", v, 0, 1e6); have_mib = true; }},
       {"--files-per-dir", [&](const std::string& v) { o.config.files_per_dir = count("--files-per-dir", v, 1, 1000000); }},
-      {"--io-size", [&](const std::string& v) { o.config.io_size = static_cast<uint32_t>(count("--io-size", v, 1, 1 << 20)); }},
+      {"--io-size", [&](const std::string& v) { o.config.io_size = static_cast<uint32_t>(count("--io-size", v, 1, 1 << 20)); have_io_size = true; }},
       {"--workdir", [&](const std::string& v) {
          if (v.empty() || v.find('/') != std::string::npos || v == "." || v == "..") {
            throw UsageError("--workdir: '" + v + "' must be a single path component");
@@ -144,6 +155,32 @@ Options parse_options(const std::vector<std::string>& args) {
 
   if (o.config.targets.empty()) throw UsageError("at least one --target is required");
   if (!o.plot_path.empty() && o.csv_path.empty()) throw UsageError("--plot needs --csv (the plot is drawn from it)");
+  if (!workload.empty() || !metrics.empty()) {
+    if (workload.empty() || metrics.empty()) throw UsageError("--workload and --business-metric go together");
+    if (have_load || have_steps || !load_list.empty()) {
+      throw UsageError("--business-metric sets the load: no --load/--steps/--loads with --workload");
+    }
+    if (!mix_name.empty() || !mix_file.empty()) throw UsageError("--workload sets the mix: no --mix/--mix-file");
+    if (have_mib) throw UsageError("--workload sizes the fileset: use --fileset-scale, not --fileset-mib-per-op");
+    try {
+      const Sfs2014Workload& w = sfs2014_workload(workload);
+      o.config.workload = w.name;
+      o.config.metric_unit = w.metric_unit;
+      o.config.business_metrics = parse_business_metrics(metrics);
+      o.config.loads = business_metric_loads(w, o.config.business_metrics);
+      o.config.mix = w.mix;
+      o.config.file_sizes = w.file_sizes;
+      o.config.mib_per_op = fileset_mib_per_op(w, fileset_scale);
+      if (!have_io_size) o.config.io_size = w.transfer_bytes;
+    } catch (const MixError& e) {
+      throw UsageError(std::string("--workload: ") + e.what());
+    } catch (const StepPlanError& e) {
+      throw UsageError(std::string("--business-metric: ") + e.what());
+    }
+    if (o.config.workdir.empty()) o.config.workdir = default_workdir();
+    return o;
+  }
+  if (have_scale) throw UsageError("--fileset-scale needs --workload");
   try {
     if (!load_list.empty()) {
       if (have_load || have_steps) throw UsageError("--loads cannot be combined with --load/--steps");

@@ -3,6 +3,7 @@
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw.h>
 
+#include <algorithm>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -139,9 +140,97 @@ void achieved_mix(std::ostream& out, const RunResult& r) {
   out << "Requests sent more than 1 ms after their due time: " << all.late_issues << '\n';
 }
 
+// The SFS2014 layout: the Performance table by business metric, then what the tool can know of the
+// product, its tuning, storage, transport and dataflow.
+void sfs2014_performance(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  heading(out, "Performance", '=');
+  std::string unit = c.metric_unit;
+  out << "   Business      Average                                Required\n"
+      << "    Metric       Latency       " << std::left << std::setw(9) << unit << "    " << std::setw(9) << unit
+      << "    Ops/Sec\n" << std::right
+      << std::setw(12) << ("(" + unit + ")") << "       (msec)      Ops/Sec       MB/Sec    (ops/sec)   Step\n"
+      << "------------ ------------ ------------ ------------ ------------ ------\n";
+  for (const StepResult& s : r.steps) {
+    out << std::setw(12) << fixed(s.business_metric, 0) << std::setw(13) << fixed(s.mean_ms, 1) << std::setw(13)
+        << fixed(s.achieved_ops, 0) << std::setw(13) << fixed(s.mb_per_sec, 1) << std::setw(13)
+        << fixed(s.requested_ops, 0) << "  " << (s.missed ? "MISSED" : "met") << '\n';
+  }
+}
+
+void sfs2014_sections(std::ostream& out, const RunConfig& c, const RunResult& r, const ReportLabels& labels) {
+  heading(out, "Product and Test Information", '=');
+  row(out, "System Under Test", labels.system_under_test);
+  row(out, "Tested by", "nasd-loadgen (not SPEC's netmist)");
+  row(out, "Date Tested", r.started_at);
+  row(out, "Workload", c.workload + ", " + c.mix.name());
+  row(out, "  Proportions", c.mix.describe());
+  out << '\n';
+  heading(out, "Software Configuration and Tuning", '=');
+  row(out, "Processes per Load Generator", std::to_string(c.processes));
+  row(out, "Max Requests in Flight per Process", std::to_string(c.max_in_flight));
+  row(out, "Transfer Size", std::to_string(r.transfer_bytes) + " bytes (asked " + std::to_string(c.io_size) +
+                                ", capped by rtmax/wtmax)");
+  row(out, "WRITE Stability", c.mix.percent(OpType::kCommit) > 0 ? "UNSTABLE + COMMIT" : "FILE_SYNC");
+  row(out, "Warmup / Measured Time per Step", fixed(c.warmup_seconds, 1) + " s / " + fixed(c.step_seconds, 1) + " s");
+  row(out, "Missed-Rate Tolerance", fixed(c.tolerance_pct, 1) + "%");
+  out << '\n';
+  heading(out, "Storage and Filesystems", '=');
+  for (size_t i = 0; i < c.targets.size() && i < r.facts.size(); ++i) {
+    const ServerFacts& f = r.facts[i];
+    out << "Target " << i + 1 << "  " << c.targets[i].export_path << '\n';
+    row(out, "  Capacity (FSSTAT)", human_bytes(static_cast<double>(f.total_bytes)) + ", " +
+                                        human_bytes(static_cast<double>(f.free_bytes)) + " free at mount");
+    row(out, "  Files (FSSTAT)", std::to_string(f.total_files) + ", " + std::to_string(f.free_files) + " free");
+  }
+  row(out, "Fileset Created", human_bytes(static_cast<double>(r.fileset_bytes)) + " for " +
+                                  fixed(c.business_metrics.empty() ? 0 : c.business_metrics.back(), 0) + " " +
+                                  c.metric_unit + " (" + fixed(c.mib_per_op, 3) + " MiB per requested op/s)");
+  std::ostringstream shape;
+  shape << r.shape.dirs << " dirs, " << r.shape.file_sizes.size() << " files, " << r.shape.spares
+        << " empty files per process per target";
+  row(out, "Fileset Layout", shape.str());
+  out << '\n';
+  heading(out, "Transport Configuration", '=');
+  row(out, "Protocol", "NFSv3 over TCP (libnfs raw RPC), MOUNT v3");
+  for (size_t i = 0; i < c.targets.size(); ++i) {
+    row(out, "Target " + std::to_string(i + 1), c.targets[i].text);
+  }
+  out << '\n';
+  heading(out, "Dataflow", '=');
+  out << "One load generator with " << c.processes << " processes; each mounts every one of the "
+      << c.targets.size() << " targets and sends its\nrequests to them in strict rotation, so the load "
+      << "on every target grows with the business metric.\n";
+}
+
 }  // namespace
 
 void write_report(std::ostream& out, const RunConfig& c, const RunResult& r, const ReportLabels& labels) {
+  if (!c.workload.empty()) {
+    // The headline metric is the highest business metric whose step met its required rate.
+    double best = 0;
+    for (const StepResult& s : r.steps) {
+      if (!s.missed) best = std::max(best, s.business_metric);
+    }
+    out << "nasd-loadgen SFS2014_" << c.workload << "-style Result (not a SPEC result)\n" << kRule << '\n';
+    out << labels.system_under_test << '\n';
+    out << "SFS2014_" << c.workload << " = " << fixed(best, 0) << " " << c.metric_unit
+        << " (Overall Response Time = " << fixed(r.overall_response_ms, 2) << " msec)\n";
+    out << kRule << "\n\n";
+    sfs2014_performance(out, c, r);
+    out << kRule << "\n\n";
+    sfs2014_sections(out, c, r, labels);
+    out << '\n';
+    errors(out, r);
+    out << '\n';
+    achieved_mix(out, r);
+    if (!labels.notes.empty()) {
+      out << '\n';
+      heading(out, "Other Notes", '=');
+      out << labels.notes << '\n';
+    }
+    out << kRule << '\n' << "Started " << r.started_at << "; generated by nasd-loadgen\n";
+    return;
+  }
   out << "nasd-loadgen NFSv3 Result (SPECsfs2008-style workload, not a SPEC result)\n" << kRule << '\n';
   out << labels.system_under_test << '\n';
   out << "nasd-loadgen " << c.mix.name() << " = " << fixed(r.peak_ops, 0) << " Ops/Sec (Overall Response Time = "

@@ -18,6 +18,7 @@ inline constexpr int kRpcFailure = -1;
 struct OpCounters {
   uint64_t ok = 0;
   uint64_t errors = 0;
+  uint64_t bytes = 0;                        // READ/WRITE payload of successful replies
   std::map<int, uint64_t> errors_by_status;  // nfsstat3 value (or kRpcFailure) -> count
   LatencyHistogram latency;                  // successful replies only
 
@@ -29,11 +30,12 @@ struct StepStats {
   uint64_t issued = 0;        // requests sent during the step (warmup included)
   uint64_t late_issues = 0;   // requests sent after their due time because the in-flight cap was full
 
-  void record_reply(OpType op, int64_t latency_ns, int nfs_status);
+  void record_reply(OpType op, int64_t latency_ns, int nfs_status, uint64_t bytes = 0);
   void merge(const StepStats& other);
 
   uint64_t ok() const;
   uint64_t errors() const;
+  uint64_t bytes() const;  // READ/WRITE payload, all procedures
   LatencyHistogram latency() const;  // all procedures together
 };
 

@@ -32,6 +32,7 @@ ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted
     po.cluster_name = plan_.cluster->name;
     po.local_node = plan_.node.name;
     po.expected_peer = p.name;
+    po.credentials = plan_.link;
     peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
   }
 }
@@ -76,6 +77,10 @@ void ClusterDeployment::start_interconnect(
   io.port = c.port;
   io.cluster_name = c.name;
   io.local_node = plan_.node.name;
+  io.credentials = plan_.link;
+  for (const auto& p : c.peers) io.peers.push_back(p.name);
+  if (!c.allowed_peers.empty())
+    io.address_allowed = [list = c.allowed_peers](const std::string& a) { return list.allows(a); };
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
   volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
   volume_server_->attach(*interconnect_);
@@ -120,6 +125,9 @@ std::string ClusterDeployment::peer_lines() const {
   std::string out;
   for (const auto& [name, peer] : peers_)
     out += "peer " + name + ": interconnect " + (peer->connected() ? "up" : "down") + "\n";
+  if (interconnect_)
+    out += "interconnect: " + std::to_string(interconnect_->refused_count()) +
+           " connection(s) refused (no cluster key, not a peer, or not an allowed address)\n";
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "cluster/cluster_options.h"
 
+#include <arpa/inet.h>
+
 #include <filesystem>
 #include <set>
 
@@ -23,13 +25,45 @@ void parse_host_port(const std::string& text, const std::string& what, std::stri
   *port = static_cast<uint16_t>(p);
 }
 
+AddressList AddressList::parse(const std::vector<std::string>& entries, const std::string& what) {
+  AddressList list;
+  for (const std::string& e : entries) {
+    auto slash = e.find('/');
+    std::string addr = e.substr(0, slash);
+    int bits = 32;
+    if (slash != std::string::npos) {
+      const std::string len = e.substr(slash + 1);
+      bits = len.empty() || len.size() > 2 || len.find_first_not_of("0123456789") != std::string::npos
+                 ? -1
+                 : std::stoi(len);
+    }
+    in_addr a{};
+    if (bits < 0 || bits > 32 || inet_pton(AF_INET, addr.c_str(), &a) != 1)
+      throw ConfigError(what + ": '" + e + "' is not an IPv4 address or a.b.c.d/len network");
+    const uint32_t mask = bits == 0 ? 0 : ~uint32_t(0) << (32 - bits);
+    list.nets_.emplace_back(ntohl(a.s_addr) & mask, mask);
+  }
+  return list;
+}
+
+bool AddressList::allows(const std::string& ipv4) const {
+  if (nets_.empty()) return true;
+  in_addr a{};
+  if (inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return false;
+  const uint32_t host = ntohl(a.s_addr);
+  for (const auto& [net, mask] : nets_) {
+    if ((host & mask) == net) return true;
+  }
+  return false;
+}
+
 std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) {
   const ConfigSection* c = config.section("cluster");
   if (!c) return std::nullopt;
   if (auto unknown = c->unknown_keys({"name", "interconnect", "shared_dir", "mirror_listen",
                                       "failback", "heartbeat_ms", "missed_heartbeats",
-                                      "lease_ms", "startup_grace_ms", "forward_timeout_ms",
-                                      "forward_slots"});
+                                      "lease_ms", "startup_grace_ms", "key", "allowed_peers",
+                                      "forward_timeout_ms", "forward_slots"});
       !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
@@ -43,6 +77,10 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   const int64_t slots = c->get_int("forward_slots", 8);
   if (slots < 1 || slots > 4096) throw ConfigError("[cluster] forward_slots out of range (1..4096)");
   o.forward_slots = static_cast<size_t>(slots);
+  if (c->has("key"))
+    o.key_file =
+        std::filesystem::absolute(config.resolve_path(c->get("key"))).lexically_normal().string();
+  o.allowed_peers = AddressList::parse(c->get_list("allowed_peers"), "[cluster] allowed_peers");
 
   std::set<std::string> claimed;
   for (const ConfigSection* s : config.sections("peer")) {

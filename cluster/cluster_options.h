@@ -5,6 +5,10 @@
 //   [cluster]
 //   name = lab                       # nodes refuse a peer of another cluster
 //   interconnect = 127.0.0.1:7001    # where this node's interconnect listens
+//   key = /etc/nasd/cluster.key      # the cluster key, the same file on every node (default:
+//                                    # cluster.key in the data folder, created when missing)
+//   allowed_peers = 10.0.0.0/24      # optional: only these IPv4 addresses/networks may connect
+//                                    # to the interconnect and the mirror (default: any)
 //   [peer node1]
 //   interconnect = 127.0.0.1:7002
 //   volumes = v1                     # [volume NAME]s that node1 owns and this node forwards to it
@@ -58,10 +62,25 @@ struct FailoverOptions {
   int64_t startup_grace_ms = 10000;  // a partner never heard from is not taken over before
 };
 
+// `[cluster] allowed_peers`: IPv4 addresses and networks (a.b.c.d or a.b.c.d/len).
+class AddressList {
+ public:
+  // Throws ConfigError naming `what` on a malformed entry.
+  static AddressList parse(const std::vector<std::string>& entries, const std::string& what);
+  bool empty() const { return nets_.empty(); }
+  // True for an address in one of the networks (or for any address when the list is empty).
+  bool allows(const std::string& ipv4) const;
+
+ private:
+  std::vector<std::pair<uint32_t, uint32_t>> nets_;  // address, mask (host order)
+};
+
 struct ClusterOptions {
   std::string name;
   std::string host;
   uint16_t port = 0;
+  std::string key_file;  // absolute; empty: cluster.key in the node's data folder
+  AddressList allowed_peers;
   std::vector<PeerOptions> peers;
   std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; then peers.size()==1
   // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at

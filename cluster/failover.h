@@ -24,6 +24,7 @@
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
 #include "cluster/virtual_server.h"
+#include "nvram/mirror_server.h"
 #include "nvram/region.h"
 #include "util/config.h"
 
@@ -46,6 +47,8 @@ struct FailoverWiring {
   const Config* config = nullptr;  // the [volume] sections; outlives the Failover
   std::string data_dir;
   nvram::DurabilityMode mirror_mode = nvram::DurabilityMode::Process;
+  // The partner mirror's link settings: the cluster key, this node's name, the partner's name.
+  nvram::MirrorServerOptions mirror_server;
   HostedVolumes* volumes = nullptr;
   interconnect::ClusterRouter* router = nullptr;
   std::shared_ptr<interconnect::CallChannel> partner_channel;

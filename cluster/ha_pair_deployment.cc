@@ -32,6 +32,12 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
   w.config = &plan_.config;
   w.data_dir = plan_.node.data_dir;
   w.mirror_mode = plan_.journal.enabled ? plan_.journal.mode : nvram::DurabilityMode::Process;
+  w.mirror_server.credentials = plan_.link;
+  w.mirror_server.primary = partner.name;
+  if (!plan_.cluster->allowed_peers.empty())
+    w.mirror_server.address_allowed = [list = plan_.cluster->allowed_peers](const std::string& a) {
+      return list.allows(a);
+    };
   w.volumes = &hosted_;
   w.router = router_.get();
   w.partner_channel = peers_.at(partner.name);

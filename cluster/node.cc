@@ -17,6 +17,7 @@
 #include "server/rpc/connection_limiter.h"
 #include "server/rpc/rpc_server_options.h"
 #include "util/log.h"
+#include "util/secret_key.h"
 
 namespace nasd::cluster {
 
@@ -28,6 +29,7 @@ void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(plan_.node.data_dir);
   umask(022);
+  if (plan_.cluster) load_cluster_key();
   open_journal();
   hosted_ = std::make_unique<HostedVolumes>(journal_);
   deployment_ = make_deployment(plan_, *hosted_);
@@ -43,6 +45,19 @@ void Node::start() {
   started_ = true;
 }
 
+// The key every cluster link proves (util/link_handshake.h), shared by the nodes like the
+// handle key: deploy/start-cluster.sh makes one file and gives it to both.
+void Node::load_cluster_key() {
+  const std::string path = plan_.cluster->key_file.empty() ? plan_.node.in_data_dir("cluster.key")
+                                                           : plan_.cluster->key_file;
+  plan_.link = {load_or_create_secret_key(path, "cluster key"), plan_.node.name};
+  try {
+    plan_.link.check();
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
+}
+
 // `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
 // stable operation themselves. Kept for benchmarks that measure what the journal buys.
 void Node::open_journal() {
@@ -50,7 +65,14 @@ void Node::open_journal() {
     util::log("cluster").warn("NVRAM journal off ([nvram] mode = off): every stable operation is written through");
     return;
   }
-  journal_ = nvram::Journal::open(plan_.journal);
+  nvram::JournalOptions jo = plan_.journal;
+  // In an HA pair every record reaches the partner's copy, over a link that proves the key,
+  // before it is acknowledged.
+  if (plan_.role == NodeRole::HaPair && jo.mirror == plan_.cluster->partner().mirror) {
+    jo.mirror_credentials = plan_.link;
+    jo.mirror_peer = plan_.cluster->partner().name;
+  }
+  journal_ = nvram::Journal::open(jo);
 }
 
 void Node::start_rpc() {

@@ -71,6 +71,7 @@ class Node {
   std::string reload_exports();
 
  private:
+  void load_cluster_key();
   void open_journal();
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
   // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in

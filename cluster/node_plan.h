@@ -16,6 +16,7 @@
 #include "cluster/node_options.h"
 #include "nvram/journal_options.h"
 #include "util/config.h"
+#include "util/link_handshake.h"
 
 namespace nasd::cluster {
 
@@ -42,6 +43,9 @@ struct NodePlan {
   nvram::JournalOptions journal;  // journal.enabled is false for `[nvram] mode = off`
   NodeRole role = NodeRole::Alone;
   std::vector<PlannedVolume> volumes;
+  // The cluster key and this node's name, which every interconnect and mirror link proves;
+  // loaded from the key file when the node starts (Node::load_cluster_key), not parsed.
+  link::Credentials link;
 
   // Throws ConfigError: a missing or bad section or key, no [volume], two volumes with one id.
   static NodePlan from_config(Config config);

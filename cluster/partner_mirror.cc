@@ -1,6 +1,8 @@
 #include "cluster/partner_mirror.h"
 
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -10,8 +12,12 @@
 namespace nasd::cluster {
 
 PartnerMirror::PartnerMirror(std::string region_path, nvram::DurabilityMode mode, std::string host,
-                             uint16_t port)
-    : path_(std::move(region_path)), mode_(mode), host_(std::move(host)), port_(port) {}
+                             uint16_t port, nvram::MirrorServerOptions options)
+    : path_(std::move(region_path)),
+      mode_(mode),
+      host_(std::move(host)),
+      port_(port),
+      options_(std::move(options)) {}
 
 PartnerMirror::~PartnerMirror() { stop(); }
 
@@ -26,7 +32,7 @@ void PartnerMirror::stop() {
 }
 
 void PartnerMirror::start_locked() {
-  auto server = std::make_unique<nvram::MirrorServer>(path_, mode_);
+  auto server = std::make_unique<nvram::MirrorServer>(path_, mode_, options_);
   // Right after a pause the old socket may linger a moment; a few tries cover it.
   for (int attempt = 0;; ++attempt) {
     try {
@@ -38,6 +44,7 @@ void PartnerMirror::start_locked() {
     }
   }
   server_ = std::move(server);
+  // serve() contains every exception of its connections; contained_thread catches the rest.
   thread_ = util::contained_thread("cluster", "partner mirror", [s = server_.get()] { s->serve(); });
 }
 
@@ -76,7 +83,8 @@ std::string PartnerMirror::status() const {
       "partner mirror: " + path_ + " on " + host_ + ":" + std::to_string(bound_port_);
   if (!server_) return out + ", stopped";
   return out + ", holds records up to log position " + std::to_string(server_->tail()) +
-         ", copied for takeover " + std::to_string(copies_) + " time(s)";
+         ", copied for takeover " + std::to_string(copies_) + " time(s), " +
+         std::to_string(server_->refused()) + " connection(s) refused";
 }
 
 }  // namespace nasd::cluster

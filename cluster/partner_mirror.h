@@ -18,8 +18,10 @@ namespace nasd::cluster {
 
 class PartnerMirror {
  public:
+  // `options` carries the cluster key, this node's name and the partner's (the only primary
+  // that may connect).
   PartnerMirror(std::string region_path, nvram::DurabilityMode mode, std::string host,
-                uint16_t port);
+                uint16_t port, nvram::MirrorServerOptions options);
   ~PartnerMirror();  // stop()
 
   // Binds and serves on its own thread. Throws std::runtime_error when it cannot bind.
@@ -45,6 +47,7 @@ class PartnerMirror {
   const nvram::DurabilityMode mode_;
   const std::string host_;
   const uint16_t port_;
+  const nvram::MirrorServerOptions options_;
   mutable std::mutex mu_;
   uint16_t bound_port_ = 0;
   std::unique_ptr<nvram::MirrorServer> server_;

@@ -22,6 +22,7 @@ EXPORT_OPTIONS="${EXPORT_OPTIONS:-rw,secure,root_squash}"
 FAILOVER=1
 [ "${1:-}" = "--no-failover" ] && FAILOVER=0
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
+chmod 700 "$DIR/a" "$DIR/b" "$DIR/san"   # NVRAM images, backing files, keys: the nodes' user only
 DIR="$(cd "$DIR" && pwd)"
 
 # write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME HTTP
@@ -57,6 +58,7 @@ size = 512M
 [cluster]
 name = lab
 interconnect = 127.0.0.1:$4
+key = $DIR/cluster.key            # shared by both nodes: every interconnect and mirror link proves it
 $ha_cluster
 
 [peer $6]
@@ -83,6 +85,12 @@ clients = 127.0.0.0/8
 options = $EXPORT_OPTIONS
 CONF
 }
+# The cluster key authenticates the interconnect, the heartbeats and the NVRAM mirror. Made
+# once, readable by the nodes' user only; on separate machines copy the same file to each node
+# (like the handle key), never over an untrusted channel.
+if [ ! -s "$DIR/cluster.key" ]; then
+  (umask 077 && head -c 32 /dev/urandom > "$DIR/cluster.key.tmp" && mv "$DIR/cluster.key.tmp" "$DIR/cluster.key")
+fi
 write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1 8049
 write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0 8149
 # Both at once: a node that is alone for longer than its startup grace takes the other's

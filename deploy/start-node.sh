@@ -11,7 +11,9 @@ conf_get() { # section key -> value (first match), comments stripped
     insec { sub(/#.*/, ""); split($0, kv, "="); gsub(/[ \t]/, "", kv[1]); if (kv[1] == key) { v = substr($0, index($0, "=") + 1); gsub(/^[ \t]+|[ \t]+$/, "", v); print v; exit } }' "$CONF"
 }
 DATA="$(conf_get node data_dir)"; case "$DATA" in /*) ;; *) DATA="$(dirname "$CONF")/$DATA" ;; esac
-mkdir -p "$DATA"; DATA="$(realpath "$DATA")"
+# The node's NVRAM, its copy of the partner's and its keys live here: its user's only.
+mkdir -p "$DATA"; chmod 700 "$DATA" || echo "warning: cannot make $DATA private (chmod 700)" >&2
+DATA="$(realpath "$DATA")"
 PORT="$(conf_get node nfs_port)"; ADDR="$(conf_get node listen)"
 PORT="${PORT:-2049}"; ADDR="${ADDR:-127.0.0.1}"  # nasd's defaults when the config leaves them out
 [ "$ADDR" != 0.0.0.0 ] || ADDR=127.0.0.1

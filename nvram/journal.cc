@@ -10,6 +10,7 @@
 #include "nvram/log_layout.h"
 #include "nvram/tcp_mirror.h"
 #include "util/contained_thread.h"
+#include "util/secret_key.h"
 
 namespace nasd::nvram {
 
@@ -32,7 +33,14 @@ void store_u64(uint64_t& field, uint64_t value) {
 
 std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
                                        std::unique_ptr<Mirror> mirror) {
-  if (!mirror && !options.mirror.empty()) mirror = std::make_unique<TcpMirror>(options.mirror);
+  if (!mirror && !options.mirror.empty()) {
+    TcpMirror::Options mo;
+    mo.credentials = options.mirror_credentials;
+    if (mo.credentials.key.empty() && !options.mirror_key_file.empty())
+      mo.credentials.key = load_or_create_secret_key(options.mirror_key_file, "mirror key");
+    mo.peer = options.mirror_peer;
+    mirror = std::make_unique<TcpMirror>(options.mirror, mo);
+  }
   auto region = Region::open(options.path, options.size, options.mode);
   std::shared_ptr<Journal> j(new Journal(options, std::move(region), std::move(mirror)));
   j->recover_from_region();

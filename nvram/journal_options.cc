@@ -27,7 +27,7 @@ JournalOptions JournalOptions::from_config(const Config& cfg, const std::string&
 
   auto unknown = s->unknown_keys({"file", "size", "mode", "flush_threshold", "flush_interval_ms",
                                   "space_wait_ms", "mirror", "mirror_policy",
-                                  "mirror_timeout_ms"});
+                                  "mirror_timeout_ms", "mirror_key", "mirror_name"});
   if (!unknown.empty()) throw ConfigError("[nvram] unknown key '" + unknown.front() + "'");
 
   o.path = join_path(data_dir, s->get("file", "nvram.img"));
@@ -51,6 +51,8 @@ JournalOptions JournalOptions::from_config(const Config& cfg, const std::string&
   o.space_wait = get_ms(*s, "space_wait_ms", o.space_wait);
 
   o.mirror = s->get("mirror", "");
+  o.mirror_key_file = join_path(data_dir, s->get("mirror_key", "cluster.key"));
+  o.mirror_peer = s->get("mirror_name", "mirror");
   std::string policy = s->get("mirror_policy", "continue");
   if (policy == "continue")
     o.mirror_policy = MirrorPolicy::Continue;

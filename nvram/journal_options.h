@@ -7,6 +7,7 @@
 
 #include "nvram/region.h"
 #include "util/config.h"
+#include "util/link_handshake.h"
 
 namespace nasd::nvram {
 
@@ -31,6 +32,15 @@ struct JournalOptions {
   // Longest a mutation waits for log space before the volume writes it through instead.
   std::chrono::milliseconds space_wait{10000};
   std::string mirror;                // "host:port" of the partner's nasd-mirror; empty = none
+  // The mirror link is authenticated (util/link_handshake.h): the key, this side's name and
+  // the mirror's name. [nvram] mirror_key (a file, default cluster.key in the data folder,
+  // created when missing; give nasd-mirror the same file), mirror_name (default "mirror");
+  // this side is "primary". A node of a pair sets these from [cluster] instead.
+  // Journal::open reads mirror_key_file (creating it when missing) when the credentials hold
+  // no key yet.
+  std::string mirror_key_file;
+  link::Credentials mirror_credentials{{}, "primary"};
+  std::string mirror_peer = "mirror";
   MirrorPolicy mirror_policy = MirrorPolicy::Continue;
   // Longest a commit waits for the partner's ack before declaring the mirror lost.
   std::chrono::milliseconds mirror_timeout{2000};

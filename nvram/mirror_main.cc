@@ -1,6 +1,10 @@
 // nasd-mirror: the partner end of the NVRAM mirror link, as a process.
-//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img [--mode process|host] [--log-level L]
+//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img --key cluster.key
+//               [--name mirror] [--primary NAME] [--mode process|host] [--log-level L]
 //   nasd-mirror --dump FILE
+// The link is authenticated with the key file (the primary's [nvram] mirror_key, same bytes);
+// this mirror proves it under --name (the primary's [nvram] mirror_name), and only a primary
+// named --primary may connect (default: any holder of the key).
 // With --listen it prints "listening on HOST:PORT" once bound (port 0 picks a free one) and
 // serves until SIGTERM or SIGINT.
 #include <signal.h>
@@ -16,12 +20,14 @@
 #include "nvram/mirror_server.h"
 #include "util/net.h"
 #include "nvram/region.h"
+#include "util/secret_key.h"
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: nasd-mirror --listen HOST:PORT --file REGION [--mode process|host]\n"
+               "usage: nasd-mirror --listen HOST:PORT --file REGION --key KEYFILE [--name NAME]\n"
+               "                   [--primary NAME] [--mode process|host]\n"
                "                   [--log-level debug|info|warn|error|off]\n"
                "       nasd-mirror --dump REGION\n");
   return 2;
@@ -33,7 +39,8 @@ int dump(const std::string& path) {
   return 0;
 }
 
-int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode) {
+int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode,
+          nasd::nvram::MirrorServerOptions options) {
   std::string host;
   uint16_t port;
   if (!nasd::util::split_host_port(address, &host, &port)) {
@@ -47,7 +54,7 @@ int serve(const std::string& address, const std::string& path, nasd::nvram::Dura
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  nasd::nvram::MirrorServer server(path, mode);
+  nasd::nvram::MirrorServer server(path, mode, std::move(options));
   uint16_t bound = server.listen(host, port);
   std::printf("listening on %s:%u\n", host.c_str(), bound);
   std::fflush(stdout);
@@ -64,7 +71,8 @@ int serve(const std::string& address, const std::string& path, nasd::nvram::Dura
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, file, dump_file, mode = "process", level = "info";
+  std::string listen, file, dump_file, key, name = "mirror", primary, mode = "process",
+              level = "info";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string* out) {
@@ -74,7 +82,9 @@ int main(int argc, char** argv) {
     };
     bool ok = (a == "--listen" && value(&listen)) || (a == "--file" && value(&file)) ||
               (a == "--mode" && value(&mode)) || (a == "--dump" && value(&dump_file)) ||
-              (a == "--log-level" && value(&level));
+              (a == "--log-level" && value(&level)) ||
+              (a == "--key" && value(&key)) || (a == "--name" && value(&name)) ||
+              (a == "--primary" && value(&primary));
     if (!ok) return usage();
   }
   auto log_level = nasd::util::parse_log_level(level);
@@ -82,10 +92,15 @@ int main(int argc, char** argv) {
   nasd::util::set_log_level(*log_level);
   try {
     if (!dump_file.empty()) return dump(dump_file);
-    if (listen.empty() || file.empty() || (mode != "process" && mode != "host")) return usage();
+    if (listen.empty() || file.empty() || key.empty() || (mode != "process" && mode != "host"))
+      return usage();
+    nasd::nvram::MirrorServerOptions options;
+    options.credentials = {nasd::load_or_create_secret_key(key, "mirror key"), name};
+    options.primary = primary;
     return serve(listen, file,
                  mode == "host" ? nasd::nvram::DurabilityMode::Host
-                                : nasd::nvram::DurabilityMode::Process);
+                                : nasd::nvram::DurabilityMode::Process,
+                 std::move(options));
   } catch (const std::exception& e) {
     nasd::util::log("nvram").error(e.what());
     return 1;

@@ -40,6 +40,11 @@ void append_error(std::vector<uint8_t>* out, const std::string& text) {
   append_frame(out, FrameType::Error, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
+void append_tag(std::vector<uint8_t>* out, size_t frame_start, link::FrameSealer* sealer) {
+  const link::Tag tag = sealer->seal({std::span<const uint8_t>(*out).subspan(frame_start)});
+  out->insert(out->end(), tag.begin(), tag.end());
+}
+
 bool parse_u64(const Frame& f, uint64_t* value) {
   if (f.body.size() != sizeof *value) return false;
   std::memcpy(value, f.body.data(), sizeof *value);
@@ -90,11 +95,18 @@ FrameReader::Next FrameReader::next(Frame* out) {
     error_ = "bad frame type or length";
     return Next::Bad;
   }
-  if (avail < sizeof h + h.length) return Next::NeedMore;
+  const size_t frame_bytes = sizeof h + h.length;
+  const size_t tag_bytes = sealed_ ? link::kTagBytes : 0;
+  if (avail < frame_bytes + tag_bytes) return Next::NeedMore;
+  const uint8_t* frame = buf_.data() + start_;
+  if (sealed_ && !opener_.open({std::span<const uint8_t>(frame, frame_bytes)},
+                               std::span<const uint8_t>(frame + frame_bytes, tag_bytes))) {
+    error_ = "frame fails its tag (forged, replayed or reordered)";
+    return Next::Bad;
+  }
   out->type = static_cast<FrameType>(h.type);
-  const uint8_t* body = buf_.data() + start_ + sizeof h;
-  out->body.assign(body, body + h.length);
-  start_ += sizeof h + h.length;
+  out->body.assign(frame + sizeof h, frame + frame_bytes);
+  start_ += frame_bytes + tag_bytes;
   return Next::Frame;
 }
 

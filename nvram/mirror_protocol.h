@@ -9,6 +9,11 @@
 //   partner -> primary   Ack      {end}       every record before end is held durably
 //   either              Error    {text}      then the sender closes the connection
 // A version mismatch is answered with Error and a close, so a mixed-version pair fails loudly.
+//
+// Before the first frame both sides run the link handshake (util/link_handshake.h, kind
+// Mirror) with the cluster key; a connection that fails it is closed without a word. After it
+// every frame is followed by its 32-byte tag (util/link_seal.h), so only the authenticated
+// primary's frames, in its order, are ever taken.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "nvram/mirror.h"
+#include "util/link_seal.h"
 
 namespace nasd::nvram::wire {
 
@@ -45,6 +51,8 @@ void append_u64_frame(std::vector<uint8_t>* out, FrameType type, uint64_t value)
 void append_hello(std::vector<uint8_t>* out, const MirrorHello& hello);
 void append_records(std::vector<uint8_t>* out, std::span<const RecordView> records);
 void append_error(std::vector<uint8_t>* out, const std::string& text);
+// Appends the tag of the frame that starts at `frame_start` in `*out` (the last frame added).
+void append_tag(std::vector<uint8_t>* out, size_t frame_start, link::FrameSealer* sealer);
 
 bool parse_u64(const Frame& f, uint64_t* value);
 bool parse_hello(const Frame& f, MirrorHello* hello);
@@ -52,6 +60,8 @@ bool parse_hello(const Frame& f, MirrorHello* hello);
 // Splits a byte stream into frames.
 class FrameReader {
  public:
+  // From now on every frame must carry the next tag of `opener`'s direction.
+  void require_tags(link::FrameOpener opener) { opener_ = opener; sealed_ = true; }
   // Reads once from `fd` (blocking). False on EOF or a read error.
   bool fill(int fd);
   enum class Next { Frame, NeedMore, Bad };
@@ -62,6 +72,8 @@ class FrameReader {
  private:
   std::vector<uint8_t> buf_;
   size_t start_ = 0;
+  bool sealed_ = false;
+  link::FrameOpener opener_;
   std::string error_;
 };
 

@@ -1,11 +1,15 @@
 #include "nvram/mirror_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include "util/log.h"
@@ -23,8 +27,10 @@ void store_u64(uint64_t& field, uint64_t value) {
 
 }  // namespace
 
-MirrorServer::MirrorServer(std::string region_path, DurabilityMode mode)
-    : path_(std::move(region_path)), mode_(mode) {
+MirrorServer::MirrorServer(std::string region_path, DurabilityMode mode,
+                           MirrorServerOptions options)
+    : path_(std::move(region_path)), mode_(mode), options_(std::move(options)) {
+  options_.credentials.check();  // no unauthenticated mirror
   struct stat st{};
   if (stat(path_.c_str(), &st) != 0 || st.st_size == 0) return;
   region_ = Region::open(path_, 0, mode_);
@@ -35,6 +41,16 @@ MirrorServer::MirrorServer(std::string region_path, DurabilityMode mode)
 }
 
 MirrorServer::~MirrorServer() {
+  stop();
+  std::list<std::unique_ptr<Connection>> conns;
+  {
+    std::lock_guard lk(conn_mu_);
+    conns.swap(connections_);
+  }
+  for (auto& c : conns) {
+    if (c->thread.joinable()) c->thread.join();
+    ::close(c->fd);
+  }
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
@@ -48,9 +64,10 @@ uint16_t MirrorServer::listen(const std::string& host, uint16_t port) {
 
 void MirrorServer::stop() {
   stop_ = true;
-  int c = conn_fd_.load();
-  if (c >= 0) ::shutdown(c, SHUT_RDWR);
+  std::lock_guard lk(conn_mu_);
+  for (auto& c : connections_) ::shutdown(c->fd, SHUT_RDWR);
   if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
+  active_cv_.notify_all();
 }
 
 uint64_t MirrorServer::tail() const {
@@ -58,70 +75,204 @@ uint64_t MirrorServer::tail() const {
   return tail_;
 }
 
-void MirrorServer::serve() {
-  while (!stop_) {
-    if (!util::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    conn_fd_ = fd;
-    serve_connection(fd);
-    conn_fd_ = -1;
-    ::close(fd);
+void MirrorServer::refuse(const std::string& why) {
+  ++refused_;
+  util::log("nvram").warn("mirror: refused " + why);
+}
+
+void MirrorServer::reap_finished() {
+  std::list<std::unique_ptr<Connection>> done;
+  {
+    std::lock_guard lk(conn_mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if ((*it)->finished) done.splice(done.end(), connections_, it);
+      it = next;
+    }
+  }
+  // Closed only once its thread is gone, so a stop() never shuts down a reused descriptor.
+  for (auto& c : done) {
+    c->thread.join();
+    ::close(c->fd);
   }
 }
 
-void MirrorServer::serve_connection(int fd) {
+void MirrorServer::serve() {
+  while (!stop_) {
+    reap_finished();
+    if (!util::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
+    sockaddr_in from{};
+    socklen_t from_len = sizeof from;
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    char addr[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &from.sin_addr, addr, sizeof addr);
+    if (options_.address_allowed && !options_.address_allowed(addr)) {
+      ::close(fd);
+      refuse(std::string("a connection from ") + addr + " (not in allowed_peers)");
+      continue;
+    }
+    timeval tv{};
+    tv.tv_sec = options_.send_timeout.count() / 1000;
+    tv.tv_usec = (options_.send_timeout.count() % 1000) * 1000;
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::lock_guard lk(conn_mu_);
+    if (stop_ || handshaking_ >= options_.max_handshakes) {
+      ::close(fd);
+      if (!stop_) refuse(std::string("a connection from ") + addr + " (too many handshakes)");
+      continue;
+    }
+    ++handshaking_;
+    auto conn = std::make_unique<Connection>();
+    conn->fd = fd;
+    Connection* raw = conn.get();
+    conn->thread = std::thread([this, raw] { connection_thread(raw); });
+    connections_.push_back(std::move(conn));
+  }
+  // stop(): every connection was shut down; wait for their threads.
+  std::list<std::unique_ptr<Connection>> conns;
+  {
+    std::lock_guard lk(conn_mu_);
+    conns.swap(connections_);
+  }
+  for (auto& c : conns) {
+    c->thread.join();
+    ::close(c->fd);
+  }
+}
+
+void MirrorServer::connection_thread(Connection* conn) {
+  // No exception may end the process from here (a bad hello once did, through ftruncate).
+  try {
+    serve_authenticated(conn->fd);
+  } catch (const std::exception& e) {
+    util::log("nvram").warn(std::string("mirror: dropping primary: ") + e.what());
+  } catch (...) {
+    util::log("nvram").warn("mirror: dropping primary: unknown exception");
+  }
+  ::shutdown(conn->fd, SHUT_RDWR);
+  conn->finished = true;
+}
+
+void MirrorServer::serve_authenticated(int fd) {
+  std::string error;
+  std::optional<link::Session> session;
+  try {
+    const std::string& primary = options_.primary;
+    session = link::authenticate_server(
+        fd, link::LinkKind::Mirror, options_.credentials,
+        [&primary](const std::string& name) { return primary.empty() || name == primary; },
+        options_.handshake_timeout, &error);
+  } catch (...) {
+    std::lock_guard lk(conn_mu_);
+    --handshaking_;
+    throw;
+  }
+  uint64_t ticket = 0;
+  {
+    std::unique_lock lk(conn_mu_);
+    --handshaking_;
+    if (!session) {
+      lk.unlock();
+      if (!stop_) refuse("a connection: " + error);
+      return;
+    }
+    // The newest authenticated primary wins: the one being served is dropped (it is the same
+    // primary's older connection, whose loss it has noticed or will).
+    ticket = ++active_ticket_;
+    if (active_fd_ >= 0) ::shutdown(active_fd_, SHUT_RDWR);
+    active_cv_.wait(lk, [&] { return active_fd_ < 0 || stop_ || active_ticket_ != ticket; });
+    if (stop_ || active_ticket_ != ticket) return;
+    active_fd_ = fd;
+  }
+  try {
+    serve_connection(fd, *session);
+  } catch (...) {
+    std::lock_guard lk(conn_mu_);
+    active_fd_ = -1;
+    active_cv_.notify_all();
+    throw;
+  }
+  std::lock_guard lk(conn_mu_);
+  active_fd_ = -1;
+  active_cv_.notify_all();
+}
+
+void MirrorServer::serve_connection(int fd, link::Session& session) {
   wire::FrameReader reader;
+  reader.require_tags(session.receive);
   wire::Frame frame;
   bool greeted = false;
+  auto send = [&](std::vector<uint8_t>& out) {
+    wire::append_tag(&out, 0, &session.send);
+    return util::send_all(fd, out.data(), out.size());
+  };
   auto refuse = [&](const std::string& why) {
-    util::log("nvram").warn("mirror: dropping primary: " + why);
+    // Only an authenticated primary gets this far, so it may hear why.
+    util::log("nvram").warn("mirror: dropping primary " + session.peer + ": " + why);
     std::vector<uint8_t> out;
     wire::append_error(&out, why);
-    util::send_all(fd, out.data(), out.size());
+    send(out);
   };
   while (!stop_) {
     if (!reader.fill(fd)) return;
     bool got_records = false;
     wire::FrameReader::Next n;
     while ((n = reader.next(&frame)) == wire::FrameReader::Next::Frame) {
-      if (frame.type == wire::FrameType::Hello) {
-        MirrorHello hello;
-        uint64_t resume = 0;
-        std::string err = wire::parse_hello(frame, &hello) ? handle_hello(hello, &resume)
-                                                           : "malformed hello";
-        if (!err.empty()) return refuse(err);
-        std::vector<uint8_t> out;
-        wire::append_u64_frame(&out, wire::FrameType::HelloAck, resume);
-        if (!util::send_all(fd, out.data(), out.size())) return;
-        greeted = true;
-      } else if (!greeted) {
-        return refuse("expected hello");
-      } else if (frame.type == wire::FrameType::Records) {
-        std::string err = handle_records(frame.body);
-        if (!err.empty()) return refuse(err);
-        got_records = true;
-      } else if (frame.type == wire::FrameType::Trim) {
-        uint64_t head;
-        if (!wire::parse_u64(frame, &head)) return refuse("malformed trim");
-        handle_trim(head);
-      } else {
-        return refuse("unexpected frame type " + std::to_string(static_cast<int>(frame.type)));
-      }
+      std::vector<uint8_t> reply;
+      std::string err = on_frame(frame, &greeted, &got_records, &reply);
+      if (!err.empty()) return refuse(err);
+      if (!reply.empty() && !send(reply)) return;
     }
     if (n == wire::FrameReader::Next::Bad) return refuse(reader.error());
     // One ack per batch of frames that arrived together: the partner's group commit.
-    if (got_records && !persist_and_ack(fd)) return;
+    if (got_records && !persist_and_ack(fd, &session.send)) return;
   }
 }
 
+std::string MirrorServer::on_frame(const wire::Frame& frame, bool* greeted, bool* got_records,
+                                   std::vector<uint8_t>* reply) {
+  if (frame.type == wire::FrameType::Hello) {
+    MirrorHello hello;
+    uint64_t resume = 0;
+    std::string err =
+        wire::parse_hello(frame, &hello) ? handle_hello(hello, &resume) : "malformed hello";
+    if (!err.empty()) return err;
+    wire::append_u64_frame(reply, wire::FrameType::HelloAck, resume);
+    *greeted = true;
+    return "";
+  }
+  if (!*greeted) return "expected hello";
+  if (frame.type == wire::FrameType::Records) {
+    std::string err = handle_records(frame.body);
+    if (err.empty()) *got_records = true;
+    return err;
+  }
+  if (frame.type == wire::FrameType::Trim) {
+    uint64_t head;
+    if (!wire::parse_u64(frame, &head)) return "malformed trim";
+    return handle_trim(head);
+  }
+  return "unexpected frame type " + std::to_string(static_cast<int>(frame.type));
+}
+
 std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resume) {
-  if (hello.log_size == 0 || hello.log_size % kRegionHeaderSize != 0 || hello.head > hello.tail ||
-      hello.tail - hello.head > hello.log_size)
+  if (hello.log_size < kMinRegionSize - kRegionHeaderSize ||
+      hello.log_size % kRegionHeaderSize != 0 || hello.head > hello.tail ||
+      hello.tail - hello.head > hello.log_size || hello.tail > (uint64_t{1} << 62))
     return "hello describes an impossible log";
+  if (hello.log_size > options_.max_log_size)
+    return "hello asks for a " + std::to_string(hello.log_size) + " byte log, more than this " +
+           "mirror's limit of " + std::to_string(options_.max_log_size);
   std::lock_guard lk(mu_);
   const RegionHeader* h = region_ ? region_->header() : nullptr;
   if (h == nullptr || h->uuid != hello.uuid || h->log_size != hello.log_size) {
+    // Only an authenticated primary gets here: a new identity means it made a new region, and
+    // the records of its old one can never be asked for again.
+    if (h != nullptr)
+      util::log("nvram").warn("mirror: primary region changed (uuid " + std::to_string(h->uuid) + " -> " +
+               std::to_string(hello.uuid) + "); the old copy held records " +
+               std::to_string(head_) + ".." + std::to_string(tail_));
     region_.reset();
     region_ = Region::create(path_, hello.log_size + kRegionHeaderSize, mode_, hello.uuid);
     util::log("nvram").info("mirror: copying primary region " + std::to_string(hello.uuid) + " (" +
@@ -146,6 +297,7 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
 std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
   std::lock_guard lk(mu_);
   const uint64_t log_size = region_->log_size();
+  const uint64_t largest = max_payload(log_size);
   size_t at = 0;
   while (at < body.size()) {
     RecordHeader h;
@@ -155,12 +307,17 @@ std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
     if (decode_record(body.data() + at, body.size() - at, h.pos, &rec) != DecodeResult::Ok)
       return "record at position " + std::to_string(h.pos) + " fails validation";
     const size_t stored = rec.bytes.size();
+    if (h.length > largest)
+      return "record at position " + std::to_string(h.pos) + " is larger than this log allows";
     const uint64_t footprint = record_footprint(h.length);
     if (h.pos < tail_) {
       at += stored;  // a resend of something we hold
       continue;
     }
-    if (h.pos != tail_ && place_record(tail_, footprint, log_size) != h.pos)
+    // Where the journal itself would put it: at the tail when it fits in the rest of the lap,
+    // else at the next lap's start. Any other position (also the tail, for a record that does
+    // not fit there) would be copied past the end of the log area.
+    if (place_record(tail_, footprint, log_size) != h.pos)
       return "gap: expected a record at " + std::to_string(tail_) + ", got " +
              std::to_string(h.pos);
     if (h.pos + footprint - head_ > log_size) {
@@ -182,16 +339,17 @@ std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
   return "";
 }
 
-void MirrorServer::handle_trim(uint64_t head) {
+std::string MirrorServer::handle_trim(uint64_t head) {
   std::lock_guard lk(mu_);
-  if (head <= head_) return;
+  if (head <= head_) return "";
   if (head > tail_) tail_ = persisted_ = head;  // the primary moved past what we hold
   head_ = head;
   store_u64(region_->header()->head, head_);
   region_->persist_header();
+  return "";
 }
 
-bool MirrorServer::persist_and_ack(int fd) {
+bool MirrorServer::persist_and_ack(int fd, link::FrameSealer* sealer) {
   uint64_t end;
   {
     std::lock_guard lk(mu_);
@@ -205,6 +363,7 @@ bool MirrorServer::persist_and_ack(int fd) {
   }
   std::vector<uint8_t> out;
   wire::append_u64_frame(&out, wire::FrameType::Ack, end);
+  wire::append_tag(&out, 0, sealer);
   return util::send_all(fd, out.data(), out.size());
 }
 

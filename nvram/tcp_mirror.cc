@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include "util/log.h"
@@ -12,12 +14,11 @@
 
 namespace nasd::nvram {
 
-TcpMirror::TcpMirror(const std::string& address) : TcpMirror(address, Options{}) {}
-
 TcpMirror::TcpMirror(const std::string& address, Options options)
-    : address_(address), options_(options) {
+    : address_(address), options_(std::move(options)) {
   if (!util::split_host_port(address, &host_, &port_))
     throw std::invalid_argument("mirror address must be host:port, not '" + address + "'");
+  options_.credentials.check();
 }
 
 TcpMirror::~TcpMirror() { stop(); }
@@ -51,10 +52,11 @@ void TcpMirror::sleep_backoff(std::chrono::milliseconds d) {
   stop_cv_.wait_for(lk, d, [this] { return stop_.load(); });
 }
 
-bool TcpMirror::send(const std::vector<uint8_t>& bytes) {
+bool TcpMirror::send(std::vector<uint8_t>& frame) {
   std::lock_guard lk(send_mu_);
   if (fd_ < 0) return false;
-  if (util::send_all(fd_, bytes.data(), bytes.size())) return true;
+  wire::append_tag(&frame, 0, &sealer_);
+  if (util::send_all(fd_, frame.data(), frame.size())) return true;
   ::shutdown(fd_, SHUT_RDWR);  // the reader notices and reports the loss
   fd_ = -1;
   return false;
@@ -111,11 +113,26 @@ void TcpMirror::run() {
 }
 
 std::string TcpMirror::serve_connection(int fd) {
+  std::string error;
+  std::optional<link::Session> session;
+  try {
+    session = link::authenticate_client(fd, link::LinkKind::Mirror, options_.credentials,
+                                        options_.peer, options_.hello_timeout, &error);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!session) return error;
   std::vector<uint8_t> hello;
   wire::append_hello(&hello, listener_->mirror_hello());
+  {
+    std::lock_guard lk(send_mu_);
+    sealer_ = session->send;
+    wire::append_tag(&hello, 0, &sealer_);
+  }
   if (!util::send_all(fd, hello.data(), hello.size())) return "sending hello failed";
 
   wire::FrameReader reader;
+  reader.require_tags(session->receive);
   wire::Frame frame;
   bool greeted = false;
   const auto hello_deadline = std::chrono::steady_clock::now() + options_.hello_timeout;

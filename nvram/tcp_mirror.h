@@ -2,7 +2,8 @@
 // one TCP connection without waiting for each ack (many records in flight); a reader thread
 // turns the partner's cumulative acks into Listener::mirror_acked(). When the link drops the
 // listener hears mirror_lost() and the mirror reconnects in the background, resynchronising
-// from what the partner says it holds.
+// from what the partner says it holds. Every connection is authenticated with the cluster key
+// (the partner must prove it under the name `peer`) and every frame carries a tag.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "nvram/mirror.h"
+#include "util/link_handshake.h"
 
 namespace nasd::nvram {
 
@@ -24,10 +26,12 @@ class TcpMirror : public Mirror {
     std::chrono::milliseconds hello_timeout{2000};
     std::chrono::milliseconds retry_min{50};
     std::chrono::milliseconds retry_max{1000};
+    link::Credentials credentials;  // required: the cluster key and this node's name
+    std::string peer = "mirror";    // the mirror's name (a pair: the partner node's name)
   };
 
   // `address` is "host:port". Throws std::invalid_argument on a malformed address.
-  explicit TcpMirror(const std::string& address);
+  // Throws std::invalid_argument on a malformed address or missing credentials.
   TcpMirror(const std::string& address, Options options);
   ~TcpMirror() override;
 
@@ -42,17 +46,19 @@ class TcpMirror : public Mirror {
   void run();
   // One connection's life: hello, then acks until it breaks. Returns why it ended.
   std::string serve_connection(int fd);
-  bool send(const std::vector<uint8_t>& bytes);
+  // Sends one frame (sealed) on the current connection.
+  bool send(std::vector<uint8_t>& frame);
   void sleep_backoff(std::chrono::milliseconds d);
 
   const std::string address_;
   std::string host_;
   uint16_t port_ = 0;
-  const Options options_;
+  Options options_;  // set once in the constructor
   Listener* listener_ = nullptr;
 
   std::mutex send_mu_;   // one writer on the socket at a time
   int fd_ = -1;          // usable for sending (guarded by send_mu_)
+  link::FrameSealer sealer_;  // the current connection's (guarded by send_mu_)
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

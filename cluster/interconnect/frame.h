@@ -5,7 +5,9 @@
 //
 // The CRC covers the first 20 header bytes and the payload, so a torn or corrupted frame (a
 // peer that died mid-write, a bit flip) is detected and the connection dropped instead of being
-// misparsed. The length is bounded before anything is allocated for it.
+// misparsed. The length is bounded before anything is allocated for it. On the wire every frame
+// is followed by its 32-byte tag (util/link_seal.h: Socket::seal_with, read_frame's opener),
+// which is what makes a frame trustworthy; the CRC only catches accidents.
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,8 @@
 
 namespace nasd::interconnect {
 
-ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string* error) {
+ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string* error,
+                      link::FrameOpener* opener) {
   std::array<uint8_t, kFrameHeaderBytes> head;
   ReadStatus st =
       read_exact(fd, head.data(), head.size(), limits.idle_timeout, limits.stall_timeout, error);
@@ -25,6 +26,18 @@ ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string
   if (!frame_crc_ok(out->header, out->payload)) {
     *error = "frame CRC mismatch (torn or corrupted frame)";
     return ReadStatus::Error;
+  }
+  if (opener) {
+    link::Tag tag;
+    st = read_exact(fd, tag.data(), tag.size(), limits.stall_timeout, limits.stall_timeout, error);
+    if (st != ReadStatus::Ok) {
+      if (st != ReadStatus::Error) *error = "connection closed or stalled before a frame's tag";
+      return ReadStatus::Error;
+    }
+    if (!opener->open({head, out->payload}, tag)) {
+      *error = "frame fails its tag (forged, replayed or reordered)";
+      return ReadStatus::Error;
+    }
   }
   return ReadStatus::Ok;
 }

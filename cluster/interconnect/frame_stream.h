@@ -8,6 +8,7 @@
 
 #include "cluster/interconnect/frame.h"
 #include "cluster/interconnect/socket.h"
+#include "util/link_seal.h"
 
 namespace nasd::interconnect {
 
@@ -19,7 +20,10 @@ struct FrameLimits {
   std::chrono::milliseconds stall_timeout{5000};
 };
 
-ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string* error);
+// With `opener` (an authenticated link), the frame must be followed by its tag and the tag must
+// be the next one expected; a frame that fails it is an Error like a torn one.
+ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string* error,
+                      link::FrameOpener* opener = nullptr);
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,
                 std::span<const uint8_t> payload, std::string* error);

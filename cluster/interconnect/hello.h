@@ -1,7 +1,9 @@
-// The hello exchange that opens every interconnect connection. Both sides say which cluster
-// they belong to, their node name and protocol version; a connection between different
-// clusters or protocol versions is refused with a reason both sides can log, because a
-// misconfigured peer silently forwarding requests would be far worse than a loud refusal.
+// The hello exchange that opens every interconnect connection, right after the link handshake
+// (util/link_handshake.h) proved the cluster key. Both sides say which cluster they belong to,
+// their node name (which must be the name the handshake proved) and protocol version; a
+// connection between different clusters or protocol versions is refused with a reason both
+// sides can log, because a misconfigured peer silently forwarding requests would be far worse
+// than a loud refusal. Only key holders ever see such a reason.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,14 @@
 #include "cluster/interconnect/interconnect_server.h"
 
-#include <cerrno>
-#include <stdexcept>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <exception>
+#include <stdexcept>
 
 #include "cluster/interconnect/hello.h"
 #include "util/contained_thread.h"
@@ -30,6 +35,7 @@ void InterconnectServer::set_handler(MessageType type, RequestHandler handler) {
 }
 
 void InterconnectServer::start() {
+  options_.credentials.check();  // no unauthenticated interconnect
   std::string error;
   listen_fd_ = listen_tcp(options_.host, options_.port, &port_, &error);
   if (listen_fd_ < 0) throw std::runtime_error("interconnect: " + error);
@@ -59,7 +65,9 @@ size_t InterconnectServer::connection_count() const {
 
 void InterconnectServer::accept_loop() {
   while (!stopping_) {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    sockaddr_in from{};
+    socklen_t from_len = sizeof from;
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (stopping_) return;
@@ -68,6 +76,21 @@ void InterconnectServer::accept_loop() {
       continue;
     }
     reap_finished();
+    if (options_.address_allowed) {
+      char text[INET_ADDRSTRLEN] = "?";
+      inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
+      if (!options_.address_allowed(text)) {
+        ::close(fd);
+        refuse(std::string("connection from ") + text + " (not in allowed_peers)");
+        continue;
+      }
+    }
+    if (handshaking_.load() >= options_.max_handshakes) {
+      ::close(fd);
+      refuse("a connection (too many handshakes at once)");
+      continue;
+    }
+    ++handshaking_;
     auto conn = std::make_unique<Connection>();
     conn->socket = std::make_shared<Socket>(fd, options_.send_timeout);
     Connection* raw = conn.get();
@@ -91,12 +114,18 @@ void InterconnectServer::reap_finished() {
   for (auto& c : done) c->thread.join();
 }
 
-bool InterconnectServer::hello(Socket& socket, std::string* peer_node) {
+void InterconnectServer::refuse(const std::string& why) {
+  ++refused_;
+  if (options_.log) options_.log("interconnect: refused " + why);
+}
+
+bool InterconnectServer::hello(Socket& socket, link::FrameOpener* opener,
+                               const std::string& proven_peer) {
   FrameLimits limits = options_.limits;
   limits.idle_timeout = options_.hello_timeout;
   Frame frame;
   std::string error;
-  if (read_frame(socket.fd(), limits, &frame, &error) != ReadStatus::Ok) return false;
+  if (read_frame(socket.fd(), limits, &frame, &error, opener) != ReadStatus::Ok) return false;
   Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
   Hello theirs;
   std::string refusal;
@@ -109,37 +138,67 @@ bool InterconnectServer::hello(Socket& socket, std::string* peer_node) {
   } else if (!decode_hello(frame.payload, &theirs, &error)) {
     refusal = error;
   } else {
-    refusal = hello_mismatch(ours, theirs);
+    refusal = hello_mismatch(ours, theirs, proven_peer);
   }
   if (!refusal.empty()) {
+    // Only a holder of the cluster key gets this far, so it may learn why.
     std::vector<uint8_t> text(refusal.begin(), refusal.end());
     send_frame(socket, MessageType::HelloRefused, frame.header.request_id, text, &error);
     return false;
   }
-  *peer_node = theirs.node_name;
   return send_frame(socket, MessageType::HelloAccepted, frame.header.request_id,
                     encode_hello(ours), &error);
 }
 
 void InterconnectServer::serve(Connection* conn) {
-  Socket& socket = *conn->socket;
-  std::string peer;
-  if (hello(socket, &peer)) {
-    for (;;) {
-      Frame frame;
-      std::string error;
-      if (read_frame(socket.fd(), options_.limits, &frame, &error) != ReadStatus::Ok) break;
-      Responder responder(conn->socket, frame.header.request_id);
-      auto it = handlers_.find(frame.header.type);
-      if (it == handlers_.end()) {
-        responder.unsupported();
-        continue;
-      }
-      it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
-    }
+  // No exception may leave a connection thread: it would end the process.
+  try {
+    serve_authenticated(conn);
+  } catch (const std::exception& e) {
+    if (options_.log) options_.log(std::string("interconnect: connection dropped: ") + e.what());
+  } catch (...) {
+    if (options_.log) options_.log("interconnect: connection dropped: unknown exception");
   }
-  socket.shutdown();
+  conn->socket->shutdown();
   conn->finished = true;
+}
+
+void InterconnectServer::serve_authenticated(Connection* conn) {
+  Socket& socket = *conn->socket;
+  std::string error;
+  const auto& peers = options_.peers;
+  auto accept_peer = [&peers](const std::string& name) {
+    return peers.empty() || std::find(peers.begin(), peers.end(), name) != peers.end();
+  };
+  std::optional<link::Session> session;
+  try {
+    session = link::authenticate_server(socket.fd(), link::LinkKind::Interconnect,
+                                        options_.credentials, accept_peer, options_.hello_timeout,
+                                        &error);
+  } catch (...) {
+    --handshaking_;
+    throw;
+  }
+  --handshaking_;
+  if (!session) {
+    if (!stopping_) refuse("a connection: " + error);
+    return;
+  }
+  socket.seal_with(session->send);
+  link::FrameOpener opener = session->receive;
+  const std::string peer = session->peer;
+  if (!hello(socket, &opener, peer)) return;
+  for (;;) {
+    Frame frame;
+    if (read_frame(socket.fd(), options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
+    Responder responder(conn->socket, frame.header.request_id);
+    auto it = handlers_.find(frame.header.type);
+    if (it == handlers_.end()) {
+      responder.unsupported();
+      continue;
+    }
+    it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
+  }
 }
 
 }  // namespace nasd::interconnect

@@ -1,5 +1,7 @@
-// The accepting side of the interconnect: listens for peer nodes, checks each one's hello
-// (cluster name, protocol version) and hands every request frame to the handler registered for
+// The accepting side of the interconnect: listens for peer nodes, authenticates each one with
+// the cluster key (util/link_handshake.h; a connection that fails is closed without a word),
+// seals every frame after that (util/link_seal.h), checks the peer's hello (cluster name,
+// protocol version, the name it proved) and hands every request frame to the handler registered for
 // its message type. One reader thread per connection keeps the code blocking and simple; a
 // handler may answer later from another thread (through its Responder), which is what lets
 // replies go back out of order while slow calls run.
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -19,6 +22,7 @@
 
 #include "cluster/interconnect/frame_stream.h"
 #include "cluster/interconnect/socket.h"
+#include "util/link_handshake.h"
 
 namespace nasd::interconnect {
 
@@ -39,7 +43,7 @@ class Responder {
 };
 
 struct IncomingRequest {
-  std::string peer_node;  // from the peer's hello
+  std::string peer_node;  // proven by the link handshake (and repeated by its hello)
   MessageType type;
   std::vector<uint8_t> payload;
   Responder responder;
@@ -54,7 +58,20 @@ struct InterconnectServerOptions {
   uint16_t port = 0;  // 0: any free port (see port())
   std::string cluster_name;
   std::string local_node;
+  // The cluster key and this node's name (= local_node); required.
+  link::Credentials credentials;
+  // Node names that may connect (the configured peers); empty: any holder of the key.
+  std::vector<std::string> peers;
+  // Called with the source address (IPv4 text) of every new connection; false closes it at
+  // once (`[cluster] allowed_peers`). Unset: every address may try the handshake.
+  std::function<bool(const std::string&)> address_allowed;
+  // Why connections were refused, for the node's log (optional).
+  std::function<void(const std::string&)> log;
+  // Covers the link handshake and the hello: a connection that says nothing is closed.
   std::chrono::milliseconds hello_timeout{2000};
+  // Connections still in their link handshake at once; more are closed on arrival, so a flood
+  // of unauthenticated connections costs at most this many threads for hello_timeout each.
+  size_t max_handshakes = 16;
   std::chrono::milliseconds send_timeout{5000};
   FrameLimits limits;
 };
@@ -75,6 +92,8 @@ class InterconnectServer {
 
   uint16_t port() const { return port_; }
   size_t connection_count() const;
+  // Connections closed because they did not authenticate (or came from a refused address).
+  uint64_t refused_count() const { return refused_.load(); }
 
  private:
   struct Connection {
@@ -85,7 +104,9 @@ class InterconnectServer {
 
   void accept_loop();
   void serve(Connection* conn);
-  bool hello(Socket& socket, std::string* peer_node);
+  void serve_authenticated(Connection* conn);
+  bool hello(Socket& socket, link::FrameOpener* opener, const std::string& proven_peer);
+  void refuse(const std::string& why);
   void reap_finished();
 
   const InterconnectServerOptions options_;
@@ -93,6 +114,8 @@ class InterconnectServer {
   int listen_fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> refused_{0};
+  std::atomic<size_t> handshaking_{0};
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;

@@ -1,5 +1,7 @@
 #include "cluster/interconnect/peer_client.h"
 
+#include <exception>
+#include <optional>
 #include <random>
 
 #include "cluster/interconnect/hello.h"
@@ -34,6 +36,7 @@ PeerClient::PeerClient(PeerClientOptions options) : options_(std::move(options))
 PeerClient::~PeerClient() { stop(); }
 
 void PeerClient::start() {
+  options_.credentials.check();  // no unauthenticated interconnect
   std::lock_guard lock(mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = util::contained_thread("cluster", "peer link", [this] { run(); });
@@ -130,7 +133,13 @@ void PeerClient::run() {
       if (stopping_) return;
     }
     std::string error;
-    std::shared_ptr<Socket> socket = connect_and_hello(&error);
+    link::FrameOpener opener;
+    std::shared_ptr<Socket> socket;
+    try {
+      socket = connect_and_hello(&error, &opener);
+    } catch (const std::exception& e) {  // never out of this thread
+      error = e.what();
+    }
     if (!socket) {
       {
         std::lock_guard lock(mu_);
@@ -151,7 +160,7 @@ void PeerClient::run() {
       last_frame_ns_ = steady_ns();  // the hello answer
     }
     state_cv_.notify_all();
-    read_replies(*socket);
+    read_replies(*socket, &opener);
     {
       std::lock_guard lock(mu_);
       socket_.reset();
@@ -160,7 +169,8 @@ void PeerClient::run() {
   }
 }
 
-std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error) {
+std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
+                                                      link::FrameOpener* opener) {
   int fd = connect_tcp(options_.host, options_.port, options_.connect_timeout, error);
   if (fd < 0) return nullptr;
   auto socket = std::make_shared<Socket>(fd, options_.send_timeout);
@@ -170,19 +180,30 @@ std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error) {
     if (stopping_) return nullptr;
     connecting_ = socket;
   }
-  std::shared_ptr<Socket> result = hello(socket, error);
+  std::shared_ptr<Socket> result;
+  std::optional<link::Session> session =
+      link::authenticate_client(socket->fd(), link::LinkKind::Interconnect, options_.credentials,
+                                options_.expected_peer, options_.hello_timeout, error);
+  if (session) {
+    socket->seal_with(session->send);
+    *opener = session->receive;
+    result = hello(socket, opener, error);
+  } else {
+    *error = options_.host + ":" + std::to_string(options_.port) + ": " + *error;
+  }
   std::lock_guard lock(mu_);
   connecting_.reset();
   return stopping_ ? nullptr : result;
 }
 
-std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, std::string* error) {
+std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, link::FrameOpener* opener,
+                                          std::string* error) {
   Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
   if (!send_frame(*socket, MessageType::Hello, 0, encode_hello(ours), error)) return nullptr;
   FrameLimits hello_limits = options_.limits;
   hello_limits.idle_timeout = options_.hello_timeout;
   Frame frame;
-  if (read_frame(socket->fd(), hello_limits, &frame, error) != ReadStatus::Ok) {
+  if (read_frame(socket->fd(), hello_limits, &frame, error, opener) != ReadStatus::Ok) {
     *error = "hello with " + options_.host + ":" + std::to_string(options_.port) + ": " + *error;
     return nullptr;
   }
@@ -202,11 +223,11 @@ std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, std::s
   return socket;
 }
 
-void PeerClient::read_replies(Socket& socket) {
+void PeerClient::read_replies(Socket& socket, link::FrameOpener* opener) {
   for (;;) {
     Frame frame;
     std::string error;
-    if (read_frame(socket.fd(), options_.limits, &frame, &error) != ReadStatus::Ok) {
+    if (read_frame(socket.fd(), options_.limits, &frame, &error, opener) != ReadStatus::Ok) {
       std::lock_guard lock(mu_);
       last_error_ = stopping_ ? "stopped" : error;
       return;

@@ -1,5 +1,6 @@
 // The connecting side of an interconnect link: one TCP connection to one peer node, kept up by
-// a background thread that connects, says hello, reads replies and, when the connection breaks,
+// a background thread that connects, authenticates with the cluster key (the peer must prove
+// it is `expected_peer`), says hello over the sealed link, reads replies and, when the connection breaks,
 // fails everything in flight and reconnects with exponential backoff.
 //
 // Requests carry a fresh 64-bit id and wait on their own slot, so any number may be in flight
@@ -20,6 +21,7 @@
 #include "cluster/interconnect/call_channel.h"
 #include "cluster/interconnect/frame_stream.h"
 #include "cluster/interconnect/socket.h"
+#include "util/link_handshake.h"
 
 namespace nasd::interconnect {
 
@@ -28,7 +30,8 @@ struct PeerClientOptions {
   uint16_t port = 0;
   std::string cluster_name;
   std::string local_node;
-  std::string expected_peer;  // refuse a peer with another name (empty: accept any)
+  std::string expected_peer;  // the peer's node name; it must prove the key under this name
+  link::Credentials credentials;  // the cluster key and this node's name; required
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds hello_timeout{2000};
   std::chrono::milliseconds backoff_initial{50};
@@ -70,9 +73,10 @@ class PeerClient : public CallChannel {
   };
 
   void run();
-  std::shared_ptr<Socket> connect_and_hello(std::string* error);
-  std::shared_ptr<Socket> hello(std::shared_ptr<Socket> socket, std::string* error);
-  void read_replies(Socket& socket);
+  std::shared_ptr<Socket> connect_and_hello(std::string* error, link::FrameOpener* opener);
+  std::shared_ptr<Socket> hello(std::shared_ptr<Socket> socket, link::FrameOpener* opener,
+                                std::string* error);
+  void read_replies(Socket& socket, link::FrameOpener* opener);
   void complete(uint64_t id, CallOutcome outcome);
   void fail_all(CallError error);
   void wait_backoff(std::chrono::milliseconds delay);

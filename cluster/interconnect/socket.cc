@@ -1,5 +1,8 @@
 #include "cluster/interconnect/socket.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -20,10 +23,33 @@ Socket::~Socket() { ::close(fd_); }
 
 bool Socket::send_all(std::span<const uint8_t> bytes, std::string* error) {
   std::lock_guard lock(write_mu_);
-  if (util::send_all(fd_, bytes.data(), bytes.size(), error)) return true;
-  // A partial frame may be on the wire: the stream is unusable from here on.
-  ::shutdown(fd_, SHUT_RDWR);
-  return false;
+  if (!sealer_) return write_locked(bytes, 0, error);
+  // Sealed in the order written, under the same lock: the peer counts frames the same way.
+  const link::Tag tag = sealer_->seal({bytes});
+  return write_locked(bytes, MSG_MORE, error) && write_locked(tag, 0, error);
+}
+
+void Socket::seal_with(link::FrameSealer sealer) {
+  std::lock_guard lock(write_mu_);
+  sealer_ = std::move(sealer);
+}
+
+bool Socket::write_locked(std::span<const uint8_t> bytes, int flags, std::string* error) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | flags);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                   ? std::string("send timed out: peer is not reading")
+                   : std::string("send: ") + std::strerror(errno);
+      // A partial frame is on the wire: the stream is unusable from here on.
+      ::shutdown(fd_, SHUT_RDWR);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 void Socket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "util/link_seal.h"
 #include "util/net.h"
 
 namespace nasd::interconnect {
@@ -25,12 +27,19 @@ class Socket {
   Socket& operator=(const Socket&) = delete;
 
   int fd() const { return fd_; }
+  // Writes one whole frame; once sealed (seal_with), followed by its tag.
   bool send_all(std::span<const uint8_t> bytes, std::string* error);
+  // From now on every send_all is one frame and carries a tag (link_seal.h). Called once,
+  // right after the link handshake and before any frame is sent.
+  void seal_with(link::FrameSealer sealer);
   void shutdown();
 
  private:
+  bool write_locked(std::span<const uint8_t> bytes, int flags, std::string* error);
+
   const int fd_;
   std::mutex write_mu_;
+  std::optional<link::FrameSealer> sealer_;  // guarded by write_mu_
 };
 
 // The connections are made and read with the shared helpers (util/net.h, IPv4 and IPv6).

@@ -142,7 +142,9 @@ void MembershipService::send_heartbeat(Heartbeat hb) {
   heartbeat_in_flight_ = false;
   Heartbeat theirs;
   std::string error;
-  if (!out.ok() || !decode_heartbeat(out.payload, &theirs, &error)) return;
+  if (!out.ok() || !decode_heartbeat(out.payload, &theirs, &error) ||
+      theirs.node != options_.pair.partner)
+    return;
   std::lock_guard lock(mu_);
   if (stopping_) return;
   member_->heartbeat_received(now_ms(), theirs);
@@ -152,7 +154,10 @@ void MembershipService::send_heartbeat(Heartbeat hb) {
 void MembershipService::on_heartbeat(interconnect::IncomingRequest request) {
   Heartbeat theirs, ours;
   std::string error;
-  bool valid = decode_heartbeat(request.payload, &theirs, &error);
+  // Only the partner's own heartbeat counts: the link proved who sent it (the cluster key and
+  // its node name), and the heartbeat must not claim to be anyone else.
+  bool valid = decode_heartbeat(request.payload, &theirs, &error) &&
+               request.peer_node == options_.pair.partner && theirs.node == request.peer_node;
   {
     std::lock_guard lock(mu_);
     if (valid && !stopping_) {

@@ -93,9 +93,11 @@ struct NlmService::Procs {
     auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(fh.nlm4_netobj_val),
                                          fh.nlm4_netobj_len);
     if (s.handles_->decode(span, &t) != fs::Status::Ok) return NLM4_STALE_FH;
-    // The export the handle was issued under must still list the caller.
-    nfs::Exports::Policy e = s.exports_->for_handle(t.volume_id, t.export_id, call.peer);
-    if (!e || !e->allows(call.peer)) return NLM4_FAILED;
+    // The export the handle was issued under must still list the caller, from a port it
+    // accepts, as for any NFS call on that handle.
+    nfs::Exports::Policy policy = s.exports_->for_handle(t.volume_id, t.export_id, call.peer);
+    if (!policy) return NLM4_STALE_FH;
+    if (!policy->allows(call.peer) || !policy->port_allowed(call.peer)) return NLM4_FAILED;
     if (!s.serves_volume_(t.volume_id)) return NLM4_FAILED;
     *out = FileId{t.volume_id, t.inode.ino, t.inode.gen};
     return NLM4_GRANTED;

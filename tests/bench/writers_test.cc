@@ -30,9 +30,9 @@ TEST(CsvWriterTest, OneRowPerStep) {
   std::ostringstream out;
   write_csv(out, r);
   EXPECT_EQ(out.str(),
-            "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op\n"
-            "1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,\n"
-            "2,200.0,150.0,2.000,2.000,2.000,1500,3,0,1,REMOVE=3\n");
+            "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec\n"
+            "1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000\n"
+            "2,200.0,150.0,2.000,2.000,2.000,1500,3,0,1,REMOVE=3,0,0.000\n");
 }
 
 TEST(ReportWriterTest, HeadlineTableMissedAndErrors) {

@@ -44,6 +44,26 @@ TEST(ClusterOptions, AnHaPairReadsItsSharedFolderMirrorAndThePartnersAddress) {
   EXPECT_EQ(p.vs_mount_port, 20148);
 }
 
+TEST(ClusterOptions, TheClusterKeyAndAllowedPeersAreRead) {
+  std::string text = kPair;
+  text.replace(text.find("shared_dir"), 0, "key = keys/cluster.key\nallowed_peers = 10.0.0.0/24, 192.168.1.7\n");
+  auto o = parse(text);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->key_file, "/etc/nasd/keys/cluster.key");
+  EXPECT_TRUE(o->allowed_peers.allows("10.0.0.200"));
+  EXPECT_TRUE(o->allowed_peers.allows("192.168.1.7"));
+  EXPECT_FALSE(o->allowed_peers.allows("10.0.1.1"));
+  EXPECT_FALSE(o->allowed_peers.allows("192.168.1.8"));
+  EXPECT_FALSE(o->allowed_peers.allows("not an address"));
+  EXPECT_TRUE(parse(kPair)->allowed_peers.allows("203.0.113.9"));  // no list: any address
+  EXPECT_TRUE(parse(kPair)->key_file.empty());                     // the data folder's
+  for (const char* bad : {"10.0.0.0/33", "10.0.0", "10.0.0.0/", "host.example"}) {
+    std::string t = kPair;
+    t.replace(t.find("shared_dir"), 0, std::string("allowed_peers = ") + bad + "\n");
+    EXPECT_THROW(parse(t), ConfigError) << bad;
+  }
+}
+
 TEST(ClusterOptions, ARelativeSharedFolderIsTakenBesideTheConfig) {
   std::string text = kPair;
   text.replace(text.find("/srv/san"), 8, "../san");

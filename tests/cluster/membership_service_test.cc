@@ -109,6 +109,7 @@ struct TestNode {
     o.port = listen_port;
     o.cluster_name = "pair";
     o.local_node = name;
+    o.credentials = {std::vector<uint8_t>(32, 0x5a), name};
     server = std::make_unique<interconnect::InterconnectServer>(o);
     service->attach(*server);
     server->start();
@@ -120,6 +121,7 @@ struct TestNode {
     o.cluster_name = "pair";
     o.local_node = name;
     o.expected_peer = partner;
+    o.credentials = {std::vector<uint8_t>(32, 0x5a), name};
     o.backoff_initial = 10ms;
     o.backoff_max = 50ms;
     auto client = std::make_shared<interconnect::PeerClient>(o);

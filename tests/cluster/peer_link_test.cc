@@ -20,11 +20,14 @@ using namespace std::chrono_literals;
 std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text_of(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
 
+const std::vector<uint8_t> kKey(32, 0x5a);
+
 InterconnectServerOptions server_options(uint16_t port = 0) {
   InterconnectServerOptions o;
   o.port = port;
   o.cluster_name = "test-cluster";
   o.local_node = "node-b";
+  o.credentials = {kKey, "node-b"};
   return o;
 }
 
@@ -34,6 +37,7 @@ PeerClientOptions client_options(uint16_t port) {
   o.cluster_name = "test-cluster";
   o.local_node = "node-a";
   o.expected_peer = "node-b";
+  o.credentials = {kKey, "node-a"};
   o.backoff_initial = 10ms;
   o.backoff_max = 100ms;
   return o;
@@ -241,8 +245,100 @@ TEST(PeerLink, WrongPeerNameIsRefused) {
   PeerClient client(o);
   client.start();
   EXPECT_FALSE(client.wait_connected(300ms));
-  EXPECT_NE(client.last_error().find("expected to reach node 'node-c'"), std::string::npos)
+  EXPECT_NE(client.last_error().find("not node 'node-c'"), std::string::npos)
       << client.last_error();
+}
+
+TEST(PeerLink, WrongKeyIsRefusedWithoutAWord) {
+  InterconnectServer server(server_options());
+  install_echo(server);
+  server.start();
+  PeerClientOptions o = client_options(server.port());
+  o.credentials.key = std::vector<uint8_t>(32, 0x33);
+  PeerClient client(o);
+  client.start();
+  EXPECT_FALSE(client.wait_connected(300ms));
+  EXPECT_NE(client.last_error().find("cluster key"), std::string::npos) << client.last_error();
+  EXPECT_EQ(client.last_error().find("test-cluster"), std::string::npos) << client.last_error();
+  EXPECT_GT(server.refused_count(), 0u);
+}
+
+TEST(PeerLink, AKeyHolderThatIsNotAPeerIsRefused) {
+  InterconnectServerOptions so = server_options();
+  so.peers = {"node-x"};
+  InterconnectServer server(so);
+  install_echo(server);
+  server.start();
+  PeerClient client(client_options(server.port()));
+  client.start();
+  EXPECT_FALSE(client.wait_connected(300ms));
+  EXPECT_GT(server.refused_count(), 0u);
+}
+
+TEST(PeerLink, AnAddressOutsideAllowedPeersIsClosedAtOnce) {
+  InterconnectServerOptions so = server_options();
+  std::atomic<int> asked{0};
+  so.address_allowed = [&](const std::string& address) {
+    ++asked;
+    return address != "127.0.0.1";
+  };
+  InterconnectServer server(so);
+  install_echo(server);
+  server.start();
+  PeerClient client(client_options(server.port()));
+  client.start();
+  EXPECT_FALSE(client.wait_connected(300ms));
+  EXPECT_GT(asked.load(), 0);
+  EXPECT_GT(server.refused_count(), 0u);
+}
+
+// What an attacker without the key sees: today's hello in the clear is met with silence and a
+// close, never a refusal naming the cluster.
+TEST(PeerLink, UnauthenticatedHelloGetsNothingBack) {
+  InterconnectServer server(server_options());
+  install_echo(server);
+  server.start();
+  std::string error;
+  int fd = connect_tcp("127.0.0.1", server.port(), 1s, &error);
+  ASSERT_GE(fd, 0);
+  Socket raw(fd, 1s);
+  Hello forged{kProtocolVersion, "test-cluster", "node-a"};
+  ASSERT_TRUE(raw.send_all(encode_frame(MessageType::Hello, 0, encode_hello(forged)), &error));
+  uint8_t byte;
+  EXPECT_EQ(read_exact(fd, &byte, 1, 3000ms, 1000ms, &error), ReadStatus::Eof) << error;
+}
+
+// A frame whose tag does not match (here: replayed from earlier in the stream) ends the link.
+TEST(PeerLink, ForgedFrameAfterTheHandshakeDropsTheConnection) {
+  InterconnectServer server(server_options());
+  std::atomic<int> calls{0};
+  server.set_handler(MessageType::VolumeCall, [&](IncomingRequest req) {
+    ++calls;
+    req.responder.reply({});
+  });
+  server.start();
+  std::string error;
+  int fd = connect_tcp("127.0.0.1", server.port(), 1s, &error);
+  ASSERT_GE(fd, 0);
+  Socket raw(fd, 1s);
+  auto session = link::authenticate_client(fd, link::LinkKind::Interconnect, {kKey, "node-a"},
+                                           "node-b", 2s, &error);
+  ASSERT_TRUE(session) << error;
+  link::FrameOpener opener = session->receive;
+  auto hello = encode_frame(MessageType::Hello, 1,
+                            encode_hello({kProtocolVersion, "test-cluster", "node-a"}));
+  const link::Tag hello_tag = session->send.seal({hello});
+  ASSERT_TRUE(raw.send_all(hello, &error));
+  ASSERT_TRUE(raw.send_all(hello_tag, &error));
+  Frame answer;
+  ASSERT_EQ(read_frame(fd, FrameLimits{}, &answer, &error, &opener), ReadStatus::Ok) << error;
+  EXPECT_EQ(answer.header.type, MessageType::HelloAccepted);
+  // A call with the hello's tag again: a replay.
+  auto call = encode_frame(MessageType::VolumeCall, 2, bytes_of("x"));
+  ASSERT_TRUE(raw.send_all(call, &error));
+  ASSERT_TRUE(raw.send_all(hello_tag, &error));
+  EXPECT_NE(read_frame(fd, FrameLimits{}, &answer, &error, &opener), ReadStatus::Ok);
+  EXPECT_EQ(calls.load(), 0);
 }
 
 // A hand-driven peer: accepts one connection, completes the hello, reads one request and then
@@ -268,10 +364,15 @@ class FakePeer {
       FrameLimits limits;
       Frame hello, request;
       std::string error;
-      if (read_frame(fd, limits, &hello, &error) != ReadStatus::Ok) return;
+      auto session = link::authenticate_server(fd, link::LinkKind::Interconnect,
+                                               {kKey, "node-b"}, nullptr, 2s, &error);
+      if (!session) return;
+      socket.seal_with(session->send);
+      link::FrameOpener opener = session->receive;
+      if (read_frame(fd, limits, &hello, &error, &opener) != ReadStatus::Ok) return;
       Hello me{kProtocolVersion, "test-cluster", "node-b"};
       send_frame(socket, MessageType::HelloAccepted, 0, encode_hello(me), &error);
-      if (read_frame(fd, limits, &request, &error) != ReadStatus::Ok) return;
+      if (read_frame(fd, limits, &request, &error, &opener) != ReadStatus::Ok) return;
       misbehave(socket, request);
     });
   }
@@ -316,8 +417,8 @@ TEST(PeerLink, HalfWrittenFrameThenSilenceDropsAfterStallTimeout) {
   std::atomic<bool> release{false};
   peer.run([&](Socket& s, const Frame& req) {
     auto frame = encode_frame(MessageType::Reply, req.header.request_id, bytes_of("0123456789"));
-    std::string error;
-    s.send_all({frame.data(), kFrameHeaderBytes + 3}, &error);
+    // Raw bytes: the sealed send_all would add a tag after the half frame.
+    ::send(s.fd(), frame.data(), kFrameHeaderBytes + 3, MSG_NOSIGNAL);
     for (int i = 0; i < 500 && !release; ++i) std::this_thread::sleep_for(10ms);
   });
   std::chrono::milliseconds took;
@@ -362,6 +463,7 @@ TEST(PeerLink, ServerDropsAGarbageSpeakingClientAndKeepsServing) {
   EXPECT_TRUE(client.call(MessageType::VolumeCall, bytes_of("fine"), 5s).ok());
 }
 
+// A key holder speaking another protocol version hears why it is refused.
 TEST(PeerLink, ForeignProtocolVersionGetsAClearRefusal) {
   InterconnectServer server(server_options());
   server.start();
@@ -369,11 +471,16 @@ TEST(PeerLink, ForeignProtocolVersionGetsAClearRefusal) {
   int fd = connect_tcp("127.0.0.1", server.port(), 1s, &error);
   ASSERT_GE(fd, 0);
   Socket raw(fd, 1s);
+  auto session = link::authenticate_client(fd, link::LinkKind::Interconnect, {kKey, "node-z"},
+                                           "node-b", 2s, &error);
+  ASSERT_TRUE(session) << error;
+  raw.seal_with(session->send);
+  link::FrameOpener opener = session->receive;
   Hello future{kProtocolVersion + 1, "test-cluster", "node-z"};
   auto frame = encode_frame(MessageType::Hello, 0, encode_hello(future), kProtocolVersion + 1);
   ASSERT_TRUE(raw.send_all(frame, &error));
   Frame answer;
-  ASSERT_EQ(read_frame(fd, FrameLimits{}, &answer, &error), ReadStatus::Ok) << error;
+  ASSERT_EQ(read_frame(fd, FrameLimits{}, &answer, &error, &opener), ReadStatus::Ok) << error;
   EXPECT_EQ(answer.header.type, MessageType::HelloRefused);
   EXPECT_NE(text_of(answer.payload).find("protocol version 2 not supported"), std::string::npos)
       << text_of(answer.payload);

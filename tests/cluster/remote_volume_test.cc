@@ -38,6 +38,8 @@ class RemoteVolumeTest : public ::testing::Test {
     o.port = server_->port();
     o.cluster_name = "c";
     o.local_node = "front";
+    o.expected_peer = "owner";
+    o.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
     o.backoff_initial = 10ms;
     o.backoff_max = 50ms;
     client_ = std::make_shared<PeerClient>(o);
@@ -55,6 +57,7 @@ class RemoteVolumeTest : public ::testing::Test {
     o.port = port;
     o.cluster_name = "c";
     o.local_node = "owner";
+    o.credentials = {std::vector<uint8_t>(32, 0x5a), "owner"};
     server_ = std::make_unique<InterconnectServer>(o);
     volume_server_ = std::make_unique<VolumeServer>(&volumes_, vo);
     volume_server_->attach(*server_);
@@ -261,6 +264,8 @@ TEST_F(RemoteVolumeTest, OverloadedOwnerAnswersJukeboxAtOnce) {
   o.port = server_->port();
   o.cluster_name = "c";
   o.local_node = "front";
+  o.expected_peer = "owner";
+  o.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
   auto client = std::make_shared<PeerClient>(o);
   client->start();
   ASSERT_TRUE(client->wait_connected(5s));

@@ -36,6 +36,15 @@ fs::OpContext root_ctx() {
   return ctx;
 }
 
+// The pair's cluster key; b keeps the copy of a's NVRAM.
+const std::vector<uint8_t> kKey(32, 0x5a);
+nvram::MirrorServerOptions mirror_options() {
+  nvram::MirrorServerOptions o;
+  o.credentials = {kKey, "b"};
+  o.primary = "a";
+  return o;
+}
+
 const Config kConfig = Config::parse("[volume v0]\nid = 7\nsize = 64M\nsegment_size = 1M\n");
 
 // What HostedVolumes tells the operator (room "cluster") while it lives.
@@ -48,7 +57,7 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
   const std::string shared = dir.path + "/san";
   std::filesystem::create_directories(shared);
   PartnerMirror mirror(dir.path + "/b-partner-nvram.img", nvram::DurabilityMode::Process,
-                       "127.0.0.1", 0);
+                       "127.0.0.1", 0, mirror_options());
   mirror.start();
 
   constexpr int kFiles = 40;
@@ -57,6 +66,8 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
     jo.path = dir.path + "/a-nvram.img";
     jo.size = 16 << 20;
     jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
+    jo.mirror_credentials = {kKey, "a"};
+    jo.mirror_peer = "b";
     jo.mirror_policy = nvram::MirrorPolicy::Fail;  // acknowledged = in the mirror too
     auto journal = nvram::Journal::open(jo);
     for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)

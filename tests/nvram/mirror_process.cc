@@ -1,5 +1,7 @@
 #include "tests/nvram/mirror_process.h"
 
+#include "tests/nvram/test_util.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -8,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
@@ -43,9 +46,16 @@ pid_t spawn_with_stdout(std::vector<std::string> args, int* out_fd) {
 }  // namespace
 
 MirrorProcess::MirrorProcess(const std::string& region, uint16_t port) {
+  // The key of test_link_credentials(), in a file for the process.
+  const std::string key_file = region + ".key";
+  {
+    std::ofstream key(key_file, std::ios::binary | std::ios::trunc);
+    const auto bytes = test_link_credentials().key;
+    key.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
   int out;
   pid_ = spawn_with_stdout({NASD_MIRROR_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
-                            "--file", region},
+                            "--file", region, "--key", key_file},
                            &out);
   std::string line;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

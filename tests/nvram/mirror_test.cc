@@ -26,6 +26,7 @@ JournalOptions mirrored_options(const std::string& region, const std::string& mi
                                 MirrorPolicy policy) {
   auto o = testing::small_options(region, 32 << 20);  // large enough that nothing is trimmed
   o.mirror = mirror;
+  o.mirror_credentials = testing::test_link_credentials();
   o.mirror_policy = policy;
   o.mirror_timeout = std::chrono::milliseconds(1000);
   return o;
@@ -246,7 +247,8 @@ TEST(Mirror, ContinuePolicyKeepsServingLocally) {
 // reaches the partner.
 class TrimDuringReconnectMirror : public Mirror, private Mirror::Listener {
  public:
-  explicit TrimDuringReconnectMirror(const std::string& address) : inner_(address) {}
+  explicit TrimDuringReconnectMirror(const std::string& address)
+      : inner_(address, TcpMirror::Options{.credentials = testing::test_link_credentials()}) {}
   std::function<void()> on_reconnect;  // runs inside the second and later handshakes
   int reconnects = 0;
 

@@ -12,6 +12,7 @@
 #include "nvram/journal_options.h"
 #include "fs/volume.h"
 #include "tests/support/memory_fs.h"
+#include "util/link_handshake.h"
 
 namespace nasd::nvram::testing {
 
@@ -28,6 +29,11 @@ class ScratchDir {
 };
 
 // Options for a small journal in `dir` that never flushes on its own unless asked.
+// The key of every mirror link in the tests (nasd-mirror gets it in a file, see MirrorProcess).
+inline link::Credentials test_link_credentials(const std::string& self = "primary") {
+  return {std::vector<uint8_t>(32, 0x5a), self};
+}
+
 JournalOptions small_options(const std::string& region_path, uint64_t size,
                              DurabilityMode mode = DurabilityMode::Process);
 

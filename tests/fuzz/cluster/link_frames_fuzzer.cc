@@ -1,0 +1,128 @@
+// libFuzzer target: what a peer (or an attacker) can put on an interconnect connection.
+// The first byte picks the path:
+//   0: the accepting side of the link handshake (the input is the client's hello and proof);
+//   1: the connecting side (the input is the server's proof);
+//   2: frames after an authenticated handshake: the input is cut into frames (u16 length,
+//      bytes) that the fuzzer seals with the session's key, so the frame header, CRC, hello
+//      and heartbeat decoders behind the tag check see arbitrary content;
+//   3: the same stream with whatever tags the input carries (all must be refused).
+// Every frame is read with read_frame() from a socket, as the server reads it.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/interconnect/frame_stream.h"
+#include "cluster/interconnect/hello.h"
+#include "cluster/membership/heartbeat.h"
+#include "util/link_handshake.h"
+
+namespace {
+
+using namespace nasd;
+
+const std::vector<uint8_t> kKey(32, 0x5a);
+const link::Nonce kClientNonce{1, 2, 3};
+const link::Nonce kServerNonce{4, 5, 6};
+
+void server_handshake(std::span<const uint8_t> in) {
+  link::ServerHandshake hs(link::LinkKind::Interconnect, {kKey, "node-b"},
+                           [](const std::string& n) { return n == "node-a"; }, kServerNonce);
+  if (in.size() < link::kHelloPrefixBytes) return;
+  const size_t rest = hs.hello_rest(in.first(link::kHelloPrefixBytes));
+  if (rest == 0 || in.size() < link::kHelloPrefixBytes + rest) return;
+  std::vector<uint8_t> reply;
+  if (!hs.on_hello(in.first(link::kHelloPrefixBytes + rest), &reply)) return;
+  if (reply.size() != link::kServerProofBytes) __builtin_trap();
+  link::Session session;
+  // Without the key no input may pass the proof.
+  if (hs.on_client_proof(in.subspan(link::kHelloPrefixBytes + rest), &session)) __builtin_trap();
+}
+
+void client_handshake(std::span<const uint8_t> in) {
+  link::ClientHandshake hs(link::LinkKind::Interconnect, {kKey, "node-a"}, "node-b", kClientNonce);
+  std::vector<uint8_t> reply;
+  link::Session session;
+  if (hs.on_server_proof(in, &reply, &session)) __builtin_trap();
+}
+
+// A session both ends agree on, made with fixed nonces.
+bool make_sessions(link::Session* client, link::Session* server) {
+  link::ClientHandshake c(link::LinkKind::Interconnect, {kKey, "node-a"}, "node-b", kClientNonce);
+  link::ServerHandshake s(link::LinkKind::Interconnect, {kKey, "node-b"}, nullptr, kServerNonce);
+  std::vector<uint8_t> proof, client_proof;
+  return s.on_hello(c.hello(), &proof) && c.on_server_proof(proof, &client_proof, client) &&
+         s.on_client_proof(client_proof, server);
+}
+
+void frames(std::span<const uint8_t> in, bool seal) {
+  link::Session client, server;
+  if (!make_sessions(&client, &server)) __builtin_trap();
+  std::vector<uint8_t> stream;
+  if (seal) {
+    while (in.size() >= 2) {
+      size_t len = std::min<size_t>(in[0] | (in[1] << 8), in.size() - 2);
+      auto frame = in.subspan(2, len);
+      stream.insert(stream.end(), frame.begin(), frame.end());
+      const link::Tag tag = client.send.seal({frame});
+      stream.insert(stream.end(), tag.begin(), tag.end());
+      in = in.subspan(2 + len);
+    }
+  } else {
+    stream.assign(in.begin(), in.end());
+  }
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
+  int buf = 1 << 20;
+  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  size_t off = 0;
+  while (off < stream.size()) {
+    ssize_t n = ::send(fds[0], stream.data() + off, stream.size() - off, MSG_DONTWAIT);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  ::shutdown(fds[0], SHUT_WR);
+  interconnect::FrameLimits limits;
+  limits.max_payload = 64 * 1024;
+  limits.idle_timeout = std::chrono::milliseconds(0);
+  limits.stall_timeout = std::chrono::milliseconds(0);
+  for (int i = 0; i < 1000; ++i) {
+    interconnect::Frame frame;
+    std::string error;
+    if (interconnect::read_frame(fds[1], limits, &frame, &error, &server.receive) !=
+        interconnect::ReadStatus::Ok)
+      break;
+    if (!seal) __builtin_trap();  // a tag the input made up was accepted
+    if (frame.payload.size() > limits.max_payload) __builtin_trap();
+    if (frame.header.type == interconnect::MessageType::Hello) {
+      interconnect::Hello theirs;
+      if (interconnect::decode_hello(frame.payload, &theirs, &error)) {
+        interconnect::Hello ours{interconnect::kProtocolVersion, "lab", "node-b"};
+        (void)interconnect::hello_mismatch(ours, theirs, "node-a");
+      }
+    } else if (frame.header.type == interconnect::MessageType::Heartbeat) {
+      membership::Heartbeat hb;
+      (void)membership::decode_heartbeat(frame.payload, &hb, &error);
+    }
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  std::span<const uint8_t> in(data + 1, size - 1);
+  switch (data[0] % 4) {
+    case 0: server_handshake(in); break;
+    case 1: client_handshake(in); break;
+    case 2: frames(in, true); break;
+    case 3: frames(in, false); break;
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+// libFuzzer target: what a primary can send to the NVRAM mirror once its connection is
+// authenticated -- the last line of defence if a key holder misbehaves or a bug sends nonsense.
+// The input is the byte stream: FrameReader splits it (through a socket, as the server reads
+// it) and every frame goes through MirrorServer::on_frame against a fresh, small region, so
+// hellos of any size and identity, records at any position and length, and trims land on the
+// real bounds checks. The first byte chooses whether frames must carry tags (then every
+// made-up tag must be refused).
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nvram/mirror_protocol.h"
+#include "nvram/mirror_server.h"
+
+namespace {
+
+using namespace nasd;
+
+std::string region_path() {
+  static const std::string path = "/tmp/nasd-mirror-fuzz-" + std::to_string(::getpid()) + ".img";
+  return path;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const bool sealed = data[0] & 1;
+  ::unlink(region_path().c_str());
+  nvram::MirrorServerOptions options;
+  options.credentials = {std::vector<uint8_t>(32, 0x5a), "b"};
+  options.max_log_size = 1 << 20;  // hellos above this are refused before a file is made
+  nvram::MirrorServer server(region_path(), nvram::DurabilityMode::Process, options);
+
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return 0;
+  int buf = 1 << 20;
+  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  size_t off = 1;
+  while (off < size) {
+    ssize_t n = ::send(fds[0], data + off, size - off, MSG_DONTWAIT);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  ::shutdown(fds[0], SHUT_WR);
+
+  nvram::wire::FrameReader reader;
+  if (sealed) reader.require_tags(link::FrameOpener(link::DirectionKey{7}));
+  bool greeted = false;
+  for (int round = 0; round < 1000 && reader.fill(fds[1]); ++round) {
+    nvram::wire::Frame frame;
+    nvram::wire::FrameReader::Next n;
+    bool ended = false;
+    while ((n = reader.next(&frame)) == nvram::wire::FrameReader::Next::Frame) {
+      if (sealed) __builtin_trap();  // a tag the input made up was accepted
+      bool got_records = false;
+      std::vector<uint8_t> reply;
+      if (!server.on_frame(frame, &greeted, &got_records, &reply).empty()) {
+        ended = true;  // the server drops the connection here
+        break;
+      }
+    }
+    if (ended || n == nvram::wire::FrameReader::Next::Bad) break;
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return 0;
+}
