@@ -13,11 +13,18 @@ namespace nasd::cluster {
 
 ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted)
     : plan_(plan), hosted_(hosted) {
+  // Forwarded calls wait at most forward_timeout for the owner, and at most forward_slots of
+  // them wait on one owner at once: a hung owner cannot take every executor thread.
+  interconnect::RemoteVolumeOptions remote;
+  remote.call_timeout = plan_.cluster->forward_timeout;
+  remote.max_in_flight = plan_.cluster->forward_slots;
   router_ = std::make_shared<interconnect::ClusterRouter>(
-      plan_.node.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
+      plan_.node.name,
+      [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
         auto it = peers_.find(node);
         return it == peers_.end() ? nullptr : it->second;
-      });
+      },
+      remote);
   for (const auto& p : plan_.cluster->peers) {
     interconnect::PeerClientOptions po;
     po.host = p.host;

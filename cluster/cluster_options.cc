@@ -62,13 +62,21 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   if (!c) return std::nullopt;
   if (auto unknown = c->unknown_keys({"name", "interconnect", "shared_dir", "mirror_listen",
                                       "failback", "heartbeat_ms", "missed_heartbeats",
-                                      "lease_ms", "startup_grace_ms", "key", "allowed_peers"});
+                                      "lease_ms", "startup_grace_ms", "key", "allowed_peers",
+                                      "forward_timeout_ms", "forward_slots"});
       !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
   o.name = c->get("name");
   if (o.name.empty()) throw ConfigError("[cluster] name is required");
   parse_host_port(c->get("interconnect"), "[cluster] interconnect", &o.host, &o.port);
+  const int64_t forward_ms = c->get_int("forward_timeout_ms", 5000);
+  if (forward_ms < 100 || forward_ms > 600000)
+    throw ConfigError("[cluster] forward_timeout_ms out of range (100..600000)");
+  o.forward_timeout = std::chrono::milliseconds(forward_ms);
+  const int64_t slots = c->get_int("forward_slots", 8);
+  if (slots < 1 || slots > 4096) throw ConfigError("[cluster] forward_slots out of range (1..4096)");
+  o.forward_slots = static_cast<size_t>(slots);
   if (c->has("key"))
     o.key_file =
         std::filesystem::absolute(config.resolve_path(c->get("key"))).lexically_normal().string();

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <map>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +83,11 @@ struct ClusterOptions {
   AddressList allowed_peers;
   std::vector<PeerOptions> peers;
   std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; then peers.size()==1
+  // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at
+  // most forward_slots of them wait on one owner at once (more get Jukebox at once), so a
+  // paused partner cannot take every executor thread ([node] threads).
+  std::chrono::milliseconds forward_timeout{5000};
+  size_t forward_slots = 8;
 
   // nullopt without a [cluster] section. Throws ConfigError on an unknown key, a bad address,
   // a peer without volumes, a volume claimed twice or a volume with no [volume] section.

@@ -14,6 +14,7 @@
 #include "server/nfs/nfs_programs.h"
 #include "server/nlm/lock_state.h"
 #include "server/rpc/call_stats.h"
+#include "server/rpc/connection_limiter.h"
 #include "server/rpc/rpc_server_options.h"
 #include "util/log.h"
 #include "util/secret_key.h"
@@ -78,6 +79,9 @@ void Node::start_rpc() {
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*plan_.config.section("node"));
   stats_ = std::make_shared<rpc::CallStats>();
   ro.stats = stats_;
+  // One set of connection caps for the node, whichever of its addresses a client uses.
+  ro.connections = std::make_shared<rpc::ConnectionLimiter>(ro.tcp.max_connections,
+                                                            ro.tcp.max_connections_per_address);
   nfs::NfsPrograms programs = nfs::make_nfs_programs(plan_.config, deployment_->resolver(),
                                                      plan_.node.data_dir, plan_.node.handle_key);
   exports_ = programs.exports;

@@ -1,6 +1,7 @@
 #include "nvram/journal.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -99,9 +100,14 @@ void Journal::recover_from_region() {
     uint64_t& m = max_recovered_seq_[r.volume];
     m = std::max(m, r.seq);
   }
-  for (auto& [vol, recs] : recovered_)
+  for (auto& [vol, recs] : recovered_) {
     std::stable_sort(recs.begin(), recs.end(),
                      [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+    // A record carried forward and not yet trimmed behind it is there twice: replay it once.
+    recs.erase(std::unique(recs.begin(), recs.end(),
+                           [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
+               recs.end());
+  }
   live_records_ = scan.records.size();
   counters_.records_recovered = scan.records.size();
   if (!scan.records.empty())
@@ -176,7 +182,7 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   for (;;) {
     if (stopping_) return fs::Status::Jukebox;
     pos = place_record(reserved_end_, footprint, log_size);
-    if (pos + footprint - head_ <= log_size) break;
+    if (pos + footprint - head_ <= log_size - headroom_locked(volume)) break;
     if (!waited) {
       waited = true;
       ++counters_.space_waits;
@@ -184,17 +190,15 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
     // Full: write-behind flushes the file systems and trims; nothing is dropped.
     write_behind_.nudge();
     if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
-        place_record(reserved_end_, footprint, log_size) + footprint - head_ > log_size) {
+        place_record(reserved_end_, footprint, log_size) + footprint - head_ >
+            log_size - headroom_locked(volume)) {
       ++counters_.space_timeouts;
       space_wait_latency_.add(micros_since(wait_start));
       return fs::Status::Jukebox;
     }
   }
   if (waited) space_wait_latency_.add(micros_since(wait_start));
-  if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
-  copying_.insert(pos);
-  reserved_end_ = pos + footprint;
-  ++live_records_;
+  (void)try_reserve_locked(footprint, &pos);  // fits: checked above
   ++counters_.appends;
   const bool nudge = over_threshold_locked();
   lk.unlock();
@@ -209,6 +213,31 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   encode_record(region_->at(pos), key, parts);
 
   lk.lock();
+  finish_copy_locked(pos);
+  *ticket = pos + footprint;
+  return fs::Status::Ok;
+}
+
+uint64_t Journal::headroom_locked(uint32_t volume) const {
+  // While a volume is stuck the others leave a quarter of the log free, so that its records
+  // can always be carried forward; the stuck volume itself is bounded by accepts_mutations().
+  if (stuck_.empty() || stuck_.count(volume)) return 0;
+  return region_->log_size() / 4;
+}
+
+bool Journal::try_reserve_locked(uint64_t footprint, uint64_t* out) {
+  const uint64_t log_size = region_->log_size();
+  const uint64_t pos = place_record(reserved_end_, footprint, log_size);
+  if (pos + footprint - head_ > log_size) return false;
+  if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
+  copying_.insert(pos);
+  reserved_end_ = pos + footprint;
+  ++live_records_;
+  *out = pos;
+  return true;
+}
+
+void Journal::finish_copy_locked(uint64_t pos) {
   const bool was_first = *copying_.begin() == pos;
   copying_.erase(pos);
   if (was_first) {
@@ -216,8 +245,66 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
     commit_cv_.notify_all();
     feed_cv_.notify_one();
   }
-  *ticket = pos + footprint;
-  return fs::Status::Ok;
+}
+
+bool Journal::accepts_mutations(uint32_t volume) const {
+  if (!accepts_mutations()) return false;
+  std::lock_guard lk(mu_);
+  return !stuck_.count(volume) || used_locked() * 2 < region_->log_size();
+}
+
+void Journal::carry_stuck_records() {
+  std::map<uint32_t, uint64_t> durable;
+  {
+    std::lock_guard lk(targets_mu_);
+    durable = retired_;
+    for (const auto& [vol, target] : targets_) durable[vol] = target->durable_seq();
+  }
+  std::lock_guard trim_lock(trim_mu_);
+  std::unique_lock lk(mu_);
+  if (stuck_.empty() || !over_threshold_locked()) return;
+  const std::set<uint32_t> stuck = stuck_;
+  // The records the head cannot pass only because they wait for a stuck volume, up to the
+  // first one that waits for a healthy volume (trimming stops there anyway).
+  std::vector<uint64_t> carry;
+  const uint64_t walked = walk_headers(*region_, head_, std::min(committed_, feed_pin_),
+                                       [&](const RecordHeader& h) {
+    auto it = durable.find(h.volume);
+    if (it != durable.end() && h.seq <= it->second) return true;
+    if (!stuck.count(h.volume)) return false;
+    carry.push_back(h.pos);
+    return true;
+  });
+  uint64_t last_ticket = 0, carried = 0;
+  for (uint64_t from : carry) {
+    // The original stays in place (below the head's limit, so nobody reuses it) until the trim
+    // after this copy; copying from it with mu_ released is safe under trim_mu_.
+    RecordView rec;
+    const uint64_t avail = region_->log_size() - from % region_->log_size();
+    if (decode_record(region_->at(from), avail, from, &rec) != DecodeResult::Ok) break;
+    const uint64_t footprint = record_footprint(rec.payload.size());
+    uint64_t pos;
+    if (!try_reserve_locked(footprint, &pos)) break;  // no room: the quota stops this volume
+    lk.unlock();
+    RecordKey key;
+    key.pos = pos;
+    key.seq = rec.seq;
+    key.volume = rec.volume;
+    key.epoch = epoch_;
+    key.type = rec.type;
+    const std::array<std::span<const uint8_t>, 1> parts{rec.payload};
+    encode_record(region_->at(pos), key, parts);
+    lk.lock();
+    finish_copy_locked(pos);
+    last_ticket = pos + footprint;
+    ++carried;
+  }
+  records_carried_ += carried;
+  carried_end_ = carried == carry.size() ? walked : carry[carried];
+  carried_volumes_ = stuck;
+  lk.unlock();
+  // The copies must be committed (and mirrored) before a trim lets the originals go.
+  if (last_ticket != 0) (void)wait_committed(last_ticket);
 }
 
 uint64_t Journal::count_records(uint64_t from, uint64_t to) const {
@@ -292,6 +379,10 @@ void Journal::trim() {
   std::optional<uint32_t> blocked_by;
   const uint64_t new_head =
       walk_headers(*region_, head_, limit, [&](const RecordHeader& h) {
+        if (h.pos < carried_end_ && carried_volumes_.count(h.volume)) {
+          ++trimmed;  // a copy further on stands for it
+          return true;
+        }
         auto it = durable.find(h.volume);
         if (it == durable.end()) {
           blocked_by = h.volume;
@@ -348,12 +439,29 @@ void Journal::flush_targets_and_trim() {
     uint64_t durable = 0;
     fs::Status st = target->flush(&durable);
     fs_flush_latency_.add(micros_since(t0));
-    if (st != fs::Status::Ok)
-      util::log("nvram").error("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
     std::lock_guard lk(mu_);
     ++counters_.fs_flushes;
+    // Said once when a volume gets stuck and once when it recovers, not at every pass.
+    if (st != fs::Status::Ok && stuck_.insert(vol).second)
+      util::log("nvram").error("flush of volume " + std::to_string(vol) + " failed: " +
+                               fs::status_name(st) +
+                               "; its records are kept (carried forward) and no longer hold back the others");
+    if (st == fs::Status::Ok && stuck_.erase(vol))
+      util::log("nvram").info("volume " + std::to_string(vol) + " flushes again");
   }
-  trim();
+  // Each round carries what fits and trims past it, which frees room for the next.
+  for (int round = 0; round < 8; ++round) {
+    uint64_t carried_before, head_before;
+    {
+      std::lock_guard lk(mu_);
+      carried_before = records_carried_;
+      head_before = head_;
+    }
+    carry_stuck_records();
+    trim();
+    std::lock_guard lk(mu_);
+    if (records_carried_ == carried_before || head_ == head_before) break;
+  }
 }
 
 void Journal::shutdown() {

@@ -11,6 +11,15 @@
 //   trim()           frees records the file systems report durable (seq <= durable_seq()); the
 //                    write-behind thread asks the file systems to flush first.
 //
+// A volume whose file system cannot absorb records (its flush fails: host disk full, I/O error)
+// must not hold back the others. Its records are kept, but once the log fills they are carried
+// forward: copied to the tail (same volume and seq, committed and mirrored like any record), so
+// the head can pass the originals. While a volume is stuck the others leave a quarter of the log
+// free for those copies, and the stuck volume may fill at most half of the log (past that its
+// mutations are refused with Jukebox before they touch the fs). A crash between a copy and the
+// trim leaves two copies of a seq; recovery keeps one. Known limit: a volume that gets stuck
+// while the log is already full cannot be carried until some space frees.
+//
 // Committing only a complete prefix of the log is what makes acknowledged records survive: a
 // crash can leave a half-copied record, but only after every acknowledged one.
 #pragma once
@@ -75,6 +84,8 @@ class Journal : private Mirror::Listener {
   fs::Status wait_committed(uint64_t ticket);
   // False while mutations would fail anyway (mirror lost under the Fail policy).
   bool accepts_mutations() const;
+  // Also false while `volume` is stuck (its fs cannot absorb records) and the log is half full.
+  bool accepts_mutations(uint32_t volume) const;
 
   // --- write-behind ------------------------------------------------------------------------
   // Asks every attached file system to flush, then trims. One at a time.
@@ -106,6 +117,13 @@ class Journal : private Mirror::Listener {
   uint64_t count_records(uint64_t from, uint64_t to) const;
   void feed_mirror();
   void declare_degraded_locked(const std::string& why);
+  // Reserves `footprint` bytes at the tail when they fit now; the caller copies the record in
+  // and then calls finish_copy_locked().
+  bool try_reserve_locked(uint64_t footprint, uint64_t* pos);
+  uint64_t headroom_locked(uint32_t volume) const;
+  void finish_copy_locked(uint64_t pos);
+  // Copies the unabsorbed records of stuck volumes near the head to the tail (see above).
+  void carry_stuck_records();
 
   // Mirror::Listener
   MirrorHello mirror_hello() override;
@@ -146,6 +164,12 @@ class Journal : private Mirror::Listener {
   std::map<uint32_t, std::vector<RecordView>> recovered_;
   std::map<uint32_t, uint64_t> max_recovered_seq_;
   std::set<uint32_t> warned_unattached_;
+  std::set<uint32_t> stuck_;       // volumes whose last flush failed (guarded by mu_)
+  uint64_t records_carried_ = 0;   // (guarded by mu_)
+  // Every record of carried_volumes_ before carried_end_ has a copy at the tail: trim may pass
+  // it. (guarded by mu_)
+  uint64_t carried_end_ = 0;
+  std::set<uint32_t> carried_volumes_;
 
   std::mutex flush_mu_;  // one flush_targets_and_trim at a time
   std::mutex trim_mu_;   // trims never overlap

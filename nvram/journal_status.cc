@@ -39,11 +39,14 @@ JournalStats Journal::stats() const {
 
 std::string Journal::status() const {
   const JournalStats s = stats();
-  uint64_t head, tail;
+  uint64_t head, tail, carried;
+  std::string stuck;
   {
     std::lock_guard lk(mu_);
     head = head_;
     tail = reserved_end_;
+    carried = records_carried_;
+    for (uint32_t v : stuck_) stuck += (stuck.empty() ? "" : ", ") + std::to_string(v);
   }
   char pct[16];
   std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * s.used_bytes / double(s.log_bytes));
@@ -69,6 +72,9 @@ std::string Journal::status() const {
   out += "  recovery: " + std::to_string(s.records_recovered) + " records found, " +
          std::to_string(s.records_replayed) + " replayed, " + std::to_string(s.replay_errors) +
          " replay errors\n";
+  if (!stuck.empty() || carried > 0)
+    out += "  stuck volumes (flush failing): " + (stuck.empty() ? std::string("none") : stuck) +
+           "; " + std::to_string(carried) + " records carried forward past them\n";
   if (mirror_)
     out += "  mirror: " + mirror_->describe() + (s.mirror_connected ? " connected" : " NOT connected") +
            ", acked to " + std::to_string(s.mirror_acked_pos) + ", lag " +

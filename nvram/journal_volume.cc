@@ -96,7 +96,7 @@ fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
 
 fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& req, bool wait) {
   const fs::call::VolumeOp op = req.op();
-  if (!journal_->accepts_mutations()) return refused(op, fs::Status::Jukebox);
+  if (!journal_->accepts_mutations(id_)) return refused(op, fs::Status::Jukebox);
   thread_local CallRecordPieces pieces;
   pieces.set_request(recorded_form(req));
   // The reply part is bounded by a few attribute sets; refuse before touching the fs: an

@@ -40,6 +40,18 @@ uint8_t* map_file(const std::string& path, int fd, uint64_t size, bool writable)
   return static_cast<uint8_t*>(p);
 }
 
+// Reserves the whole file on the host. On failure an empty new file is left (the next start
+// creates it again) and the error says how much space was needed.
+void allocate_or_fail(const std::string& path, int fd, uint64_t size, bool drop_on_failure) {
+  int e = posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (e == 0) return;
+  if (drop_on_failure && ftruncate(fd, 0) != 0) { /* the message below matters more */ }
+  close(fd);
+  fail(path, "cannot allocate " + std::to_string(size >> 20) + " MiB on the host" +
+                 (e == ENOSPC ? " (free space on its filesystem or set a smaller [nvram] size)" : ""),
+       e);
+}
+
 }  // namespace
 
 const char* durability_mode_name(DurabilityMode m) {
@@ -62,12 +74,14 @@ std::unique_ptr<Region> Region::create(const std::string& path, uint64_t size, D
   size &= ~(kRegionHeaderSize - 1);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) fail(path, "open", errno);
-  // Truncating to 0 first drops whatever the file held; the second call makes it sparse.
-  if (ftruncate(fd, 0) != 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  // Truncating to 0 first drops whatever the file held. The region is then allocated whole
+  // (not sparse): a store into a hole of a full filesystem would be a SIGBUS, not an error.
+  if (ftruncate(fd, 0) != 0) {
     int e = errno;
     close(fd);
     fail(path, "ftruncate", e);
   }
+  allocate_or_fail(path, fd, size, /*drop_on_failure=*/true);
   uint8_t* base = map_file(path, fd, size, true);
   auto* h = reinterpret_cast<RegionHeader*>(base);
   h->magic = kRegionMagic;
@@ -99,6 +113,9 @@ std::unique_ptr<Region> Region::open(const std::string& path, uint64_t size, Dur
     close(fd);
     fail(path, "file is too small to be a region");
   }
+  // A region made sparse (by an older version, or copied) gets its holes filled before it is
+  // mapped, so a full host is this error at start rather than a SIGBUS later.
+  allocate_or_fail(path, fd, file_size, /*drop_on_failure=*/false);
   uint8_t* base = map_file(path, fd, file_size, true);
   std::unique_ptr<Region> r(new Region(path, fd, base, file_size, mode, false, true));
   const RegionHeader* h = r->header();

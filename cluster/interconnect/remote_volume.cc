@@ -9,12 +9,21 @@ using namespace fs::call;
 
 RemoteVolume::RemoteVolume(uint32_t volume_id, std::shared_ptr<CallChannel> owner,
                            RemoteVolumeOptions options)
-    : volume_id_(volume_id), owner_(std::move(owner)), options_(options) {}
+    : volume_id_(volume_id),
+      owner_(std::move(owner)),
+      options_(options),
+      slots_(options_.slots ? options_.slots
+                            : std::make_shared<ForwardSlots>(options_.max_in_flight)) {}
 
 template <class Args>
 fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
                                  typename Args::Result* result,
                                  std::chrono::milliseconds timeout) const {
+  if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
+  struct Release {
+    ForwardSlots& s;
+    ~Release() { s.release(); }
+  } release{*slots_};
   VolumeRequest req{volume_id_, ctx, args};
   CallOutcome outcome = owner_->call(MessageType::VolumeCall, encode_request(req), timeout);
   switch (outcome.error) {

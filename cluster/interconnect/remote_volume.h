@@ -5,6 +5,10 @@
 // When the owner cannot be reached or does not answer in time the call returns Jukebox, so the
 // NFS client backs off and retries instead of hanging or seeing a hard error; by the time it
 // retries, a failover may have moved the volume and the router sends the retry elsewhere.
+//
+// Every call waits at most call_timeout (its deadline) and needs one of the owner's forward
+// slots (forward_slots.h) while it waits; with none free it is Jukebox at once. So a paused or
+// slow owner holds at most `slots` of this node's executor threads, never all of them.
 #pragma once
 
 #include <atomic>
@@ -14,6 +18,7 @@
 #include <optional>
 
 #include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/forward_slots.h"
 #include "fs/call/calls.h"
 #include "fs/volume.h"
 
@@ -23,6 +28,11 @@ struct RemoteVolumeOptions {
   std::chrono::milliseconds call_timeout{5000};
   // DESCRIBE (root, limits) is asked for at most this often while the owner is unreachable.
   std::chrono::milliseconds describe_timeout{1000};
+  // Forwarded calls that may wait on one owner at once (the router shares one ForwardSlots per
+  // owner among its volumes). Keep it below [node] threads so local calls always find a thread.
+  size_t max_in_flight = 8;
+  // The owner's slots; a RemoteVolume of its own when null.
+  std::shared_ptr<ForwardSlots> slots;
 };
 
 class RemoteVolume : public fs::Volume {
@@ -40,6 +50,7 @@ class RemoteVolume : public fs::Volume {
 
   // Asks the owner for root and limits now; false when it could not be reached.
   bool describe() const;
+  const ForwardSlots& slots() const { return *slots_; }
 
   fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
   fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
@@ -104,6 +115,7 @@ class RemoteVolume : public fs::Volume {
   const uint32_t volume_id_;
   const std::shared_ptr<CallChannel> owner_;
   const RemoteVolumeOptions options_;
+  const std::shared_ptr<ForwardSlots> slots_;
   mutable std::atomic<uint64_t> verifier_{0};
   mutable std::mutex describe_mu_;
   mutable std::optional<fs::call::DescribeResult> described_;

@@ -54,7 +54,11 @@ bool ClusterRouter::set_owner(uint32_t volume_id, const std::string& node) {
         e.remotes.erase(node);
         return false;
       }
-      remote = std::make_unique<RemoteVolume>(volume_id, std::move(channel), remote_options_);
+      RemoteVolumeOptions options = remote_options_;
+      auto& slots = slots_[node];  // one bound per owner, shared by its volumes
+      if (!slots) slots = std::make_shared<ForwardSlots>(options.max_in_flight);
+      options.slots = slots;
+      remote = std::make_unique<RemoteVolume>(volume_id, std::move(channel), options);
     }
     e.current = remote.get();
   }

@@ -86,6 +86,7 @@ class ClusterRouter : public fs::VolumeResolver {
   const std::string local_node_;
   const PeerLookup peers_;
   const RemoteVolumeOptions remote_options_;
+  std::map<std::string, std::shared_ptr<ForwardSlots>> slots_;  // per owner node; under mu_
   mutable std::shared_mutex mu_;
   std::map<uint32_t, Entry> volumes_;
   ServedHere served_here_{this};

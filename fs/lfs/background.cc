@@ -44,7 +44,9 @@ void BackgroundWorker::pass() {
     store.trim();
     return;
   }
-  if (!store.has_dirty()) return;
+  // A held group (host full) is retried here too, so the volume recovers when space returns
+  // even if nothing else is written meanwhile.
+  if (!store.has_dirty() && !store.host_full()) return;
   if (store.flush() != Status::Ok) return;
   uint64_t lsn = store.written_lsn();
   store.trim();

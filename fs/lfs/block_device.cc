@@ -18,8 +18,22 @@ namespace {
 constexpr unsigned kQueueDepth = 64;
 }
 
+namespace {
+
+// Reserves [offset, offset + len) of a regular file on the host. 0 or an errno.
+int reserve_range(int fd, uint64_t offset, uint64_t len) {
+  if (len == 0) return 0;
+  // posix_fallocate writes zeros itself where the filesystem has no fallocate.
+  return posix_fallocate(fd, off_t(offset), off_t(len));
+}
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+}  // namespace
+
 std::unique_ptr<BlockDevice> BlockDevice::open(const std::string& path, uint64_t create_bytes,
-                                               std::string* err) {
+                                               std::string* err, bool preallocate,
+                                               std::string* warning) {
   int flags = O_RDWR | O_CLOEXEC | (create_bytes ? O_CREAT : 0);
   int fd = ::open(path.c_str(), flags, 0600);
   if (fd < 0) {
@@ -42,12 +56,28 @@ std::unique_ptr<BlockDevice> BlockDevice::open(const std::string& path, uint64_t
   } else if (S_ISREG(st.st_mode)) {
     size = uint64_t(st.st_size);
     if (create_bytes > size) {
-      if (ftruncate(fd, off_t(create_bytes)) != 0) {
+      // The new part is reserved before the size changes, so a file that does not fit is left
+      // as it was (a new one stays empty and is formatted at the next start).
+      if (preallocate) {
+        if (int e = reserve_range(fd, size, create_bytes - size); e != 0) {
+          if (ftruncate(fd, off_t(size)) != 0) { /* best effort: drop the partial reservation */ }
+          *err = path + ": cannot allocate " + mib(create_bytes) + " on the host: " + strerror(e) +
+                 (e == ENOSPC ? " (free space on its filesystem, or set a smaller size)" : "");
+          ::close(fd);
+          return nullptr;
+        }
+      } else if (ftruncate(fd, off_t(create_bytes)) != 0) {
         *err = path + ": cannot size file: " + strerror(errno);
         ::close(fd);
         return nullptr;
       }
       size = create_bytes;
+    } else if (preallocate && size > 0) {
+      // An existing file may be sparse (made thin, or by an older version): fill its holes now
+      // rather than meeting ENOSPC in the middle of a flush.
+      if (int e = reserve_range(fd, 0, size); e != 0 && warning)
+        *warning = path + ": cannot allocate its " + mib(size) + " on the host (" + strerror(e) +
+                   "); it stays thin, and writes get NOSPC while the host is full";
     }
   } else {
     *err = path + ": not a regular file or block device";
@@ -78,21 +108,22 @@ BlockDevice::~BlockDevice() {
 }
 
 // One vectored transfer, resubmitting the remainder after a short read/write.
-bool BlockDevice::run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, bool is_write) {
+int BlockDevice::run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, bool is_write) {
   size_t first = 0;
   while (first < iov.size()) {
     io_uring_sqe* sqe = io_uring_get_sqe(ring);
-    if (!sqe) return false;
+    if (!sqe) return EIO;
     unsigned n = unsigned(std::min<size_t>(iov.size() - first, IOV_MAX));
     if (is_write) io_uring_prep_writev(sqe, fd_, &iov[first], n, off);
     else io_uring_prep_readv(sqe, fd_, &iov[first], n, off);
-    if (io_uring_submit_and_wait(ring, 1) < 0) return false;
+    if (io_uring_submit_and_wait(ring, 1) < 0) return EIO;
     io_uring_cqe* cqe;
-    if (io_uring_wait_cqe(ring, &cqe) != 0) return false;
+    if (io_uring_wait_cqe(ring, &cqe) != 0) return EIO;
     int res = cqe->res;
     io_uring_cqe_seen(ring, cqe);
     if (res == -EINTR || res == -EAGAIN) continue;
-    if (res <= 0) return false;  // error, or a read past the end
+    if (res < 0) return -res;
+    if (res == 0) return is_write ? ENOSPC : EIO;  // no progress, or a read past the end
     size_t done = size_t(res);
     off += done;
     while (done > 0 && first < iov.size()) {
@@ -106,14 +137,23 @@ bool BlockDevice::run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, boo
       }
     }
   }
-  return true;
+  return 0;
+}
+
+void BlockDevice::overlay_held_locked(uint64_t block, uint32_t nblocks, void* buf) const {
+  if (held_.empty()) return;
+  for (auto it = held_.lower_bound(block); it != held_.end() && it->first < block + nblocks; ++it)
+    std::memcpy(static_cast<uint8_t*>(buf) + (it->first - block) * kBlockSize, it->second.get(),
+                kBlockSize);
 }
 
 bool BlockDevice::read(uint64_t block, uint32_t nblocks, void* buf) {
   if ((block + nblocks) * kBlockSize > size_) return false;
   std::vector<iovec> iov{{buf, size_t(nblocks) * kBlockSize}};
   std::lock_guard<std::mutex> g(io_mu_);
-  return run(&io_ring_, iov, block * kBlockSize, false);
+  if (run(&io_ring_, iov, block * kBlockSize, false) != 0) return false;
+  overlay_held_locked(block, nblocks, buf);
+  return true;
 }
 
 bool BlockDevice::read(const std::vector<Read>& reads) {
@@ -142,33 +182,99 @@ bool BlockDevice::read(const std::vector<Read>& reads) {
     }
     if (io_uring_submit_and_wait(&io_ring_, unsigned(batch)) < 0) return false;
     std::vector<size_t> redo;
+    bool failed = false;
     for (size_t k = 0; k < batch; k++) {
       io_uring_cqe* cqe;
       if (io_uring_wait_cqe(&io_ring_, &cqe) != 0) return false;
       size_t idx = size_t(io_uring_cqe_get_data64(cqe));
       int res = cqe->res;
       io_uring_cqe_seen(&io_ring_, cqe);
-      if (res < 0 && res != -EINTR && res != -EAGAIN) return false;
-      if (res < 0 || size_t(res) != runs[idx].second.size() * kBlockSize) redo.push_back(idx);
+      // Every completion is reaped before returning, so the ring stays usable after a failure.
+      if (res < 0 && res != -EINTR && res != -EAGAIN) failed = true;
+      else if (res < 0 || size_t(res) != runs[idx].second.size() * kBlockSize) redo.push_back(idx);
     }
+    if (failed) return false;
     for (size_t idx : redo) {  // short or interrupted: read the run again, synchronously
       std::vector<iovec> iov = runs[idx].second;
-      if (!run(&io_ring_, iov, runs[idx].first * kBlockSize, false)) return false;
+      if (run(&io_ring_, iov, runs[idx].first * kBlockSize, false) != 0) return false;
     }
   }
+  for (const Read& r : reads) overlay_held_locked(r.block, 1, r.buf);
   return true;
+}
+
+int BlockDevice::write_locked(const std::vector<Write>& writes) {
+  if (fault_hook_)
+    if (int e = fault_hook_(); e != 0) return e;
+  if (!gate_) return write_admitted(writes);
+  if (!gate_->enter()) return EACCES;  // fenced: another node owns the storage now
+  const int err = write_admitted(writes);
+  gate_->leave();
+  return err;
 }
 
 bool BlockDevice::write(const std::vector<Write>& writes) {
   std::lock_guard<std::mutex> g(io_mu_);
-  if (!gate_) return write_admitted(writes);
-  if (!gate_->enter()) return false;
-  const bool ok = write_admitted(writes);
-  gate_->leave();
-  return ok;
+  const int err = write_locked(writes);
+  if (err != 0) last_error_ = err;
+  return err == 0;
 }
 
-bool BlockDevice::write_admitted(const std::vector<Write>& writes) {
+void BlockDevice::hold_locked(const std::vector<Write>& writes) {
+  for (const Write& w : writes) {
+    uint64_t block = w.block;
+    for (const iovec& v : w.iov) {
+      for (size_t off = 0; off < v.iov_len; off += kBlockSize, ++block) {
+        std::unique_ptr<uint8_t[]> copy(new uint8_t[kBlockSize]);
+        std::memcpy(copy.get(), static_cast<const uint8_t*>(v.iov_base) + off, kBlockSize);
+        held_[block] = std::move(copy);
+      }
+    }
+  }
+  held_blocks_ = held_.size();
+}
+
+int BlockDevice::retry_held_locked() {
+  if (held_.empty()) return 0;
+  std::vector<Write> writes;
+  for (auto& [block, data] : held_) {
+    if (writes.empty() || writes.back().block + writes.back().iov.size() != block ||
+        writes.back().iov.size() >= IOV_MAX)
+      writes.push_back(Write{block, {}});
+    writes.back().iov.push_back({data.get(), kBlockSize});
+  }
+  if (int err = write_locked(writes); err != 0) return err;
+  held_.clear();
+  held_blocks_ = 0;
+  return 0;
+}
+
+bool BlockDevice::write_log(const std::vector<Write>& writes) {
+  std::lock_guard<std::mutex> g(io_mu_);
+  int err = retry_held_locked();
+  if (err == 0) err = write_locked(writes);
+  if (err == 0) return true;
+  last_error_ = err;
+  // Kept whatever the error: a volume that fails for good still reads what it had appended.
+  hold_locked(writes);
+  return false;
+}
+
+bool BlockDevice::retry_held() {
+  std::lock_guard<std::mutex> g(io_mu_);
+  int err = retry_held_locked();
+  if (err != 0) last_error_ = err;
+  return err == 0;
+}
+
+uint64_t BlockDevice::held_bytes() const { return held_blocks_.load() * kBlockSize; }
+
+void BlockDevice::set_write_fault_hook(FaultHook hook) {
+  std::lock_guard<std::mutex> g(io_mu_);
+  fault_hook_ = std::move(hook);
+}
+
+int BlockDevice::write_admitted(const std::vector<Write>& writes) {
   // Submit in batches that fit the ring; each transfer is checked individually.
   size_t i = 0;
   while (i < writes.size()) {
@@ -178,39 +284,46 @@ bool BlockDevice::write_admitted(const std::vector<Write>& writes) {
       const Write& w = writes[i + k];
       size_t bytes = 0;
       for (auto& v : w.iov) bytes += v.iov_len;
-      if (w.block * kBlockSize + bytes > size_ || w.iov.size() > IOV_MAX) return false;
+      if (w.block * kBlockSize + bytes > size_ || w.iov.size() > IOV_MAX) return EINVAL;
       iovs[k] = w.iov;
       io_uring_sqe* sqe = io_uring_get_sqe(&io_ring_);
-      if (!sqe) return false;
+      if (!sqe) return EIO;
       io_uring_prep_writev(sqe, fd_, iovs[k].data(), unsigned(iovs[k].size()),
                            w.block * kBlockSize);
       io_uring_sqe_set_data64(sqe, k);
     }
-    if (io_uring_submit_and_wait(&io_ring_, unsigned(batch)) < 0) return false;
+    if (io_uring_submit_and_wait(&io_ring_, unsigned(batch)) < 0) return EIO;
     std::vector<bool> redo(batch, false);
     bool any_redo = false;
+    int failed = 0;
     for (size_t k = 0; k < batch; k++) {
       io_uring_cqe* cqe;
-      if (io_uring_wait_cqe(&io_ring_, &cqe) != 0) return false;
+      if (io_uring_wait_cqe(&io_ring_, &cqe) != 0) return EIO;
       size_t idx = size_t(io_uring_cqe_get_data64(cqe));
       int res = cqe->res;
       io_uring_cqe_seen(&io_ring_, cqe);
       size_t want = 0;
       for (auto& v : writes[i + idx].iov) want += v.iov_len;
-      if (res < 0 && res != -EINTR && res != -EAGAIN) return false;
+      // Every completion is reaped before returning, so the ring stays usable after a failure.
+      if (res < 0 && res != -EINTR && res != -EAGAIN) {
+        if (failed == 0) failed = -res;
+        continue;
+      }
       if (res < 0 || size_t(res) != want) { redo[idx] = true; any_redo = true; }
     }
+    if (failed != 0) return failed;
     // Rare short or interrupted writes are simply redone whole, synchronously.
     if (any_redo) {
       for (size_t k = 0; k < batch; k++) {
         if (!redo[k]) continue;
         std::vector<iovec> iov = writes[i + k].iov;
-        if (!run(&io_ring_, iov, writes[i + k].block * kBlockSize, true)) return false;
+        if (int err = run(&io_ring_, iov, writes[i + k].block * kBlockSize, true); err != 0)
+          return err;
       }
     }
     i += batch;
   }
-  return true;
+  return 0;
 }
 
 bool BlockDevice::write(uint64_t block, const void* buf, uint32_t nblocks) {
@@ -232,8 +345,12 @@ bool BlockDevice::sync() {
     int res = cqe->res;
     io_uring_cqe_seen(&sync_ring_, cqe);
     if (res == 0) return true;
-    if (res != -EINTR && res != -EAGAIN) return false;
+    if (res != -EINTR && res != -EAGAIN) {
+      last_error_ = -res;
+      return false;
+    }
   }
+  last_error_ = EIO;
   return false;
 }
 

@@ -13,7 +13,7 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
                        std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
   if (in_snapshot_space(id.ino)) return snap_read(ctx, id, offset, count, data, eof, attr);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -32,7 +32,7 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
   data->resize(n);
   if ((st = read_range(*store_, c, offset, n, data->data())) != Status::Ok) return st;
   *eof = offset + n >= size;
-  if (opts_.atime) {
+  if (opts_.atime && !store_->failed() && !store_->host_full()) {
     c->inode.atime = now_time();
     store_->mark_dirty(c);
   }

@@ -27,7 +27,7 @@ Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view nam
   if (in_snapshot_space(dir.ino) || name == kSnapshotDirName)
     return snap_lookup(ctx, dir, name, out, obj_attr, dir_attr);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);
@@ -59,7 +59,7 @@ Status LfsVolume::readlink(const OpContext& ctx, InodeId id, std::string* target
                            std::optional<Attr>* attr) {
   if (in_snapshot_space(id.ino)) return snap_readlink(id, target, attr);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -470,7 +470,7 @@ Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, ui
   if (in_snapshot_space(dir.ino))
     return snap_readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);

@@ -87,9 +87,12 @@ void LfsVolume::abandon() {
 }
 
 Status LfsVolume::usable() const {
-  if (closed_ || store_->failed()) return Status::Io;
+  if (closed_) return Status::Io;
+  if (store_->failed()) return Status::RoFs;  // an I/O error made it read-only
   return Status::Ok;
 }
+
+Status LfsVolume::readable() const { return closed_ ? Status::Io : Status::Ok; }
 
 VolumeLimits LfsVolume::limits() const {
   VolumeLimits l;
@@ -190,7 +193,9 @@ Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
     // The NVRAM journal holds this operation; it only needs to reach disk eventually.
     store_->note_journal_seq(tag->seq);
     // Bound what piles up between write-behind passes: write it out (no sync) past half the cache.
-    if (store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2) return store_->flush();
+    // The operation itself is done either way: a full host (NoSpc) only delays the write, and
+    // an I/O error leaves the volume read-only with this operation safe in the journal.
+    if (store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2) (void)store_->flush();
     return Status::Ok;
   }
   if (!durable) return Status::Ok;
@@ -200,7 +205,7 @@ Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
 Status LfsVolume::getattr(const OpContext& ctx, InodeId id, Attr* out) {
   if (in_snapshot_space(id.ino)) return snap_getattr(id, out);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -259,7 +264,7 @@ Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, u
                          std::optional<Attr>* attr) {
   if (in_snapshot_space(id.ino)) return snap_access(ctx, id, requested, granted, attr);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
@@ -272,7 +277,7 @@ Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, u
 Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) {
   if (in_snapshot_space(id.ino)) return snap_fsstat(ctx, id, out, attr);
   Lock lk(mu_);
-  if (Status u = usable(); u != Status::Ok) return u;
+  if (Status u = readable(); u != Status::Ok) return u;
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;
@@ -330,7 +335,12 @@ std::string LfsVolume::status_text() {
   };
   std::ostringstream o;
   o << "volume " << opts_.volume_id << " (" << opts_.backing << ")"
-    << (store_->failed() ? " FAILED (I/O error; read-only until restart)" : "") << "\n";
+    << (store_->failed() ? " FAILED (I/O error; read-only until restart)" : "")
+    << (store_->host_full() ? " HOST FULL (calls that need space get NOSPC; retrying)" : "")
+    << "\n";
+  if (store_->held_bytes() > 0)
+    o << "  held in memory: " << (store_->held_bytes() >> 10)
+      << " KiB of log not yet on disk (kept in the NVRAM journal too)\n";
   o << "  segments: " << sut.nsegments() << " total, " << sut.free_count() << " free, "
     << (sut.segment_bytes() >> 10) << " KiB each\n";
   o << "  space: " << (store_->used_space_bytes() >> 20) << " MiB used of "

@@ -157,7 +157,10 @@ class LfsVolume : public JournalTarget {
   Status drop_link(CachedInode* c);
   Status is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* result);
   void fill_wcc(Wcc* wcc, const std::optional<PreAttr>& before, const CachedInode* after) const;
+  // Mutations: Io once closed, RoFs once an I/O error failed the store.
   Status usable() const;
+  // Reads: only a closed volume refuses them (a failed one serves what it has).
+  Status readable() const;
 
   // Snapshot name space (lfs_snapshots.cc); each takes the lock itself.
   void trim_all();

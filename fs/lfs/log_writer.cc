@@ -130,7 +130,7 @@ bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
     blocks_written_ += 1 + u.blocks.size();
   }
   // The units own inode and imap block buffers: keep them until the writes completed.
-  bool ok = dev_->write(writes);
+  bool ok = dev_->write_log(writes);
   const Unit& last = units_.back();
   pos_.seg = last.seg;
   pos_.off = last.off + 1 + uint32_t(last.blocks.size());

@@ -36,7 +36,8 @@ class LogWriter {
   void append_record(const SummaryRecord& rec);  // a record without a block (InodeFree)
 
   bool group_empty() const { return units_.empty() && !open_; }
-  // Writes every pending unit; the last one ends the group and carries `journal_seq`.
+  // Writes every pending unit; the last one ends the group and carries `journal_seq`. On
+  // false the position has advanced anyway: the device holds the group (see write_log()).
   bool commit_group(uint64_t journal_seq, int64_t now);
 
   // Blocks the log can still take before it runs out of segments.

@@ -1,5 +1,7 @@
 #include "fs/lfs/options.h"
 
+#include <cerrno>
+#include <fstream>
 #include <stdexcept>
 
 #include "fs/lfs/snapshot_schedule.h"
@@ -11,7 +13,7 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
                                    const std::string& base_dir) {
   (void)config;
   auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
-                                        "snapshot_schedule"});
+                                        "snapshot_schedule", "allocation", "test_fault_file"});
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
@@ -26,6 +28,23 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   if (atime != "on" && atime != "off")
     throw ConfigError("[volume " + section.name() + "] atime must be on or off");
   o.atime = atime == "on";
+  std::string allocation = section.get("allocation", "thick");
+  if (allocation != "thick" && allocation != "thin")
+    throw ConfigError("[volume " + section.name() + "] allocation must be thick or thin");
+  o.preallocate = allocation == "thick";
+  // For tests only: while this file holds "eio" or "enospc", every write to the backing store
+  // fails with that error, as if the host had returned it.
+  if (std::string path = section.get("test_fault_file", ""); !path.empty()) {
+    if (path[0] != '/' && !base_dir.empty()) path = base_dir + "/" + path;
+    o.write_fault = [path] {
+      std::ifstream in(path);
+      std::string word;
+      if (!(in >> word)) return 0;
+      if (word == "eio") return EIO;
+      if (word == "enospc") return ENOSPC;
+      return 0;
+    };
+  }
   o.snapshot_schedule = section.get("snapshot_schedule", "");
   try {
     SnapshotSchedule::parse(o.snapshot_schedule);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,13 +26,23 @@ struct LfsOptions {
   int checkpoint_interval_ms = 30000;
   bool background_threads = true;          // write-behind + cleaner threads
   bool read_only = false;                  // fsck: recover in memory, never write
+  // Thick (the default): the backing file's whole size is reserved on the host when it is
+  // created or opened, so a full host disk is an error at creation rather than a failed flush.
+  // Thin (`allocation = thin`): blocks are taken as the log reaches them; when the host runs out
+  // the volume answers NOSPC to calls that need space until space returns.
+  bool preallocate = true;
+  // For tests only: asked before every batch of writes to the backing store; a nonzero errno
+  // fails the batch as if the host had returned it. From the config, `test_fault_file = PATH`
+  // sets one that fails writes while PATH holds "eio" or "enospc".
+  std::function<int()> write_fault;
   // `snapshot_schedule` (see snapshot_schedule.h), checked when the config is read; empty = none.
   std::string snapshot_schedule;
   // Admits every write to the backing store (not from the config); a refused write fails, and
   // the volume with it. A shared volume is written only while its node owns it.
   std::shared_ptr<WriteGate> write_gate;
 
-  // Reads `id`, `backing`, `size`, `segment_size`, `cache`, `atime` and `snapshot_schedule`. A relative `backing`
+  // Reads `id`, `backing`, `size`, `segment_size`, `cache`, `atime`, `allocation` and
+  // `snapshot_schedule`. A relative `backing`
   // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or
   // unknown keys.
   static LfsOptions from_config(const ConfigSection& section, const Config& config,

@@ -3,9 +3,11 @@
 
 #include <time.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "fs/lfs/log_reader.h"
+#include "util/log.h"
 
 namespace nasd::fs::lfs {
 
@@ -25,7 +27,7 @@ Store::~Store() = default;
 
 bool Store::format(const LfsOptions& opts, std::string* err) {
   std::string why;
-  auto probe = BlockDevice::open(opts.backing, opts.size, err);
+  auto probe = BlockDevice::open(opts.backing, opts.size, err, opts.preallocate);
   if (!probe) return false;
   uint64_t bytes = probe->size_bytes();
   Superblock sb;
@@ -57,9 +59,12 @@ bool Store::format(const LfsOptions& opts, std::string* err) {
 }
 
 std::unique_ptr<Store> Store::open(const LfsOptions& opts, std::string* err) {
-  auto dev = BlockDevice::open(opts.backing, 0, err);
+  std::string warning;
+  auto dev = BlockDevice::open(opts.backing, 0, err, opts.preallocate && !opts.read_only,
+                               &warning);
   if (!dev) return nullptr;
   if (opts.write_gate) dev->set_write_gate(opts.write_gate);
+  if (opts.write_fault) dev->set_write_fault_hook(opts.write_fault);
   alignas(kBlockSize) uint8_t super[kBlockSize];
   Superblock sb;
   std::string why;
@@ -72,6 +77,7 @@ std::unique_ptr<Store> Store::open(const LfsOptions& opts, std::string* err) {
     return nullptr;
   }
   std::unique_ptr<Store> s(new Store(std::move(dev), sb, opts));
+  if (!warning.empty()) s->report(warning);
   if (!s->load_checkpoint(err)) return nullptr;
   s->roll_forward();
   if (opts.read_only) {
@@ -194,7 +200,53 @@ void Store::apply_group(const std::vector<LogUnit>& group) {
   }
 }
 
-void Store::fail() { failed_ = true; }
+void Store::fail() {
+  if (failed_) return;
+  failed_ = true;
+  if (opts_.read_only) return;
+  int err = dev_->last_error();
+  report(opts_.backing + ": write failed (" + std::string(err ? std::strerror(err) : "log full") +
+         "): volume " + std::to_string(opts_.volume_id) +
+         " is read-only until restart; operations not yet on disk stay in the NVRAM journal");
+}
+
+void Store::report(const std::string& text) const {
+  util::log("fs").warn(text);
+}
+
+Status Store::write_failed(uint64_t jseq) {
+  const int err = dev_->last_error();
+  if (!BlockDevice::is_space_error(err)) {
+    fail();
+    return Status::Io;
+  }
+  // The group is held by the device and reads see it; it becomes durable (and its journal
+  // sequence with it) only once a retry has written it.
+  held_lsn_ = log_.position().lsn - 1;
+  held_jseq_ = std::max(held_jseq_, jseq);
+  if (!host_full_.exchange(true))
+    report(opts_.backing + ": the host filesystem is full: volume " +
+           std::to_string(opts_.volume_id) +
+           " answers NOSPC to calls that need space, and retries until space returns");
+  return Status::NoSpc;
+}
+
+bool Store::retry_held() {
+  if (!dev_->holds_unwritten()) return true;
+  if (!dev_->retry_held()) {
+    if (!BlockDevice::is_space_error(dev_->last_error())) fail();
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(written_mu_);
+    written_lsn_ = std::max(written_lsn_, held_lsn_);
+    written_jseq_snapshot_ = std::max(written_jseq_snapshot_, held_jseq_);
+  }
+  if (host_full_.exchange(false))
+    report(opts_.backing + ": space is back on the host: volume " +
+           std::to_string(opts_.volume_id) + " writes again");
+  return true;
+}
 
 Status Store::load(uint64_t ino, CachedInode** out) {
   if (CachedInode* c = icache_.find(ino)) {

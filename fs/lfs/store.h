@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,7 +54,12 @@ class Store {
   const BlockCache& block_cache() const { return bcache_; }
   const InodeCache& inode_cache() const { return icache_; }
   BlockDevice& device() { return *dev_; }
+  // An I/O error (or a refused write) failed a write: the volume is read-only until restart.
   bool failed() const { return failed_; }
+  // The host returned ENOSPC for the last log write: it is held in memory (reads see it), calls
+  // that need space get NoSpc, and every flush retries it until space returns.
+  bool host_full() const { return host_full_.load(); }
+  uint64_t held_bytes() const { return dev_->held_bytes(); }
   // Where the next unit will be written.
   const LogPosition& log_head() const { return log_.position(); }
 
@@ -179,6 +185,11 @@ class Store {
   Status ensure_log_room(uint64_t blocks);
   uint64_t reserve_blocks() const;
   void fail();
+  // After a log write failed: holds it when the host is full (NoSpc), else fails (Io).
+  Status write_failed(uint64_t jseq);
+  // Writes a held group; false while the host is still full (or once the volume failed).
+  bool retry_held();
+  void report(const std::string& text) const;
 
   std::shared_ptr<BlockDevice> dev_;  // shared with the snapshot stores opened from this one
   Superblock sb_;
@@ -197,6 +208,11 @@ class Store {
   uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
   bool failed_ = false;
   bool cleaning_ = false;
+  std::atomic<bool> host_full_{false};
+  uint64_t held_lsn_ = 0;   // last unit of the held groups
+  uint64_t held_jseq_ = 0;  // and the journal sequence they carry
+  static constexpr std::chrono::milliseconds kHeldRetryInterval{200};
+  std::chrono::steady_clock::time_point last_held_retry_{};
 
   SnapshotCatalog catalog_;
   uint64_t catalog_addr_ = kNoAddr;

@@ -81,6 +81,8 @@ Status Store::write_inode_group(CachedInode* c, int64_t now) {
 
 Status Store::flush() {
   if (failed_) return Status::Io;
+  // A held group must reach the disk before anything appended after it.
+  if (!retry_held()) return failed_ ? Status::Io : Status::NoSpc;
   if (!has_dirty()) return Status::Ok;
   int64_t now = now_time().sec;
   // Frees go first: a number freed and reused within one group must end up live.
@@ -109,8 +111,8 @@ Status Store::flush() {
   }
   uint64_t jseq = applied_jseq_;
   if (!log_.commit_group(jseq, now)) {
-    fail();
-    return Status::Io;
+    written_jseq_ = jseq;  // appended and held, or the volume failed
+    return write_failed(jseq);
   }
   written_jseq_ = jseq;
   {
@@ -137,7 +139,8 @@ Status Store::sync_to(uint64_t lsn) {
     target_jseq = written_jseq_snapshot_;
   }
   if (!dev_->sync()) {
-    failed_ = true;
+    if (BlockDevice::is_space_error(dev_->last_error())) return Status::NoSpc;
+    fail();
     return Status::Io;
   }
   stats_.syncs++;
@@ -170,14 +173,8 @@ Status Store::checkpoint() {
     sut_.add_live(addr, kBlockSize, now);
   }
   imap_.clear_dirty();
-  if (write_snapshot_metadata(now) != Status::Ok) {
-    fail();
-    return Status::Io;
-  }
-  if (!log_.commit_group(written_jseq_, now)) {
-    fail();
-    return Status::Io;
-  }
+  if (write_snapshot_metadata(now) != Status::Ok) return write_failed(written_jseq_);
+  if (!log_.commit_group(written_jseq_, now)) return write_failed(written_jseq_);
   {
     std::lock_guard<std::mutex> g(written_mu_);
     written_lsn_ = log_.position().lsn - 1;
@@ -218,6 +215,8 @@ Status Store::checkpoint() {
     if (!dev_->sync() || !dev_->write(sb_.cp_block[cp.seq % 2], img.data(),
                                       uint32_t(img.size() / kBlockSize)) ||
         !dev_->sync()) {
+      // The other checkpoint copy is still whole; on a full host the next checkpoint retries.
+      if (BlockDevice::is_space_error(dev_->last_error())) return Status::NoSpc;
       fail();
       return Status::Io;
     }

@@ -1,4 +1,5 @@
 // Store: space admission, the cleaner's mechanism (liveness + relocation) and usage recount.
+#include <chrono>
 #include <cstring>
 
 #include "fs/lfs/endian.h"
@@ -35,7 +36,14 @@ bool Store::needs_cleaning() const {
 }
 
 Status Store::reserve(uint64_t new_blocks) {
-  if (failed_) return Status::Io;
+  if (failed_) return Status::RoFs;
+  // While the host is full only calls that allocate nothing go on (see if space came back,
+  // at most every kHeldRetryInterval: each try writes the whole held group).
+  if (host_full_ && new_blocks > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_held_retry_ < kHeldRetryInterval || (last_held_retry_ = now, !retry_held()))
+      return Status::NoSpc;
+  }
   uint64_t meta = new_blocks / (kPtrsPerNode / 2) + 4;  // block-map nodes, inode block
   if (used_space_bytes() + (new_blocks + meta) * kBlockSize > capacity_bytes())
     return Status::NoSpc;

@@ -11,6 +11,7 @@ std::string_view transport_counter_name(TransportCounter c) {
       "drc_hits",             "drc_inprogress_drops", "rpc_mismatch",  "auth_errors",
       "prog_unavail",         "prog_mismatch",      "proc_unavail",    "replies_sent",
       "bytes_received",       "bytes_sent",         "short_writes",
+      "connections_refused",  "idle_closed",
   };
   size_t i = static_cast<size_t>(c);
   return i < kTransportCounters ? kNames[i] : "?";

@@ -38,6 +38,8 @@ enum class TransportCounter : size_t {
   BytesReceived,
   BytesSent,
   ShortWrites,  // sendmsg wrote less than queued: the rest followed in a later send
+  ConnectionsRefused,  // over the per-address or total connection cap: closed at once
+  IdleClosed,          // closed after the idle timeout
   kCount,
 };
 inline constexpr size_t kTransportCounters = static_cast<size_t>(TransportCounter::kCount);

@@ -31,6 +31,11 @@ struct RpcServer::Worker {
 RpcServer::RpcServer(RpcServerOptions options)
     : options_(std::move(options)),
       stats_(options_.stats ? options_.stats : std::make_shared<CallStats>()),
+      connections_(options_.connections
+                       ? options_.connections
+                       : std::make_shared<ConnectionLimiter>(
+                             options_.tcp.max_connections,
+                             options_.tcp.max_connections_per_address)),
       drc_(options_.drc),
       // The executor exists from construction so that the dispatcher can hold a plain pointer;
       // its threads idle until calls arrive.
@@ -94,8 +99,8 @@ void RpcServer::start() {
     for (unsigned i = 0; i < n; ++i) {
       auto w = std::make_unique<Worker>();
       for (const auto& l : listeners_) {
-        w->acceptors.push_back(std::make_unique<TcpAcceptor>(w->loop, l.tcp_fd, l.port,
-                                                             dispatcher_, *stats_, options_.tcp));
+        w->acceptors.push_back(std::make_unique<TcpAcceptor>(
+            w->loop, l.tcp_fd, l.port, dispatcher_, *stats_, options_.tcp, connections_.get()));
         if (l.udp_fd >= 0)
           w->endpoints.push_back(std::make_unique<UdpEndpoint>(
               w->loop, l.udp_fd, l.port, dispatcher_, *stats_, options_.udp_max_in_flight));

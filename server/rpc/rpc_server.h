@@ -21,6 +21,7 @@
 
 #include "server/rpc/call_dispatcher.h"
 #include "server/rpc/call_stats.h"
+#include "server/rpc/connection_limiter.h"
 #include "server/rpc/duplicate_request_cache.h"
 #include "server/rpc/event_loop.h"
 #include "server/rpc/rpcbind_registration.h"
@@ -48,6 +49,8 @@ struct RpcServerOptions {
   // Counters to add to, shared by the servers of one node (each virtual server address has its
   // own RpcServer); a server of its own when null.
   std::shared_ptr<CallStats> stats;
+  // The connection caps, likewise shareable; made from `tcp`'s caps when null.
+  std::shared_ptr<ConnectionLimiter> connections;
 };
 
 class RpcServer {
@@ -96,6 +99,7 @@ class RpcServer {
   // Declaration order is teardown order in reverse: everything a loop task can touch
   // (stats, cache, executor, dispatcher) outlives the workers.
   std::shared_ptr<CallStats> stats_;
+  std::shared_ptr<ConnectionLimiter> connections_;
   DuplicateRequestCache drc_;
   std::unique_ptr<util::TaskQueue> executor_;  // runs procedures; stop() runs what is queued
   CallDispatcher dispatcher_;

@@ -32,6 +32,18 @@ RpcServerOptions rpc_server_options_from_config(const ConfigSection& node) {
   if (max_record < 4096 || max_record > (1ull << 31) - 1)
     throw ConfigError("[node] max_record out of range (4k..2G)");
   o.tcp.max_record = max_record;
+  const int64_t max_conn = node.get_int("max_connections", 4096);
+  const int64_t per_client = node.get_int("max_connections_per_client", 256);
+  const int64_t idle = node.get_int("idle_timeout", 360);
+  if (max_conn < 0 || max_conn > 1000000)
+    throw ConfigError("[node] max_connections out of range (0..1000000, 0: no cap)");
+  if (per_client < 0 || per_client > 1000000)
+    throw ConfigError("[node] max_connections_per_client out of range (0..1000000, 0: no cap)");
+  if (idle < 0 || idle > 86400)
+    throw ConfigError("[node] idle_timeout out of range (0..86400 seconds, 0: never)");
+  o.tcp.max_connections = static_cast<size_t>(max_conn);
+  o.tcp.max_connections_per_address = static_cast<size_t>(per_client);
+  o.tcp.idle_timeout = std::chrono::seconds(idle);
   try {
     o.rpcbind.mode = parse_rpcbind_mode(node.get("rpcbind", "auto"));
   } catch (const std::invalid_argument& e) {

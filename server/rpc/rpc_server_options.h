@@ -8,7 +8,8 @@
 
 namespace nasd::rpc {
 
-// listen, nfs_port, mount_port, udp, workers, threads, rpcbind, max_record. Throws ConfigError
+// listen, nfs_port, mount_port, udp, workers, threads, rpcbind, max_record, max_connections,
+// max_connections_per_client, idle_timeout (seconds). Throws ConfigError
 // for malformed values (a port out of range, an unknown rpcbind mode, ...).
 RpcServerOptions rpc_server_options_from_config(const ConfigSection& node);
 

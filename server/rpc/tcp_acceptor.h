@@ -4,6 +4,10 @@
 //
 // Accept failures never stop accepting: running out of descriptors (EMFILE, ENFILE) or memory
 // backs off briefly and retries, so the server recovers once load drops.
+//
+// Every connection is admitted by the shared ConnectionLimiter (caps per client address and in
+// total) or closed at once, and a periodic sweep closes connections idle for
+// TcpLimits::idle_timeout.
 #pragma once
 
 #include <sys/socket.h>
@@ -13,6 +17,7 @@
 
 #include "server/rpc/call_dispatcher.h"
 #include "server/rpc/call_stats.h"
+#include "server/rpc/connection_limiter.h"
 #include "server/rpc/event_loop.h"
 #include "server/rpc/tcp_connection.h"
 
@@ -21,8 +26,9 @@ namespace nasd::rpc {
 class TcpAcceptor {
  public:
   // Does not own `listen_fd`. `port` is reported to services as CallContext::local_port.
+  // `limiter` (shared, may be null: no caps) must outlive the acceptor.
   TcpAcceptor(EventLoop& loop, int listen_fd, uint16_t port, CallDispatcher& dispatcher,
-              CallStats& stats, TcpLimits limits);
+              CallStats& stats, TcpLimits limits, ConnectionLimiter* limiter = nullptr);
   ~TcpAcceptor();
   TcpAcceptor(const TcpAcceptor&) = delete;
   TcpAcceptor& operator=(const TcpAcceptor&) = delete;
@@ -45,6 +51,8 @@ class TcpAcceptor {
   void arm_accept();
   void on_accept(int result);
   void on_backoff_done(int result);
+  void arm_sweep();
+  void on_sweep(int result);
 
   EventLoop& loop_;
   int listen_fd_;
@@ -58,6 +66,9 @@ class TcpAcceptor {
   __kernel_timespec backoff_{0, 0};
   Op<&TcpAcceptor::on_accept> accept_op_{this};
   Op<&TcpAcceptor::on_backoff_done> backoff_op_{this};
+  ConnectionLimiter* limiter_;
+  __kernel_timespec sweep_every_{0, 0};
+  Op<&TcpAcceptor::on_sweep> sweep_op_{this};
   std::unordered_map<TcpConnection*, std::shared_ptr<TcpConnection>> connections_;
 };
 

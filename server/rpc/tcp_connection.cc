@@ -48,6 +48,7 @@ void TcpConnection::on_recv(int result) {
     return;
   }
   stats_.count(TransportCounter::BytesReceived, static_cast<uint64_t>(result));
+  last_activity_ = std::chrono::steady_clock::now();
   if (!reassembler_.feed({recv_buf_.data(), static_cast<size_t>(result)})) {
     stats_.count(TransportCounter::OversizedRecords);
     return close();
@@ -120,6 +121,7 @@ void TcpConnection::on_send(int result) {
   if (result == -EINTR || result == -EAGAIN) return arm_send();
   if (result < 0) return close();
   stats_.count(TransportCounter::BytesSent, static_cast<uint64_t>(result));
+  last_activity_ = std::chrono::steady_clock::now();
   // A short write leaves the rest of the front reply (and those behind it) for the next send.
   size_t sent = static_cast<size_t>(result);
   while (sent > 0 && !send_queue_.empty()) {

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -32,6 +33,13 @@ struct TcpLimits {
   size_t max_record = 2 << 20;
   size_t max_in_flight = 128;
   size_t recv_buffer = 64 << 10;
+  // Connections accepted at once, in total and from one client address (0: no cap); more are
+  // closed as soon as they are accepted (see connection_limiter.h).
+  size_t max_connections = 4096;
+  size_t max_connections_per_address = 256;
+  // A connection with no call in progress and nothing received or sent for this long is
+  // closed (0: never). Clients reconnect transparently, as after any server-side close.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(6)};
 };
 
 class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
@@ -51,6 +59,11 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   void close();
 
   size_t in_flight() const { return in_flight_; }
+  // No call executing or waiting to be written, and no byte moved since `cutoff`.
+  bool idle_since(std::chrono::steady_clock::time_point cutoff) const {
+    return in_flight_ == 0 && send_queue_.empty() && last_activity_ < cutoff;
+  }
+  const CallOrigin& origin() const { return origin_; }
 
  private:
   template <void (TcpConnection::*Handler)(int)>
@@ -90,6 +103,7 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   bool closing_ = false;
   bool finished_ = false;
   size_t in_flight_ = 0;
+  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
 
   // Replies waiting to be written; the front one may be partly sent already.
   std::deque<CallDispatcher::Reply> send_queue_;

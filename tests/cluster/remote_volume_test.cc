@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/interconnect/peer_client.h"
 #include "fs/call/codec.h"
@@ -282,6 +285,61 @@ TEST_F(RemoteVolumeTest, OverloadedOwnerAnswersJukeboxAtOnce) {
   EXPECT_GE(jukebox, 1);
   EXPECT_EQ(ok + jukebox, 6);
   client->stop();
+}
+
+}  // namespace
+}  // namespace nasd::interconnect
+
+namespace nasd::interconnect {
+namespace {
+
+// An owner that takes every call and never answers (a paused partner): each call waits for
+// its whole timeout.
+class HungChannel : public CallChannel {
+ public:
+  CallOutcome call(MessageType, std::vector<uint8_t>, std::chrono::milliseconds timeout) override {
+    calls_.fetch_add(1);
+    std::this_thread::sleep_for(timeout);
+    return CallOutcome{CallError::Timeout, {}};
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<int> calls_{0};
+};
+
+TEST(RemoteVolumeSlots, AHungOwnerHoldsOnlyItsSlotsAndEveryOtherCallIsJukeboxAtOnce) {
+  using namespace std::chrono_literals;
+  auto channel = std::make_shared<HungChannel>();
+  RemoteVolumeOptions o;
+  o.call_timeout = 400ms;
+  o.describe_timeout = 100ms;
+  o.max_in_flight = 2;
+  RemoteVolume remote(kVolume, channel, o);
+  constexpr int kCalls = 8;
+  std::vector<fs::Status> status(kCalls);
+  std::vector<std::chrono::milliseconds> took(kCalls);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i)
+    threads.emplace_back([&, i] {
+      const auto t0 = std::chrono::steady_clock::now();
+      fs::Attr a;
+      status[i] = remote.getattr(sample_context(), fs::InodeId{7, 1}, &a);
+      took[i] = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - t0);
+    });
+  for (auto& t : threads) t.join();
+  int waited = 0, refused_at_once = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    EXPECT_EQ(status[i], fs::Status::Jukebox) << i;
+    EXPECT_LT(took[i], 1500ms) << "call " << i << " outlived its deadline";
+    if (took[i] >= 300ms) ++waited;
+    if (took[i] < 150ms) ++refused_at_once;
+  }
+  EXPECT_LE(waited, 2) << "more calls than slots waited on the hung owner";
+  EXPECT_GE(refused_at_once, kCalls - 2);
+  EXPECT_LE(channel->calls(), 2 + 2);  // a slot frees only when its call ends
+  EXPECT_GE(remote.slots().refused(), uint64_t(kCalls - 4));
 }
 
 }  // namespace
