@@ -30,6 +30,9 @@ if [[ -z ${NASD_BENCH_IN_NETNS:-} ]]; then exec "$here/netns.sh" "$0" "$build" "
 source "$here/loadgen_lib.sh"
 # Two servers and the load generator share the machine: short steps and a small fileset keep a
 # default run within a few minutes on 2 cores (both volumes are 4G in start-cluster.sh).
+# The load generator keeps many calls in flight and, unlike a kernel client, does not retry
+# NFS3ERR_JUKEBOX, so the nodes get 64 forward slots (FORWARD_SLOTS) instead of the default 8,
+# which is sized to keep a paused partner from taking every executor thread.
 loads=4000,8000,12000,16000,20000
 mib_per_op=0.05
 out=""
@@ -84,7 +87,7 @@ run() {
   for t in "$@"; do args+=(--target "$(target "${t%%:*}" "${t#*:}")"); done
   echo "== $name: starting the cluster" >&2
   running=$dir
-  CLUSTER_DIR=$dir EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
+  CLUSTER_DIR=$dir EXPORT_OPTIONS=rw,insecure,no_root_squash FORWARD_SLOTS=${FORWARD_SLOTS:-64} "$root/deploy/start-cluster.sh" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
     cat "$out/$name-cluster.log" >&2; keep_logs "$name" "$dir"
     echo "$name: start-cluster.sh failed; node logs in $out" >&2; exit 1; }
   echo "== $name: load over $*" >&2

@@ -186,12 +186,19 @@ def record(pos, payload, seq=1, volume=1, rtype=2, epoch=1, version=2):
 
 
 def mirror(address, which=("huge", "uuid", "oob")):
-    if "huge" in which:
-        mirror_huge(address)
-    if "uuid" in which:
-        mirror_uuid(address)
-    if "oob" in which:
-        mirror_oob(address)
+    attacks = (("huge", mirror_huge, "mirror hello with a 2^62 byte log"),
+               ("uuid", mirror_uuid, "mirror hello with a new uuid"),
+               ("oob", mirror_oob, "mirror record at the tail copied past the log's end"))
+    for name, attack, what in attacks:
+        if name not in which:
+            continue
+        try:
+            attack(address)
+        except ConnectionRefusedError:
+            # After the partner's death the survivor stops its copy of the partner's NVRAM to
+            # take it over: a closed port shuts the attacker out too. Whether the node itself
+            # survived is checked by the takeover and the files that follow.
+            shut_out(what + " (port closed during the takeover)")
 
 
 def mirror_huge(address):
