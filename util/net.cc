@@ -200,10 +200,10 @@ int connect_tcp(const std::string& host, uint16_t port, std::chrono::millisecond
   return fd;
 }
 
-bool send_all(int fd, const void* data, size_t n, std::string* error) {
+bool send_all(int fd, const void* data, size_t n, std::string* error, int flags) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL | flags);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       if (error)

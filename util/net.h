@@ -55,9 +55,10 @@ int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound_port, std
 int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
                 std::string* error);
 
-// Writes all bytes (retrying EINTR and short writes; never SIGPIPE). False when the peer is
+// Writes all bytes (retrying EINTR and short writes; never SIGPIPE), with `flags` added to
+// send(2)'s (MSG_MORE: more follows at once). False when the peer is
 // gone or, with SO_SNDTIMEO set, stopped reading; `*error` (when given) says which.
-bool send_all(int fd, const void* data, size_t n, std::string* error = nullptr);
+bool send_all(int fd, const void* data, size_t n, std::string* error = nullptr, int flags = 0);
 
 // Waits up to `timeout` for `fd` to become readable (negative: forever). False on timeout or
 // error.

@@ -1,8 +1,5 @@
 #include "cluster/interconnect/socket.h"
 
-#include <cerrno>
-#include <cstring>
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -35,21 +32,10 @@ void Socket::seal_with(link::FrameSealer sealer) {
 }
 
 bool Socket::write_locked(std::span<const uint8_t> bytes, int flags, std::string* error) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | flags);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                   ? std::string("send timed out: peer is not reading")
-                   : std::string("send: ") + std::strerror(errno);
-      // A partial frame is on the wire: the stream is unusable from here on.
-      ::shutdown(fd_, SHUT_RDWR);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  if (util::send_all(fd_, bytes.data(), bytes.size(), error, flags)) return true;
+  // A partial frame may be on the wire: the stream is unusable from here on.
+  ::shutdown(fd_, SHUT_RDWR);
+  return false;
 }
 
 void Socket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
