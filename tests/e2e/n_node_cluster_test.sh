@@ -24,7 +24,7 @@ for i in 1 2 3 4; do
   listing=$(nfs-ls "$(url 127.0.1.$i "")" 2>&1) || fail "nfs-ls /r through n$i: $listing"
   for v in $(seq 0 15); do
     grep -qw "v$v" <<<"$listing" || fail "/r through n$i does not list v$v"
-    reaches 127.0.1.$i v$v || fail "n$i cannot reach v$v"
+    wait_for 5 "n$i reaching v$v" reaches 127.0.1.$i v$v
   done
 done
 # Written through one node, read through another, for a volume of every owner.
