@@ -61,6 +61,7 @@ cluster_line n4 "^member n2: down" || fail "n4 does not see n2 down"
 # n2 comes back and takes its volumes and its EVS back.
 "$root/deploy/start-node.sh" "$dir/n2/nasd.conf" >"$dir/restart-n2.log" 2>&1 ||
   { cat "$dir/restart-n2.log"; fail "restart of n2"; }
+wait_for 10 "n2's admin socket" cluster_line n2 "^member n2: this node"
 admin_on n2 failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
 asked=$(now_ms)
 wait_for 30 "n2 serving evs2 again" cluster_line n2 "^  evs evs2 .*served here"

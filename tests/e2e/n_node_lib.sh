@@ -9,7 +9,7 @@ dir=$(mktemp -d "/tmp/nasd-$test_name.XXXXXX")
 BUILD_DIR=$(dirname "$(dirname "$nasd")")
 export CLUSTER_DIR="$dir" BUILD_DIR
 # Backing files are allocated in full: keep the 16 of them small.
-export VOLUME_SIZE=${VOLUME_SIZE:-128M} SEGMENT_SIZE=${SEGMENT_SIZE:-1M} NVRAM_SIZE=${NVRAM_SIZE:-64M}
+export VOLUME_SIZE=${VOLUME_SIZE:-256M} SEGMENT_SIZE=${SEGMENT_SIZE:-1M} NVRAM_SIZE=${NVRAM_SIZE:-64M}
 export LEASE_MS=${LEASE_MS:-3000} EXPORT_OPTIONS=rw,insecure,no_root_squash
 admin=$BUILD_DIR/server/admin/nasd-admin
 clients=()

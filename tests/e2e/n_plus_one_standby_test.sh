@@ -34,6 +34,7 @@ cluster_line n2 "^    volume v0 .*served here" && fail "n2 took v0, which it doe
 
 "$root/deploy/start-node.sh" "$dir/n1/nasd.conf" >"$dir/restart-n1.log" 2>&1 ||
   { cat "$dir/restart-n1.log"; fail "restart of n1"; }
+wait_for 10 "n1's admin socket" cluster_line n1 "^member n1: this node"
 admin_on n1 failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
 wait_for 30 "n1 serving evs1 again" cluster_line n1 "^  evs evs1 .*served here"
 for v in 0 1; do wait_for 20 "n1 serving v$v" cluster_line n1 "^    volume v$v .*served here"; done
