@@ -70,12 +70,7 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   ClusterOptions o;
   o.name = c->get("name");
   if (o.name.empty()) throw ConfigError("[cluster] name is required");
-  o.authority = c->get("authority", "file");
-  if (o.authority != "file" && o.authority != "etcd")
-    throw ConfigError("[cluster] authority = " + o.authority + ": expected file or etcd");
-  o.etcd_endpoints = c->get_list("etcd_endpoints");
-  if (o.authority == "etcd" && o.etcd_endpoints.empty())
-    throw ConfigError("[cluster] authority = etcd needs etcd_endpoints");
+  o.authority = authority_from_config(*c);
   if (!config.sections("member").empty()) {
     const ConfigSection* node = config.section("node");
     o.members_from_config(config, node ? node->get("name", "node0") : "node0");
@@ -120,12 +115,26 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
     o.peers.push_back(std::move(p));
   }
   if (c->has("shared_dir")) o.failover = failover_from_config(config, *c, o.peers);
+  if (o.failover) o.authority.lease_dir = o.failover->shared_dir + "/leases";
   if (o.n_node() && o.failover) {
     const MemberOptions* self = o.member(config.section("node")->get("name", "node0"));
     o.failover->mirror_host = self->mirror_host;
     o.failover->mirror_port = self->mirror_port;
   }
   return o;
+}
+
+membership::AuthorityOptions ClusterOptions::authority_from_config(const ConfigSection& c) {
+  membership::AuthorityOptions a;
+  const std::string kind = c.get("authority", "file");
+  if (kind == "etcd")
+    a.kind = membership::AuthorityOptions::Kind::Etcd;
+  else if (kind != "file")
+    throw ConfigError("[cluster] authority = " + kind + ": expected file or etcd");
+  a.etcd.endpoints = c.get_list("etcd_endpoints");
+  if (a.kind == membership::AuthorityOptions::Kind::Etcd && a.etcd.endpoints.empty())
+    throw ConfigError("[cluster] authority = etcd needs etcd_endpoints");
+  return a;
 }
 
 void ClusterOptions::members_from_config(const Config& config, const std::string& self) {

@@ -60,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/membership/authority_options.h"
 #include "util/config.h"
 
 namespace nasd::cluster {
@@ -131,12 +132,14 @@ struct ClusterOptions {
   AddressList allowed_peers;
   std::vector<PeerOptions> peers;
   std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; a pair: one peer
+  // Who grants the volume leases (membership::make_lease_authority). File: lease_dir is
+  // <shared_dir>/leases (empty without a shared folder).
+  membership::AuthorityOptions authority;
   // N-node form ([member] sections): every member (this node too) and every EVS. Empty for the
   // pair form ([peer] sections).
   std::vector<MemberOptions> members;
   std::vector<EvsOptions> evs;
-  std::string authority = "file";  // file | etcd
-  std::vector<std::string> etcd_endpoints;
+
   // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at
   // most forward_slots of them wait on one owner at once (more get Jukebox at once), so a
   // paused partner cannot take every executor thread ([node] threads).
@@ -156,6 +159,7 @@ struct ClusterOptions {
   const EvsOptions* evs_of_volume(const std::string& volume) const;
 
  private:
+  static membership::AuthorityOptions authority_from_config(const ConfigSection& cluster);
   // The [member] and [evs] sections of an N-node cluster, seen from node `self`.
   void members_from_config(const Config& config, const std::string& self);
   static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,

@@ -55,8 +55,9 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
                                             w_.options.mirror_host, w_.options.mirror_port,
                                             w_.mirror_server);
-  std::filesystem::create_directories(w_.options.shared_dir + "/leases");  // the fences
-  leases_ = w_.authority;
+  const std::string lease_dir = w_.options.shared_dir + "/leases";
+  std::filesystem::create_directories(lease_dir);
+  leases_ = std::make_shared<membership::FileLeaseAuthority>(lease_dir);
 
   membership::MembershipHooks hooks;
   hooks.open = [this](uint32_t v) { open_volume(v); };

@@ -34,7 +34,7 @@ class ClusterRouter;
 class InterconnectServer;
 }  // namespace nasd::interconnect
 namespace nasd::membership {
-class LeaseAuthority;
+class FileLeaseAuthority;
 class MembershipService;
 }  // namespace nasd::membership
 
@@ -51,8 +51,6 @@ struct FailoverWiring {
   nvram::MirrorServerOptions mirror_server;
   HostedVolumes* volumes = nullptr;
   interconnect::ClusterRouter* router = nullptr;
-  // Who decides ownership (make_lease_authority: [cluster] authority).
-  std::shared_ptr<membership::LeaseAuthority> authority;
   std::shared_ptr<interconnect::CallChannel> partner_channel;
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
@@ -120,7 +118,7 @@ class Failover {
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::set<uint32_t> home_, partner_home_;
   std::unique_ptr<PartnerMirror> mirror_;
-  std::shared_ptr<membership::LeaseAuthority> leases_;
+  std::shared_ptr<membership::FileLeaseAuthority> leases_;
   std::unique_ptr<membership::MembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;  // volumes routed here (for the addresses)

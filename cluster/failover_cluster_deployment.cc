@@ -4,7 +4,7 @@
 
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
-#include "cluster/lease_authority_factory.h"
+#include "cluster/membership/lease_authority_factory.h"
 
 namespace nasd::cluster {
 
@@ -35,7 +35,11 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
     };
   w.volumes = &hosted_;
   w.router = router_.get();
-  w.authority = make_lease_authority(*plan_.cluster);
+  try {
+    w.authority = membership::make_lease_authority(plan_.cluster->authority);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
   for (const auto& [name, peer] : peers_) w.peers[name] = peer;
   w.make_evs = [options, programs](const EvsOptions& e) {
     rpc::RpcServerOptions eo = options;
@@ -61,7 +65,7 @@ void FailoverClusterDeployment::stop() {
 std::string FailoverClusterDeployment::status() const {
   return "cluster " + plan_.cluster->name + ": failover cluster of " +
          std::to_string(plan_.cluster->members.size()) + " nodes (authority " +
-         plan_.cluster->authority + ")\n" + failover_->status() + peer_lines();
+         membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() + peer_lines();
 }
 
 std::string FailoverClusterDeployment::why_no_volume_create() const {
