@@ -16,8 +16,10 @@
 #                           [--no-failover]
 #   --standby: one more node n<N+1> on 127.0.1.<N+1> serves nothing and holds the mirror of
 #              every primary (N+1, as a Celerra standby data mover); it takes over any of them.
-#   --authority etcd: leases in etcd started by deploy/start-etcd.sh (ETCD_ENDPOINTS overrides
-#              where it listens) instead of lease files in the shared folder.
+#   --authority etcd: leases in an etcd that deploy/start-etcd.sh starts in $CLUSTER_DIR/etcd
+#              (ETCD_MEMBERS=3 for three members) instead of lease files in the shared folder.
+# VOLUME_SIZE (default 1G; the backing files are allocated in full), SEGMENT_SIZE, NVRAM_SIZE
+# (default 256M), LEASE_MS, NLM_GRACE_MS, EXPORT_OPTIONS and FORWARD_SLOTS apply as for the pair.
 #
 # Every run writes $CLUSTER_DIR/cluster.nodes: one line per node, key=value pairs (name,
 # address, nfs_port, mount_port, interconnect, mirror, http, admin, pid, config, data_dir,

@@ -31,9 +31,11 @@ if [ "$AUTHORITY" = etcd ]; then
     echo "part of this build); use --authority file" >&2
     exit 2
   fi
-  ETCD_ENDPOINTS="${ETCD_ENDPOINTS:-http://127.0.0.1:2379}"
-  ETCD_ENDPOINTS="$ETCD_ENDPOINTS" "$ROOT/deploy/start-etcd.sh" >&2
-  ETCD_LINE="etcd_endpoints = $ETCD_ENDPOINTS"
+  # One member (ETCD_MEMBERS=3 for three) in $CLUSTER_DIR/etcd; it prints the [cluster] line.
+  "$ROOT/deploy/start-etcd.sh" --members "${ETCD_MEMBERS:-1}" --dir "$DIR/etcd" >"$DIR/etcd.out" 2>&1 ||
+    { cat "$DIR/etcd.out" >&2; echo "deploy/start-etcd.sh failed" >&2; exit 1; }
+  ETCD_LINE="$(grep -m1 '^ *etcd_endpoints *=' "$DIR/etcd.out" | sed 's/^ *//')" ||
+    { cat "$DIR/etcd.out" >&2; echo "deploy/start-etcd.sh printed no etcd_endpoints line" >&2; exit 1; }
 fi
 
 volumes_of() {  # node index -> v<a>,v<a+1>,...

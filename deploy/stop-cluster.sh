@@ -12,6 +12,6 @@ done
 for job in $(jobs -p); do wait "$job" || status=1; done
 if [ -f "$DIR/cluster.conf" ] && grep -q '^authority = etcd' "$DIR/cluster.conf" &&
    [ -x "$ROOT/deploy/stop-etcd.sh" ]; then
-  "$ROOT/deploy/stop-etcd.sh" || status=1
+  "$ROOT/deploy/stop-etcd.sh" --dir "$DIR/etcd" || status=1
 fi
 exit $status
