@@ -6,7 +6,7 @@
 # nodes. Passes when nothing acknowledged was lost (read back through both nodes after every
 # fault), no two nodes ever served one volume at once (the serving logs), and the takeover time
 # is reported and within DRILL_MAX_TAKEOVER_MS (default 5000, the target with the default lease).
-# Both volumes must pass fsck after a clean stop.
+# Both volumes must pass fsck after a clean stop. DRILL_FAULTS narrows the fault kinds.
 #   fault_drill_test.sh NASD NASD_FSCK NASD_DRILL   (exit 77 = skipped)
 # DRILL_AUTHORITY=etcd starts the cluster with `--authority etcd` and passes it to the drill;
 # skipped while deploy/start-cluster.sh has no etcd authority.
@@ -42,7 +42,7 @@ EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${sta
 [[ -s $dir/cluster.nodes ]] || fail "start-cluster.sh wrote no cluster.nodes"
 
 set +e
-"$drill" --cluster "$dir/cluster.nodes" --faults kill9,sigstop,partition --rounds "${DRILL_ROUNDS:-1}" \
+"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "${DRILL_ROUNDS:-1}" \
   --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 2000 --down-ms 5000 \
   --pause-ms 6000 --partition-ms 6000 | tee "$dir/drill.out"
 status=${PIPESTATUS[0]}
