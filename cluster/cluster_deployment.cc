@@ -53,6 +53,7 @@ void ClusterDeployment::open_volumes() {
       if (serving_log_) serving_log_->started(v.name, 0);
       served_here_.push_back(v.name);
       serve_local(hosted_.open(*plan_.config.section("volume", v.name), plan_.config, plan_.node.data_dir));
+      if (serving_log_) serving_log_->ready(v.name, 0);
       continue;
     }
     router_->add_remote(v.id);

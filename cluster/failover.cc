@@ -195,6 +195,7 @@ void Failover::bind_address_of(uint32_t id) {
     std::lock_guard lock(served_mu_);
     served_.insert(id);
   }
+  if (w_.serving_log) w_.serving_log->ready(section_of(id).name(), bounds_.at(id)->epoch);
   // The partner may still be closing the address (failback), or hang on to it (a hung node):
   // it is claimed until it can be bound.
   server_of(id).claim();

@@ -39,6 +39,10 @@ void ServingLog::started(const std::string& volume, uint64_t epoch) {
   append(std::to_string(now_ms()) + " start " + volume + " " + std::to_string(epoch));
 }
 
+void ServingLog::ready(const std::string& volume, uint64_t epoch) {
+  append(std::to_string(now_ms()) + " ready " + volume + " " + std::to_string(epoch));
+}
+
 void ServingLog::stopped(const std::string& volume, uint64_t epoch, int64_t trusted_until_ms,
                          int64_t last_served_ms) {
   append(std::to_string(now_ms()) + " stop " + volume + " " + std::to_string(epoch) +

@@ -6,6 +6,9 @@
 //                                         by a previous incarnation that died without a word)
 //   <ms> start <volume> <epoch>           the node may act for the volume from now on (written
 //                                         before the volume is opened: the replay writes too)
+//   <ms> ready <volume> <epoch>           opened (replayed) and routed here: clients are served
+//                                         from now on (for takeover times; the interval began
+//                                         at its start line)
 //   <ms> stop <volume> <epoch> trusted_until=<ms|-> last_served=<ms|->
 //                                         the volume is closed here. trusted_until: the latest
 //                                         lease-trust deadline this node was granted while it
@@ -39,6 +42,7 @@ class ServingLog {
   ServingLog& operator=(const ServingLog&) = delete;
 
   void started(const std::string& volume, uint64_t epoch);
+  void ready(const std::string& volume, uint64_t epoch);
   // `trusted_until_ms` / `last_served_ms`: Unix ms, 0 for "none" (written as -).
   void stopped(const std::string& volume, uint64_t epoch, int64_t trusted_until_ms,
                int64_t last_served_ms);

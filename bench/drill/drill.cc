@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -82,6 +83,9 @@ class Drill {
   std::vector<FaultReport> reports_;
   std::vector<std::string> notes_;
   int64_t start_ms_ = 0;
+  std::thread restart_;  // a killed node's restart (start-node.sh), joined after the heal
+  std::mutex restart_mu_;
+  std::string restart_error_, restart_note_;  // guarded by restart_mu_
 };
 
 bool Drill::start_clients() {
@@ -184,7 +188,12 @@ bool Drill::wait_healthy(int64_t since_ms, FaultReport* r) {
       if (home_elsewhere && unix_ms() - asked[n.name] >= 3000) {
         std::string output;
         asked[n.name] = unix_ms();
-        admin_command(n, o_.tools, "failback", &output);
+        const bool ok = admin_command(n, o_.tools, "failback", &output);
+        if (r) {
+          output = output.substr(0, output.find('\n'));
+          r->actions.push_back("+" + seconds_text(unix_ms() - since_ms) + " failback on " + n.name + ": " +
+                               (ok ? "asked" : "refused (" + output + ")"));
+        }
       }
     }
     sleep_ms(200);
@@ -202,19 +211,31 @@ void Drill::inject(FaultReport& r) {
       int64_t dead = 0;
       if (!kill_node(victim, &dead, &error)) break;
       kills_[victim.name].push_back(dead);
+      r.actions.push_back("+" + seconds_text(dead - r.at_ms) + " " + victim.name + " dead");
       sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
-      restart_node(victim, o_.tools, &error);
+      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " restarting " + victim.name);
+      // In the background: start-node.sh waits for the node to settle, while the heal loop may
+      // already ask it for failback once its admin socket answers.
+      restart_ = std::thread([this, &victim, at = r.at_ms] {
+        std::string e;
+        const bool ok = restart_node(victim, o_.tools, &e);
+        std::lock_guard lock(restart_mu_);
+        restart_error_ = ok ? "" : e;
+        restart_note_ = "+" + seconds_text(unix_ms() - at) + " " + victim.name + (ok ? " started" : " did not start");
+      });
       break;
     }
     case FaultKind::Sigstop:
       if (!signal_node(victim, SIGSTOP, &error)) break;
       sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.pause_ms);
       signal_node(victim, SIGCONT, &error);
+      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " SIGCONT to " + victim.name);
       break;
     case FaultKind::Partition:
       if (!run_nft(partition_script(nodes_, victim.name), &error)) break;
       sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.partition_ms);
       run_nft(heal_script(), &error);
+      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " partition lifted");
       break;
   }
   r.injection_error = error;
@@ -229,18 +250,19 @@ void Drill::measure(FaultReport& r, int64_t until_ms) {
   for (const ServingInterval& iv : all)
     if (iv.node == r.fault.node && iv.start_ms <= r.at_ms && iv.end_ms >= r.at_ms) victims.insert(iv.volume);
   for (const std::string& v : victims) {
-    int64_t first = -1;
-    std::string by;
+    // The first interval of another node that began after the fault; serving from its ready
+    // line (opened, replayed, routed), fencing from its start line.
+    const ServingInterval* first = nullptr;
     for (const ServingInterval& iv : all)
       if (iv.volume == v && iv.node != r.fault.node && iv.start_ms >= r.at_ms &&
-          (first < 0 || iv.start_ms < first)) {
-        first = iv.start_ms;
-        by = iv.node;
-      }
-    if (first < 0) continue;
-    r.takeover_ms = std::max(r.takeover_ms, first - r.at_ms);
-    r.takeover_detail += (r.takeover_detail.empty() ? "" : ", ") + v + " by " + by + " after " +
-                         seconds_text(first - r.at_ms);
+          (!first || iv.start_ms < first->start_ms))
+        first = &iv;
+    if (!first) continue;
+    const int64_t served = (first->ready_ms ? first->ready_ms : first->end_ms) - r.at_ms;
+    r.takeover_ms = std::max(r.takeover_ms, served);
+    r.takeover_detail += (r.takeover_detail.empty() ? "" : ", ") + v + " by " + first->node + ": lease after " +
+                         seconds_text(first->start_ms - r.at_ms) + ", serving after " +
+                         (first->ready_ms ? seconds_text(served) : std::string("never (") + first->ended + ")");
   }
   r.all_acking_ms = 0;
   for (const auto& c : clients_) {
@@ -311,6 +333,9 @@ void Drill::print(const FaultReport& r) {
     out_ << ", restarted after " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
   out_ << "\n";
   if (!r.injection_error.empty()) out_ << "  NOT INJECTED: " << r.injection_error << "\n";
+  out_ << "  actions:        ";
+  for (const std::string& a : r.actions) out_ << " " << a << ";";
+  out_ << "\n";
   out_ << "  takeover:        " << (r.takeover_ms < 0 ? "none (no other node took the victim's volumes)" : r.takeover_detail)
        << "\n";
   out_ << "  clients:         longest stall " << seconds_text(r.longest_stall_ms) << " (" << r.stalled_client
@@ -377,6 +402,12 @@ int Drill::run() {
     r.fault = f;
     inject(r);
     const bool healed = wait_healthy(r.at_ms, &r);
+    if (restart_.joinable()) {
+      restart_.join();
+      std::lock_guard lock(restart_mu_);
+      r.actions.push_back(restart_note_);
+      if (r.injection_error.empty()) r.injection_error = restart_error_;
+    }
     sleep_ms(o_.settle_ms);  // the load runs on, so stalls and recovery show
     measure(r, unix_ms());
     verify(r);

@@ -43,6 +43,7 @@ struct FaultReport {
   Fault fault;
   int64_t at_ms = 0;                 // injected
   std::string injection_error;       // empty: injected
+  std::vector<std::string> actions;  // what the drill did, with the time since the fault
   int64_t takeover_ms = -1;          // -1: no other node took a volume of the victim
   std::string takeover_detail;
   int64_t longest_stall_ms = 0;

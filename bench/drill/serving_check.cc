@@ -71,10 +71,15 @@ std::vector<ServingInterval> serving_intervals(const NodeServingLog& log, int64_
       bad();
       continue;
     }
+    if (what == "ready") {
+      auto it = open.find(volume);
+      if (it != open.end() && it->second.ready_ms == 0) it->second.ready_ms = *ms;
+      continue;
+    }
     if (what == "start") {
       // A second start without a stop keeps the first: the interval only grows.
       if (!open.count(volume))
-        open[volume] = ServingInterval{log.node, volume, static_cast<uint64_t>(*epoch), *ms, 0, ""};
+        open[volume] = ServingInterval{log.node, volume, static_cast<uint64_t>(*epoch), *ms, 0, 0, ""};
     } else if (what == "stop") {
       words >> w1 >> w2;
       auto trusted = field(w1, "trusted_until");

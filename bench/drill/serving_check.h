@@ -23,6 +23,7 @@ struct ServingInterval {
   std::string node, volume;
   uint64_t epoch = 0;
   int64_t start_ms = 0, end_ms = 0;
+  int64_t ready_ms = 0;  // its ready line (opened, replayed, routed); 0: none
   std::string ended;  // "stop", "lease", "kill", "boot", "open": what bounded its end
 };
 

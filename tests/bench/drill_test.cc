@@ -34,6 +34,13 @@ TEST(DrillServingCheck, CleanHandOverDoesNotOverlap) {
   EXPECT_TRUE(find_overlaps(both(a, b), 0).empty());
 }
 
+TEST(DrillServingCheck, ReadyLinesGiveTheServingTime) {
+  auto b = parse("b", "1000 boot 2\n5001 start v0 2\n5900 ready v0 2\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].start_ms, 5001);
+  EXPECT_EQ(b[0].ready_ms, 5900);
+}
+
 TEST(DrillServingCheck, OverlappingIntervalsAreCaught) {
   // b starts while a's stop line (and its lease) says it still served.
   auto a = parse("a", "1100 start v0 1\n5000 stop v0 1 trusted_until=7000 last_served=4990\n");

@@ -2,7 +2,7 @@
 # The fault drill of issue 13 on an HA pair, bounded for CI: deploy/start-cluster.sh in a
 # private network namespace, then nasd-drill with every fault kind (kill -9 and restart with
 # failback, SIGSTOP past the lease, a partition of the interconnect and mirror links) for
-# DRILL_ROUNDS rounds (default 1 here; any number outside CI), under verifying clients on both
+# DRILL_ROUNDS rounds (default 3: nine faults in about two minutes; any number outside CI), under verifying clients on both
 # nodes. Passes when nothing acknowledged was lost (read back through both nodes after every
 # fault), no two nodes ever served one volume at once (the serving logs), and the takeover time
 # is reported and within DRILL_MAX_TAKEOVER_MS (default 5000, the target with the default lease).
@@ -42,9 +42,9 @@ EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${sta
 [[ -s $dir/cluster.nodes ]] || fail "start-cluster.sh wrote no cluster.nodes"
 
 set +e
-"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "${DRILL_ROUNDS:-1}" \
-  --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 2000 --down-ms 5000 \
-  --pause-ms 6000 --partition-ms 6000 | tee "$dir/drill.out"
+"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "${DRILL_ROUNDS:-3}" \
+  --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 1500 --down-ms 4000 \
+  --pause-ms 5500 --partition-ms 4000 | tee "$dir/drill.out"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status == 0 ]] || fail "nasd-drill exited with $status"
