@@ -258,11 +258,12 @@ void Drill::measure(FaultReport& r, int64_t until_ms) {
           (!first || iv.start_ms < first->start_ms))
         first = &iv;
     if (!first) continue;
-    const int64_t served = (first->ready_ms ? first->ready_ms : first->end_ms) - r.at_ms;
-    r.takeover_ms = std::max(r.takeover_ms, served);
+    r.takeover_ms = std::max(r.takeover_ms, first->start_ms - r.at_ms);
+    if (first->ready_ms) r.serving_ms = std::max(r.serving_ms, first->ready_ms - r.at_ms);
     r.takeover_detail += (r.takeover_detail.empty() ? "" : ", ") + v + " by " + first->node + ": lease after " +
                          seconds_text(first->start_ms - r.at_ms) + ", serving after " +
-                         (first->ready_ms ? seconds_text(served) : std::string("never (") + first->ended + ")");
+                         (first->ready_ms ? seconds_text(first->ready_ms - r.at_ms)
+                                          : std::string("never (handed back before its open finished)"));
   }
   r.all_acking_ms = 0;
   for (const auto& c : clients_) {
@@ -357,11 +358,11 @@ void Drill::write_files() {
   std::filesystem::create_directories(o_.out_dir);
   {
     std::ofstream csv(o_.out_dir + "/faults.csv");
-    csv << "index,fault,node,at_unix_ms,injected,takeover_ms,longest_stall_ms,all_acking_ms,healed_ms,"
+    csv << "index,fault,node,at_unix_ms,injected,takeover_ms,serving_ms,longest_stall_ms,all_acking_ms,healed_ms,"
            "acknowledged,checked,lost,overlaps\n";
     for (const FaultReport& r : reports_)
       csv << r.index << "," << fault_kind_name(r.fault.kind) << "," << r.fault.node << "," << r.at_ms << ","
-          << (r.injection_error.empty() ? 1 : 0) << "," << r.takeover_ms << "," << r.longest_stall_ms << ","
+          << (r.injection_error.empty() ? 1 : 0) << "," << r.takeover_ms << "," << r.serving_ms << "," << r.longest_stall_ms << ","
           << r.all_acking_ms << "," << r.healed_ms << "," << r.acknowledged << "," << r.checked << "," << r.lost
           << "," << r.overlaps.size() << "\n";
   }
@@ -420,19 +421,21 @@ int Drill::run() {
   for (auto& c : clients_) c->stop();
   write_files();
   uint64_t lost = 0, overlaps = 0, checked = 0, acked = 0;
-  int64_t worst_takeover = -1, worst_stall = 0;
+  int64_t worst_takeover = -1, worst_serving = -1, worst_stall = 0;
   for (const FaultReport& r : reports_) {
     lost += r.lost;
     overlaps = r.overlaps.size();  // each check covers the whole drill so far
     checked = r.checked;
     acked = r.acknowledged;
     worst_takeover = std::max(worst_takeover, r.takeover_ms);
+    worst_serving = std::max(worst_serving, r.serving_ms);
     worst_stall = std::max(worst_stall, r.longest_stall_ms);
   }
   out_ << "summary: " << reports_.size() << "/" << o_.schedule.size() << " faults, " << acked
        << " acknowledged operations, " << checked << " acknowledged facts checked at the end, " << lost
        << " lost, " << overlaps << " serving overlaps, longest takeover "
-       << (worst_takeover < 0 ? std::string("none") : seconds_text(worst_takeover)) << ", longest client stall "
+       << (worst_takeover < 0 ? std::string("none") : seconds_text(worst_takeover)) << " (lease), "
+       << (worst_serving < 0 ? std::string("none") : seconds_text(worst_serving)) << " (serving), longest client stall "
        << seconds_text(worst_stall) << "\n";
   out_ << "files: " << o_.out_dir << "/{faults.csv,ops.csv,ops.svg}\n";
   out_ << (ok ? "PASS" : "FAIL") << "\n";

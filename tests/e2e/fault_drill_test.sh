@@ -5,7 +5,8 @@
 # DRILL_ROUNDS rounds (default 3: nine faults in about two minutes; any number outside CI), under verifying clients on both
 # nodes. Passes when nothing acknowledged was lost (read back through both nodes after every
 # fault), no two nodes ever served one volume at once (the serving logs), and the takeover time
-# is reported and within DRILL_MAX_TAKEOVER_MS (default 5000, the target with the default lease).
+# is reported: the survivor's lease within DRILL_MAX_TAKEOVER_MS (default 5000, the target with the
+# default lease) and the time until it serves.
 # Both volumes must pass fsck after a clean stop. DRILL_FAULTS narrows the fault kinds.
 #   fault_drill_test.sh NASD NASD_FSCK NASD_DRILL   (exit 77 = skipped)
 # DRILL_AUTHORITY=etcd starts the cluster with `--authority etcd` and passes it to the drill;
@@ -43,17 +44,19 @@ EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${sta
 
 set +e
 "$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "${DRILL_ROUNDS:-3}" \
-  --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 1500 --down-ms 4000 \
+  --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 1500 --down-ms 8000 \
   --pause-ms 5500 --partition-ms 4000 | tee "$dir/drill.out"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status == 0 ]] || fail "nasd-drill exited with $status"
 grep -q "^PASS" "$dir/drill.out" || fail "no PASS from the drill"
 grep -Eq "summary: .* 0 lost, 0 serving overlaps" "$dir/drill.out" || fail "the summary shows losses or overlaps"
-# A kill -9 is taken over: its takeover time is measured and within the target.
+# A kill -9 is taken over: the survivor's lease comes within the target; the time until it
+# serves (NVRAM copy, replay, open) is reported.
 takeover=$(awk -F, '$2 == "kill9" && $6 >= 0 { print $6 }' "$dir/drill/faults.csv" | sort -n | tail -1)
+serving=$(awk -F, '$2 == "kill9" && $7 >= 0 { print $7 }' "$dir/drill/faults.csv" | sort -n | tail -1)
 [[ -n $takeover ]] || fail "no takeover time measured for a kill -9"
-echo "longest takeover after a kill -9: $takeover ms"
+echo "longest takeover after a kill -9: lease after $takeover ms, serving after ${serving:-never} ms"
 (( takeover <= ${DRILL_MAX_TAKEOVER_MS:-5000} )) || fail "takeover took $takeover ms (target ${DRILL_MAX_TAKEOVER_MS:-5000} ms)"
 [[ -s $dir/drill/ops.csv ]] || fail "no ops.csv"
 [[ -s $dir/drill/ops.svg ]] || echo "note: no ops.svg (gnuplot missing?)"
