@@ -25,6 +25,10 @@ ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted
         return it == peers_.end() ? nullptr : it->second;
       },
       remote);
+  std::string error;
+  serving_log_ = ServingLog::open(plan_.node.data_dir + "/serving.log", &error);
+  if (!serving_log_)
+    util::log("cluster").warn("no serving log (the fault drill cannot check this node): " + error);
   for (const auto& p : plan_.cluster->peers) {
     interconnect::PeerClientOptions po;
     po.host = p.host;
@@ -46,7 +50,10 @@ std::shared_ptr<fs::VolumeResolver> ClusterDeployment::resolver() { return route
 void ClusterDeployment::open_volumes() {
   for (const PlannedVolume& v : plan_.volumes) {
     if (v.owner.empty()) {
+      if (serving_log_) serving_log_->started(v.name, 0);
+      served_here_.push_back(v.name);
       serve_local(hosted_.open(*plan_.config.section("volume", v.name), plan_.config, plan_.node.data_dir));
+      if (serving_log_) serving_log_->ready(v.name, 0);
       continue;
     }
     router_->add_remote(v.id);
@@ -107,6 +114,9 @@ void ClusterDeployment::stop() {
   if (home_server_) home_server_->release();
   for (auto& vs : evs_servers_) vs->release();
   stop_interconnect();
+  // Static ownership: nobody else may serve these volumes, so their end needs no lease bound.
+  if (serving_log_)
+    for (const std::string& name : served_here_) serving_log_->stopped(name, 0, 0, 0);
 }
 
 // Peers' forwarded calls stop before the volumes they run on close.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cluster/deployment.h"
+#include "cluster/serving_log.h"
 #include "cluster/virtual_server.h"
 
 namespace nasd::interconnect {
@@ -48,12 +49,15 @@ class ClusterDeployment : public Deployment {
   HostedVolumes& hosted_;
   std::shared_ptr<interconnect::ClusterRouter> router_;
   std::map<std::string, std::shared_ptr<interconnect::PeerClient>> peers_;
+  // `<data_dir>/serving.log` (serving_log.h); null when it could not be opened (logged).
+  std::unique_ptr<ServingLog> serving_log_;
 
  private:
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::unique_ptr<VirtualServer> home_server_;
   std::vector<std::unique_ptr<VirtualServer>> evs_servers_;  // N-node static: this node's EVSes
+  std::vector<std::string> served_here_;  // this node's planned volumes (static ownership)
 };
 
 }  // namespace nasd::cluster

@@ -7,6 +7,7 @@
 
 #include "cluster/interconnect/router.h"
 #include "cluster/membership/cluster_membership_service.h"
+#include "cluster/membership/lease_authority.h"
 #include "cluster/volume_fence.h"
 #include "util/log.h"
 
@@ -35,6 +36,7 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
     home_[id] = evs->node;
     evs_[id] = evs->name;
     trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
+    bounds_[id] = std::make_shared<ServedBounds>();
     w_.router->set_fence(id, [this, id] { return lease_trusted_now(id); });
   }
   // One copy per covered node, each on its own port.
@@ -62,6 +64,7 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
   hooks.volume.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {
     auto it = trusted_until_.find(v);
     if (it != trusted_until_.end()) it->second->store(until.time_since_epoch().count());
+    bounds_.at(v)->trusted_until(until);
   };
   hooks.route = [this](uint32_t v, const std::string& node) { w_.router->set_owner(v, node); };
 
@@ -124,11 +127,22 @@ void ClusterFailover::stop() {
 
 bool ClusterFailover::lease_trusted_now(uint32_t id) const {
   auto it = trusted_until_.find(id);
-  return it != trusted_until_.end() &&
-         std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+  const bool trusted = it != trusted_until_.end() &&
+                       std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+  // Every call and write that passes counts as serving (the serving log's checker must see a
+  // node that acted past its lease).
+  if (trusted) bounds_.at(id)->served_now();
+  return trusted;
 }
 
 void ClusterFailover::open_volume(uint32_t id) {
+  ServedBounds& bounds = *bounds_.at(id);
+  bounds.last_served_ms.store(0);
+  membership::Lease lease;
+  std::string lease_error;
+  bounds.epoch = leases_->inspect(id, &lease, &lease_error) && lease.holder == w_.self ? lease.epoch : 0;
+  // Before the open: the roll-forward and the replay write to the volume already.
+  if (w_.serving_log) w_.serving_log->started(section_of(id).name(), bounds.epoch);
   milliseconds backoff(500);
   while (!try_open(id)) {
     std::unique_lock lock(stop_mu_);
@@ -192,6 +206,7 @@ void ClusterFailover::bind_address_of(uint32_t id) {
     std::lock_guard lock(served_mu_);
     served_.insert(id);
   }
+  if (w_.serving_log) w_.serving_log->ready(section_of(id).name(), bounds_.at(id)->epoch);
   auto it = evs_servers_.find(evs_.at(id));
   if (it != evs_servers_.end()) it->second->claim();
 }
@@ -208,6 +223,8 @@ void ClusterFailover::close_volume(uint32_t id, bool lease_held) {
   if (last_of_its_evs && it != evs_servers_.end()) it->second->release();
   if (w_.volume_closed) w_.volume_closed(id);
   w_.volumes->close(id, lease_held);
+  // After the close (its checkpoint writes under the lease), before the lease is released.
+  bounds_.at(id)->write_stop(w_.serving_log, section_of(id).name());
 }
 
 std::string ClusterFailover::status() const {

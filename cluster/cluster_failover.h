@@ -26,6 +26,7 @@
 
 #include "cluster/cluster_options.h"
 #include "cluster/failover.h"
+#include "cluster/serving_log.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
 #include "cluster/virtual_server.h"
@@ -60,6 +61,9 @@ struct ClusterFailoverWiring {
   std::function<std::unique_ptr<VirtualServer>(const EvsOptions&)> make_evs;
   std::function<void(uint32_t id, bool home)> volume_opened;
   std::function<void(uint32_t id)> volume_closed;
+  // Where this node records when it starts and stops serving a volume (for the fault drill);
+  // may be null. Outlives this.
+  ServingLog* serving_log = nullptr;
 };
 
 class ClusterFailover {
@@ -91,6 +95,7 @@ class ClusterFailover {
   std::map<uint32_t, std::string> home_;  // volume -> home node
   std::map<uint32_t, std::string> evs_;   // volume -> its EVS
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
+  std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;  // for the serving log's stop lines
   std::map<std::string, std::unique_ptr<PartnerMirror>> mirrors_;       // covered node -> copy
   std::map<std::string, std::unique_ptr<VirtualServer>> evs_servers_;   // EVSes it may serve
   std::shared_ptr<membership::LeaseAuthority> leases_;

@@ -50,6 +50,7 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
     sections_[id] = s;
     (partner_names.count(s->name()) ? partner_home_ : home_).insert(id);
     trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
+    bounds_[id] = std::make_shared<ServedBounds>();
     w_.router->set_fence(id, [this, id] { return lease_trusted_now(id); });
   }
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
@@ -68,6 +69,7 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   hooks.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {
     auto it = trusted_until_.find(v);
     if (it != trusted_until_.end()) it->second->store(until.time_since_epoch().count());
+    bounds_.at(v)->trusted_until(until);
   };
   membership::MembershipOptions mo;
   mo.pair = pair_config(w_, home_, partner_home_);
@@ -107,8 +109,12 @@ const ConfigSection& Failover::section_of(uint32_t id) const { return *sections_
 
 bool Failover::lease_trusted_now(uint32_t id) const {
   auto it = trusted_until_.find(id);
-  return it != trusted_until_.end() &&
-         std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+  const bool trusted = it != trusted_until_.end() &&
+                       std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+  // Every call and write that passes counts as serving, whatever the deadline said: the serving
+  // log's checker must see a node that acted past its lease.
+  if (trusted) bounds_.at(id)->served_now();
+  return trusted;
 }
 
 VirtualServer& Failover::server_of(uint32_t id) {
@@ -116,6 +122,13 @@ VirtualServer& Failover::server_of(uint32_t id) {
 }
 
 void Failover::open_volume(uint32_t id) {
+  ServedBounds& bounds = *bounds_.at(id);
+  bounds.last_served_ms.store(0);
+  membership::Lease lease;
+  std::string lease_error;
+  bounds.epoch = leases_->inspect(id, &lease, &lease_error) && lease.holder == w_.self ? lease.epoch : 0;
+  // Before the open: the roll-forward and the replay write to the volume already.
+  if (w_.serving_log) w_.serving_log->started(section_of(id).name(), bounds.epoch);
   milliseconds backoff(500);
   while (!try_open(id)) {
     std::unique_lock lock(stop_mu_);
@@ -175,6 +188,7 @@ void Failover::bind_address_of(uint32_t id) {
     std::lock_guard lock(served_mu_);
     served_.insert(id);
   }
+  if (w_.serving_log) w_.serving_log->ready(section_of(id).name(), bounds_.at(id)->epoch);
   // The partner may still be closing the address (failback), or hang on to it (a hung node):
   // it is claimed until it can be bound.
   server_of(id).claim();
@@ -191,6 +205,8 @@ void Failover::close_volume(uint32_t id, bool lease_held) {
   if (last_of_its_address) server_of(id).release();
   if (w_.volume_closed) w_.volume_closed(id);
   w_.volumes->close(id, lease_held);
+  // After the close (its checkpoint writes under the lease), before the lease is released.
+  bounds_.at(id)->write_stop(w_.serving_log, section_of(id).name());
 }
 
 std::string Failover::status() const {

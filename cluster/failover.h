@@ -23,6 +23,7 @@
 #include "cluster/cluster_options.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
+#include "cluster/serving_log.h"
 #include "cluster/virtual_server.h"
 #include "nvram/mirror_server.h"
 #include "nvram/region.h"
@@ -58,6 +59,8 @@ struct FailoverWiring {
   // closed here because it goes to the other node.
   std::function<void(uint32_t id, bool home)> volume_opened;
   std::function<void(uint32_t id)> volume_closed;
+  // Where each start and stop of serving a volume is recorded for the fault drill; may be null.
+  ServingLog* serving_log = nullptr;
 };
 
 class Failover {
@@ -116,6 +119,9 @@ class Failover {
   std::map<uint32_t, const ConfigSection*> sections_;
   // Per volume: steady-clock nanoseconds until which its lease is trusted (0: not held).
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
+  // Per volume, for its stop line in the serving log (Unix ms, 0: none): the latest trust
+  // deadline granted and the last instant the lease check said yes, since it was opened here.
+  std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;
   std::set<uint32_t> home_, partner_home_;
   std::unique_ptr<PartnerMirror> mirror_;
   std::shared_ptr<membership::FileLeaseAuthority> leases_;

@@ -50,6 +50,7 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   };
   w.volume_opened = volume_opened_;
   w.volume_closed = volume_closed_;
+  w.serving_log = serving_log_.get();
   failover_ = std::make_unique<ClusterFailover>(std::move(w));
   start_interconnect([this](interconnect::InterconnectServer& s) { failover_->attach(s); });
   failover_->start();

@@ -45,6 +45,7 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
   w.partner_server = std::make_unique<VirtualServer>(partner.name, po, programs, false);
   w.volume_opened = volume_opened_;
   w.volume_closed = volume_closed_;
+  w.serving_log = serving_log_.get();
   failover_ = std::make_unique<Failover>(std::move(w));
   start_interconnect([this](interconnect::InterconnectServer& s) { failover_->attach(s); });
   failover_->start();

@@ -26,7 +26,8 @@
 # volumes, evs, evs_address, role), for tools such as a fault drill.
 # Configs and node data go to ./data/cluster/{a,b}, the shared folder that stands for the SAN
 # (backing files of both volumes, lease files) to ./data/cluster/san; override with CLUSTER_DIR.
-# Stop it with deploy/stop-cluster.sh.
+# Stop it with deploy/stop-cluster.sh. $CLUSTER_DIR/cluster.nodes describes the nodes (for
+# nasd-drill, the fault drill).
 #   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001, mirror of b's NVRAM 7101,
 #           metrics and management page http://127.0.0.1:8049/
 #   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102,
@@ -130,6 +131,18 @@ if [ ! -s "$DIR/cluster.key" ]; then
 fi
 write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1 8049
 write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0 8149
+# The cluster description that tools like bench/drill (nasd-drill) read: one line per node,
+# space-separated key=value (the same format deploy/start-cluster.sh --nodes N writes).
+# write_node_line NODE NFS MOUNT IC MIRROR HTTP VOLUMES
+write_node_line() {
+  echo "name=$1 address=127.0.0.1 nfs_port=$2 mount_port=$3 interconnect=127.0.0.1:$4" \
+       "mirror=127.0.0.1:$5 http=127.0.0.1:$6 admin=$DIR/$1/data/nasd.sock" \
+       "pid=$DIR/$1/data/nasd.pid config=$DIR/$1/nasd.conf data_dir=$DIR/$1/data volumes=$7 evs="
+}
+{
+  write_node_line a 2049 20048 7001 7101 8049 v0
+  write_node_line b 2149 20148 7002 7102 8149 v1
+} > "$DIR/cluster.nodes.tmp" && mv "$DIR/cluster.nodes.tmp" "$DIR/cluster.nodes"
 # Both at once: a node that is alone for longer than its startup grace takes the other's
 # volumes over.
 for n in a b; do "$ROOT/deploy/start-node.sh" "$DIR/$n/nasd.conf" & done

@@ -17,12 +17,48 @@
 #include "nvram/mirror_protocol.h"
 #include "util/net.h"
 
+#include <algorithm>
+
 namespace nasd::nvram {
 
 namespace {
 
 void store_u64(uint64_t& field, uint64_t value) {
   std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
+}
+
+uint64_t load_u64(uint64_t& field) { return std::atomic_ref<uint64_t>(field).load(std::memory_order_acquire); }
+
+// Moves the image's stored [head, tail) to [head, tail) (head <= tail, tail - head <= log_size)
+// one 8-byte store at a time, so that every state in between is one Region::open accepts
+// (head <= tail, tail - head <= log size): a kill -9 between two stores must never leave a
+// mirror image that stops the node from starting again. The fault drill found that one: a trim
+// past the stored tail stored head > tail. On the way the image may claim an empty or smaller
+// range than it holds (the primary then resends more), never a larger one.
+void store_bounds(RegionHeader& h, uint64_t log_size, uint64_t head, uint64_t tail) {
+  const uint64_t stored_head = load_u64(h.head), stored_tail = load_u64(h.tail);
+  if (head >= stored_head && head <= stored_tail) {
+    store_u64(h.head, head);  // within the stored range: still valid
+    store_u64(h.tail, tail);
+    return;
+  }
+  // Empty at the stored tail, walk the empty range to the new head at most a log at a time,
+  // then grow it to the new tail.
+  uint64_t at = stored_tail;
+  store_u64(h.head, at);
+  while (at < head) {
+    const uint64_t next = std::min(head, at + log_size);
+    store_u64(h.tail, next);
+    store_u64(h.head, next);
+    at = next;
+  }
+  while (at > head) {
+    const uint64_t next = std::max(head, at > log_size ? at - log_size : 0);
+    store_u64(h.head, next);
+    store_u64(h.tail, next);
+    at = next;
+  }
+  store_u64(h.tail, tail);
 }
 
 }  // namespace
@@ -287,8 +323,7 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
     tail_ = std::min(tail_, hello.tail);  // beyond its tail the primary will write anew
   }
   persisted_ = tail_;
-  store_u64(region_->header()->head, head_);
-  store_u64(region_->header()->tail, tail_);
+  store_bounds(*region_->header(), region_->log_size(), head_, tail_);
   region_->persist_header();
   *resume = tail_;
   return "";
@@ -326,7 +361,7 @@ std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
       const uint64_t need = h.pos + footprint - log_size;
       head_ = walk_headers(*region_, head_, tail_,
                            [need](const RecordHeader& r) { return r.pos < need; });
-      store_u64(region_->header()->head, head_);
+      store_bounds(*region_->header(), log_size, head_, std::max(head_, load_u64(region_->header()->tail)));
     }
     if (h.pos != tail_) write_skip(*region_, tail_, h.pos, h.epoch);
     uint8_t* dst = region_->at(h.pos);
@@ -344,7 +379,9 @@ std::string MirrorServer::handle_trim(uint64_t head) {
   if (head <= head_) return "";
   if (head > tail_) tail_ = persisted_ = head;  // the primary moved past what we hold
   head_ = head;
-  store_u64(region_->header()->head, head_);
+  // The stored tail is the last acknowledged one and may lag tail_: never store a head past it.
+  store_bounds(*region_->header(), region_->log_size(), head_,
+               std::max(head_, load_u64(region_->header()->tail)));
   region_->persist_header();
   return "";
 }
@@ -357,7 +394,7 @@ bool MirrorServer::persist_and_ack(int fd, link::FrameSealer* sealer) {
       util::log("nvram").error("mirror: msync of " + path_ + " failed; not acknowledging");
       return false;
     }
-    store_u64(region_->header()->tail, tail_);
+    store_bounds(*region_->header(), region_->log_size(), head_, tail_);
     region_->persist_header();
     persisted_ = end = tail_;
   }

@@ -156,6 +156,31 @@ TEST_F(MirrorServerTest, ARecordAtTheTailThatDoesNotFitInTheLapIsRefused) {
   EXPECT_EQ(server_->tail(), log + record_footprint(200));
 }
 
+// A kill -9 may come between any two stores to the image's header, so every stored state must
+// be one the node can open again at its restart (head <= tail). The fault drill found a node that
+// could not restart: a trim past what the mirror had acknowledged had stored head > tail.
+TEST_F(MirrorServerTest, ATrimPastTheStoredTailLeavesAnImageThatOpens) {
+  auto p = primary();
+  ASSERT_TRUE(p);
+  const uint64_t log = 8192;
+  p->send(hello(3, log, 0, 0));
+  expect_hello_ack(*p, 0);
+  p->send(record_frame(0, 200));
+  wire::Frame f;
+  ASSERT_TRUE(p->next(&f));
+  ASSERT_EQ(f.type, wire::FrameType::Ack);
+  std::vector<uint8_t> trim;
+  wire::append_u64_frame(&trim, wire::FrameType::Trim, 3 * log + 512);  // far past the tail
+  p->send(trim);
+  for (int i = 0; i < 50 && server_->tail() < 3 * log + 512; ++i) std::this_thread::sleep_for(10ms);
+  // The header as a restart would find it now (the process "killed" right here).
+  auto image = Region::open_read_only(dir_.file("copy.img"));
+  const RegionHeader* h = image->header();
+  EXPECT_LE(h->head, h->tail);
+  EXPECT_LE(h->tail - h->head, h->log_size);
+  EXPECT_EQ(h->head, 3 * log + 512);
+}
+
 TEST_F(MirrorServerTest, AnIdleConnectionNeitherHoldsThePortNorLocksThePrimaryOut) {
   int idle = dial();
   auto p = primary();

@@ -1,0 +1,39 @@
+// Which faults a drill runs, one at a time: either drawn from `--faults K1,K2 --rounds N
+// --seed S` (every round runs each kind once, in an order and on a node drawn from the seed,
+// so the same seed gives the same drill) or read from a schedule file, one fault per line:
+//   kill9 NODE [DOWN_MS]          kill -9, restart after DOWN_MS with its config, failback
+//   sigstop NODE [PAUSE_MS]       SIGSTOP, SIGCONT after PAUSE_MS
+//   partition NODE [CUT_MS]       cut NODE's links to the other nodes for CUT_MS (nftables)
+// '#' starts a comment. A duration of 0 or none takes the drill's default for that kind.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nasd::drill {
+
+enum class FaultKind { Kill9, Sigstop, Partition };
+
+struct Fault {
+  FaultKind kind = FaultKind::Kill9;
+  std::string node;
+  int duration_ms = 0;  // 0: the drill's default for the kind
+};
+
+std::string fault_kind_name(FaultKind kind);
+std::optional<FaultKind> parse_fault_kind(const std::string& name);
+
+// "kill9,sigstop,partition" -> kinds; nullopt (and *error) for an unknown or empty list.
+std::optional<std::vector<FaultKind>> parse_fault_kinds(const std::string& list, std::string* error);
+
+std::vector<Fault> random_schedule(const std::vector<FaultKind>& kinds, int rounds, uint64_t seed,
+                                   const std::vector<std::string>& nodes);
+
+// Nodes must be among `nodes`; nullopt with *error naming the line otherwise.
+std::optional<std::vector<Fault>> parse_schedule(std::istream& in, const std::vector<std::string>& nodes,
+                                                 std::string* error);
+
+}  // namespace nasd::drill

@@ -1,0 +1,155 @@
+#include "bench/drill/node_control.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace nasd::drill {
+namespace {
+
+// Single-quoted for sh.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `command` through sh, collecting stdout and stderr; its exit status (-1: not started).
+int run_capture(const std::string& command, std::string* output) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  output->clear();
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+pid_t node_pid(const ClusterNode& node, std::string* error) {
+  std::ifstream in(node.pid_file);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) {
+    *error = node.name + ": no pid in " + node.pid_file;
+    return 0;
+  }
+  return static_cast<pid_t>(pid);
+}
+
+bool process_dead(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  // "pid (comm) S ...": the state follows the last ')'.
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] == 'Z' ||
+         line[close + 2] == 'X';
+}
+
+bool signal_node(const ClusterNode& node, int sig, std::string* error) {
+  const pid_t pid = node_pid(node, error);
+  if (!pid) return false;
+  if (::kill(pid, sig) != 0) {
+    *error = node.name + ": kill(" + std::to_string(pid) + ", " + std::to_string(sig) + "): " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool kill_node(const ClusterNode& node, int64_t* dead_ms, std::string* error) {
+  const pid_t pid = node_pid(node, error);
+  if (!pid) return false;
+  if (::kill(pid, SIGKILL) != 0) {
+    *error = node.name + ": kill -9 " + std::to_string(pid) + ": " + std::strerror(errno);
+    return false;
+  }
+  for (int i = 0; i < 1000; ++i) {
+    if (process_dead(pid)) {
+      *dead_ms = unix_ms();
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  *error = node.name + ": pid " + std::to_string(pid) + " still there 10 s after kill -9";
+  return false;
+}
+
+bool restart_node(const ClusterNode& node, const NodeTools& tools, std::string* error) {
+  std::string output;
+  const int status = run_capture(quoted(tools.start_node) + " " + quoted(node.config), &output);
+  std::ofstream(node.data_dir + "/drill-restart.log", std::ios::app) << output;
+  if (status != 0) {
+    *error = node.name + ": " + tools.start_node + " failed (status " + std::to_string(status) + "): " + output;
+    return false;
+  }
+  return true;
+}
+
+bool admin_command(const ClusterNode& node, const NodeTools& tools, const std::string& command,
+                   std::string* output) {
+  return run_capture(quoted(tools.admin_bin) + " --socket " + quoted(node.admin) + " " + command, output) == 0;
+}
+
+std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim) {
+  std::set<std::string> addresses;
+  for (const ClusterNode& n : nodes) addresses.insert(n.address);
+  std::ostringstream s;
+  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  if (addresses.size() == nodes.size()) {
+    std::string me, others;
+    for (const ClusterNode& n : nodes) {
+      if (n.name == victim) me = n.address;
+      else others += (others.empty() ? "" : ", ") + n.address;
+    }
+    s << "    ip saddr " << me << " ip daddr { " << others << " } drop\n";
+    s << "    ip saddr { " << others << " } ip daddr " << me << " drop\n";
+  } else {
+    // One address for all: the node-to-node endpoints by port, both directions.
+    std::set<uint16_t> ports;
+    for (const ClusterNode& n : nodes) {
+      ports.insert(n.interconnect.port);
+      if (n.mirror.port) ports.insert(n.mirror.port);
+    }
+    std::string list;
+    for (uint16_t p : ports) list += (list.empty() ? "" : ", ") + std::to_string(p);
+    s << "    tcp dport { " << list << " } drop\n";
+    s << "    tcp sport { " << list << " } drop\n";
+  }
+  s << "  }\n}\n";
+  return s.str();
+}
+
+std::string heal_script() { return "delete table inet nasd_drill\n"; }
+
+bool run_nft(const std::string& script, std::string* error) {
+  FILE* p = popen("nft -f - 2>&1", "w");
+  if (!p) {
+    *error = "cannot run nft";
+    return false;
+  }
+  fwrite(script.data(), 1, script.size(), p);
+  const int status = pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *error = "nft refused the rules (status " + std::to_string(WEXITSTATUS(status)) + "; needs CAP_NET_ADMIN)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace nasd::drill

@@ -1,0 +1,207 @@
+// The fault drill's pure parts: the serving-interval checker (it must catch a double serve and
+// must not invent one), the cluster.nodes parser, the fault schedule and the partition rules.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "bench/drill/cluster_nodes.h"
+#include "bench/drill/fault_schedule.h"
+#include "bench/drill/node_control.h"
+#include "bench/drill/serving_check.h"
+#include "bench/drill/timeline.h"
+
+namespace nasd::drill {
+namespace {
+
+std::vector<ServingInterval> parse(const std::string& node, const std::string& text,
+                                   std::vector<int64_t> kills = {}, int64_t end = 100000) {
+  std::vector<std::string> notes;
+  return serving_intervals(NodeServingLog{node, text, std::move(kills)}, end, &notes);
+}
+
+std::vector<ServingInterval> both(std::vector<ServingInterval> a, const std::vector<ServingInterval>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(DrillServingCheck, CleanHandOverDoesNotOverlap) {
+  auto a = parse("a", "1000 boot 1\n1100 start v0 1\n5000 stop v0 1 trusted_until=7000 last_served=4990\n");
+  auto b = parse("b", "1000 boot 2\n5001 start v0 2\n");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].end_ms, 5000);
+  EXPECT_EQ(a[0].ended, "stop");
+  EXPECT_TRUE(find_overlaps(both(a, b), 0).empty());
+}
+
+TEST(DrillServingCheck, ReadyLinesGiveTheServingTime) {
+  auto b = parse("b", "1000 boot 2\n5001 start v0 2\n5900 ready v0 2\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].start_ms, 5001);
+  EXPECT_EQ(b[0].ready_ms, 5900);
+}
+
+TEST(DrillServingCheck, OverlappingIntervalsAreCaught) {
+  // b starts while a's stop line (and its lease) says it still served.
+  auto a = parse("a", "1100 start v0 1\n5000 stop v0 1 trusted_until=7000 last_served=4990\n");
+  auto b = parse("b", "4000 start v0 2\n");
+  auto overlaps = find_overlaps(both(a, b), 0);
+  ASSERT_EQ(overlaps.size(), 1u);
+  EXPECT_EQ(overlaps[0].overlap_ms, 1000);
+  EXPECT_NE(overlaps[0].describe().find("volume v0 served by a"), std::string::npos);
+  // Another volume at the same time is no overlap.
+  EXPECT_TRUE(find_overlaps(both(a, parse("b", "4000 start v1 2\n")), 0).empty());
+}
+
+TEST(DrillServingCheck, PausedNodeEndsAtItsTrustDeadline) {
+  // a paused at ~3000 with trust until 4000; b took over at 6000; a woke at 9000 and stopped.
+  auto a = parse("a", "1100 start v0 1\n9000 stop v0 1 trusted_until=4000 last_served=2990\n");
+  auto b = parse("b", "6000 start v0 2\n");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].end_ms, 4000);
+  EXPECT_EQ(a[0].ended, "lease");
+  EXPECT_TRUE(find_overlaps(both(a, b), 0).empty());
+}
+
+TEST(DrillServingCheck, PausedNodeThatActedLaterIsCounted) {
+  // The same, but a call passed a's lease check at 7000 after it woke: a double serve.
+  auto a = parse("a", "1100 start v0 1\n9000 stop v0 1 trusted_until=4000 last_served=7000\n");
+  auto b = parse("b", "6000 start v0 2\n");
+  EXPECT_EQ(a[0].end_ms, 7000);
+  EXPECT_EQ(find_overlaps(both(a, b), 0).size(), 1u);
+}
+
+TEST(DrillServingCheck, KilledNodeEndsAtTheKill) {
+  auto a = parse("a", "1000 boot 1\n1100 start v0 1\n20000 boot 7\n", {5000});
+  auto b = parse("b", "9000 start v0 2\n");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].end_ms, 5000);
+  EXPECT_EQ(a[0].ended, "kill");
+  EXPECT_TRUE(find_overlaps(both(a, b), 0).empty());
+  // Killed only after b had started: caught.
+  EXPECT_EQ(find_overlaps(both(parse("a", "1100 start v0 1\n", {9500}), b), 0).size(), 1u);
+}
+
+TEST(DrillServingCheck, UnrecordedDeathIsBoundedByTheNextBootAndNoted) {
+  std::vector<std::string> notes;
+  auto a = serving_intervals(NodeServingLog{"a", "1100 start v0 1\n8000 boot 9\n", {}}, 100000, &notes);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].end_ms, 8000);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(find_overlaps(both(a, parse("b", "7000 start v0 2\n")), 0).size(), 1u);
+}
+
+TEST(DrillServingCheck, OpenIntervalsRunToTheEnd) {
+  auto a = parse("a", "1100 start v0 1\n", {}, 50000);
+  EXPECT_EQ(a[0].end_ms, 50000);
+  EXPECT_EQ(a[0].ended, "open");
+  EXPECT_EQ(find_overlaps(both(a, parse("b", "40000 start v0 2\n")), 0).size(), 1u);
+}
+
+TEST(DrillServingCheck, StaticOwnershipAndSkewAndGarbage) {
+  auto a = parse("a", "1100 start v0 0\n5000 stop v0 0 trusted_until=- last_served=-\n");
+  EXPECT_EQ(a[0].end_ms, 5000);
+  auto b = parse("b", "5100 start v0 2\n");
+  EXPECT_TRUE(find_overlaps(both(a, b), 0).empty());
+  EXPECT_EQ(find_overlaps(both(a, b), 200).size(), 1u);  // 200 ms of clock skew could hide one
+  std::vector<std::string> notes;
+  serving_intervals(NodeServingLog{"a", "junk\n12 start\n99 stop v0 1 x=1 y=2\n", {}}, 100, &notes);
+  EXPECT_EQ(notes.size(), 3u);
+}
+
+TEST(DrillServingCheck, SameNodeNeverOverlapsItself) {
+  auto a = parse("a", "100 start v0 1\n200 stop v0 1 trusted_until=900 last_served=150\n190 start v0 1\n");
+  EXPECT_TRUE(find_overlaps(a, 0).empty());
+}
+
+TEST(DrillClusterNodes, ParsesThePairFile) {
+  std::istringstream in(
+      "# written by start-cluster.sh\n"
+      "name=a address=127.0.0.1 nfs_port=2049 mount_port=20048 interconnect=127.0.0.1:7001 "
+      "mirror=127.0.0.1:7101 http=127.0.0.1:8049 admin=/x/a.sock pid=/x/a.pid config=/x/a.conf "
+      "data_dir=/x/a volumes=v0 evs=\n"
+      "name=b address=127.0.0.1 nfs_port=2149 mount_port=20148 interconnect=127.0.0.1:7002 "
+      "mirror=127.0.0.1:7102 http=127.0.0.1:8149 admin=/x/b.sock pid=/x/b.pid config=/x/b.conf "
+      "data_dir=/x/b volumes=v1,v3 evs=evs1 future=1\n");
+  std::string error;
+  auto nodes = parse_cluster_nodes(in, &error);
+  ASSERT_TRUE(nodes) << error;
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[1].volumes, (std::vector<std::string>{"v1", "v3"}));
+  EXPECT_EQ((*nodes)[1].interconnect.port, 7002);
+  EXPECT_EQ((*nodes)[1].evs, "evs1");
+  EXPECT_EQ((*nodes)[0].evs, "");
+}
+
+TEST(DrillClusterNodes, RejectsBrokenLines) {
+  for (const char* bad : {"name=a", "name=a address=x nfs_port=99999 mount_port=1 interconnect=x:1 admin=a pid=p "
+                                    "config=c data_dir=d volumes=v0",
+                          "garbage"}) {
+    std::istringstream in(bad);
+    std::string error;
+    EXPECT_FALSE(parse_cluster_nodes(in, &error)) << bad;
+    EXPECT_FALSE(error.empty());
+  }
+}
+
+TEST(DrillSchedule, RandomIsReproducibleAndCoversEveryKind) {
+  auto kinds = *parse_fault_kinds("kill9,sigstop,partition", nullptr);
+  auto s1 = random_schedule(kinds, 3, 42, {"a", "b"});
+  auto s2 = random_schedule(kinds, 3, 42, {"a", "b"});
+  ASSERT_EQ(s1.size(), 9u);
+  for (size_t i = 0; i < s1.size(); ++i) {
+    EXPECT_EQ(s1[i].kind, s2[i].kind);
+    EXPECT_EQ(s1[i].node, s2[i].node);
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::set<FaultKind> seen;
+    for (int k = 0; k < 3; ++k) seen.insert(s1[round * 3 + k].kind);
+    EXPECT_EQ(seen.size(), 3u);
+  }
+  std::string error;
+  EXPECT_FALSE(parse_fault_kinds("kill9,reboot", &error));
+}
+
+TEST(DrillSchedule, ParsesAFile) {
+  std::istringstream in("# drill\nkill9 a 4000\nsigstop b   # default length\npartition a 6000\n");
+  std::string error;
+  auto s = parse_schedule(in, {"a", "b"}, &error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->size(), 3u);
+  EXPECT_EQ((*s)[0].duration_ms, 4000);
+  EXPECT_EQ((*s)[1].duration_ms, 0);
+  std::istringstream unknown("kill9 c\n");
+  EXPECT_FALSE(parse_schedule(unknown, {"a", "b"}, &error));
+  std::istringstream bad_ms("kill9 a soon\n");
+  EXPECT_FALSE(parse_schedule(bad_ms, {"a", "b"}, &error));
+}
+
+TEST(DrillPartition, ByPortOnOneAddressByAddressOtherwise) {
+  auto node = [](std::string name, std::string address, uint16_t ic, uint16_t mirror) {
+    ClusterNode n;
+    n.name = name;
+    n.address = address;
+    n.interconnect = {address, ic};
+    n.mirror = {address, mirror};
+    return n;
+  };
+  std::string pair = partition_script({node("a", "127.0.0.1", 7001, 7101), node("b", "127.0.0.1", 7002, 7102)}, "a");
+  EXPECT_NE(pair.find("tcp dport { 7001, 7002, 7101, 7102 } drop"), std::string::npos) << pair;
+  EXPECT_EQ(pair.find("2049"), std::string::npos);
+  std::string four = partition_script({node("a", "127.0.1.1", 7001, 7101), node("b", "127.0.1.2", 7001, 7101),
+                                       node("c", "127.0.1.3", 7001, 7101)},
+                                      "b");
+  EXPECT_NE(four.find("ip saddr 127.0.1.2 ip daddr { 127.0.1.1, 127.0.1.3 } drop"), std::string::npos) << four;
+  EXPECT_NE(four.find("ip saddr { 127.0.1.1, 127.0.1.3 } ip daddr 127.0.1.2 drop"), std::string::npos) << four;
+}
+
+TEST(DrillTimeline, CountsPerSecond) {
+  auto s = ops_per_second({1000, 1500, 1999, 2000, 4500, 500}, 1000, 4999);
+  EXPECT_EQ(s, (std::vector<uint64_t>{3, 1, 0, 1}));
+  std::ostringstream csv;
+  write_ops_csv(csv, s, 1000);
+  EXPECT_EQ(csv.str().substr(0, 30), "second,unix_ms,ops\n0,1000,3\n1,");
+}
+
+}  // namespace
+}  // namespace nasd::drill
