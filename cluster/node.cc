@@ -17,6 +17,7 @@
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
 #include "server/nfs/exports/exports.h"
+#include "server/nfs/nfs3/recovered_replies.h"
 #include "server/nfs/nfs_programs.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/rpc_server_options.h"
@@ -44,7 +45,7 @@ void Node::start() {
   lock_ = std::make_unique<DataDirLock>(options_.data_dir);
   umask(022);
   open_journal();
-  hosted_ = std::make_unique<HostedVolumes>(journal_, log_line);
+  hosted_ = std::make_unique<HostedVolumes>(journal_, log_line, make_reply_cache());
   if (cluster_) {
     make_router();
   } else {
@@ -60,6 +61,16 @@ void Node::start() {
   start_interconnect();
   start_admin();
   started_ = true;
+}
+
+// The reply cache moves with the data: every volume's recovery (start, takeover, hand-over)
+// puts the replies its journal recorded into the node's cache (nfs::RecoveredReplies).
+std::shared_ptr<fs::RecoveredCallSink> Node::make_reply_cache() {
+  const rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*config_.section("node"));
+  if (!ro.duplicate_request_cache) return nullptr;
+  drc_ = std::make_shared<rpc::DuplicateRequestCache>(ro.drc);
+  return std::make_shared<nfs::RecoveredReplies>(
+      nfs::HandleCodec::from_key_file(options_.handle_key), drc_);
 }
 
 void Node::open_journal() {
@@ -157,6 +168,7 @@ void Node::start_rpc() {
   const ConfigSection* node = config_.section("node");
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*node);
   ro.log = log_line;
+  ro.shared_drc = drc_;
   stats_ = std::make_shared<rpc::CallStats>();
   ro.stats = stats_;
   nfs::NfsPrograms programs =

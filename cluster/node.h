@@ -18,6 +18,7 @@
 #include "cluster/data_dir_lock.h"
 #include "cluster/failover.h"
 #include "cluster/hosted_volumes.h"
+#include "server/rpc/duplicate_request_cache.h"
 #include "cluster/local_volumes.h"
 #include "cluster/namespace_root.h"
 #include "cluster/node_options.h"
@@ -67,6 +68,7 @@ class Node {
   void open_journal();
   // Static ownership: opens every volume this node owns; a peer's are forwarded to it.
   void open_volumes();
+  std::shared_ptr<fs::RecoveredCallSink> make_reply_cache();
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
   // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in
   // <data_dir>/volumes.conf so that every later start serves it too.
@@ -92,6 +94,9 @@ class Node {
   std::unique_ptr<DataDirLock> lock_;
   std::shared_ptr<nvram::Journal> journal_;
   std::unique_ptr<HostedVolumes> hosted_;
+  // The node's one duplicate request cache (all its virtual servers), which the volumes'
+  // recovery fills from the journal before the first call is served.
+  std::shared_ptr<rpc::DuplicateRequestCache> drc_;
   std::optional<ClusterOptions> cluster_;
   std::shared_ptr<fs::VolumeResolver> resolver_;  // what the NFS and MOUNT programs ask
   std::shared_ptr<LocalVolumes> volumes_;                 // alone

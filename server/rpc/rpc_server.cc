@@ -33,7 +33,11 @@ RpcServer::RpcServer(RpcServerOptions options)
       // The executor exists from construction so that the dispatcher can hold a plain pointer;
       // its threads idle until calls arrive.
       executor_(std::make_unique<Executor>(options_.threads ? options_.threads : 16)),
-      dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, stats_.get()),
+      dispatcher_(executor_.get(),
+                  !options_.duplicate_request_cache ? nullptr
+                  : options_.shared_drc             ? options_.shared_drc.get()
+                                                    : &drc_,
+                  stats_.get()),
       rpcbind_(options_.rpcbind) {}
 
 RpcServer::~RpcServer() { stop(); }
