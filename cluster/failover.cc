@@ -159,6 +159,7 @@ bool Failover::try_open(uint32_t id) {
     w_.router->add_local(w_.volumes->open(section, *w_.config, w_.options.shared_dir, copy,
                                           std::move(fence), owned));
     opened = true;
+    if (w_.volume_opened) w_.volume_opened(id, is_home(id));
   } catch (const std::exception& e) {
     w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());
   }
@@ -186,6 +187,7 @@ void Failover::close_volume(uint32_t id, bool lease_held) {
   }
   // The address goes first, so the partner can take it over as soon as it has the volume.
   if (last_of_its_address) server_of(id).release();
+  if (w_.volume_closed) w_.volume_closed(id);
   w_.volumes->close(id, lease_held);
 }
 
@@ -219,6 +221,18 @@ std::string Failover::status() const {
         << "\n";
   out << mirror_->status() << "\n";
   return out.str();
+}
+
+Failover::Report Failover::report() const {
+  Report r;
+  r.membership = membership_->status();
+  r.standby = membership_->standby();
+  r.virtual_servers.push_back({w_.self, w_.home_server->describe(), w_.home_server->bound()});
+  r.virtual_servers.push_back(
+      {w_.partner.name, w_.partner_server->describe(), w_.partner_server->bound()});
+  for (const auto& [id, section] : sections_)
+    if (membership_->serving(id)) r.serving.push_back(id);
+  return r;
 }
 
 std::string Failover::failover() {

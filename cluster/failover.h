@@ -52,6 +52,10 @@ struct FailoverWiring {
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
   std::function<void(const std::string&)> log;
+  // Lock recovery (optional): a volume was opened here (`home`: one of this node's own), or
+  // closed here because it goes to the other node.
+  std::function<void(uint32_t id, bool home)> volume_opened;
+  std::function<void(uint32_t id)> volume_closed;
 };
 
 class Failover {
@@ -70,6 +74,18 @@ class Failover {
 
   // Admin: pair state, every volume with its lease and owner, addresses, NVRAM mirror.
   std::string status() const;
+  // The state status() prints, for metrics and the management page.
+  struct Report {
+    std::string membership;  // the membership's state word(s), as in status()
+    bool standby = false;    // after a planned failover
+    struct Address {
+      std::string node, address;
+      bool here = false;
+    };
+    std::vector<Address> virtual_servers;
+    std::vector<uint32_t> serving;  // volumes this node's membership serves
+  };
+  Report report() const;
   // Planned failover: this node's volumes go to the partner; ends with failback().
   std::string failover();
   // Take the home volumes back from the partner (failback on command).

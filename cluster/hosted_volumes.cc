@@ -155,4 +155,11 @@ std::string HostedVolumes::status() const {
   return out.str();
 }
 
+std::vector<HostedVolumes::Open> HostedVolumes::reports() const {
+  std::lock_guard lock(mu_);
+  std::vector<Open> out;
+  for (const auto& [id, h] : open_) out.push_back({id, h.name, h.lfs->report()});
+  return out;
+}
+
 }  // namespace nasd::cluster

@@ -20,15 +20,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fs/call/recovered_call_sink.h"
+#include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
 #include "util/config.h"
 
-namespace nasd::fs::lfs {
-class LfsVolume;
-}
 namespace nasd::nvram {
 class Journal;
 class JournalVolume;
@@ -60,6 +59,16 @@ class HostedVolumes {
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
+  struct Open {
+    uint32_t id;
+    std::string name;
+    fs::lfs::LfsVolume::Report report;
+  };
+  // The open volumes' numbers, for metrics and the management page.
+  std::vector<Open> reports() const;
+  // `snapshot create|delete VOLUME NAME`, `snapshot list [VOLUME]` (hosted_snapshots.cc) for the
+  // volumes open here; throws std::invalid_argument / runtime_error with the reason.
+  std::string snapshot_command(const std::vector<std::string>& args);
 
  private:
   struct Hosted {

@@ -16,9 +16,11 @@
 #include "server/admin/command_registry.h"
 #include "server/admin/control_socket.h"
 #include "server/admin/stats_command.h"
+#include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/nfs3/recovered_replies.h"
 #include "server/nfs/nfs_programs.h"
+#include "server/nlm/lock_state.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/rpc_server_options.h"
 
@@ -60,6 +62,7 @@ void Node::start() {
   start_rpc();
   start_interconnect();
   start_admin();
+  start_http();
   started_ = true;
 }
 
@@ -176,6 +179,7 @@ void Node::start_rpc() {
   exports_ = programs.exports;
   export_namespace_root();
   std::vector<std::shared_ptr<rpc::Service>> services = {programs.nfs, programs.mount};
+  for (auto& lock_service : make_lock_services(programs)) services.push_back(lock_service);
   auto home = std::make_unique<VirtualServer>(options_.name, ro, services, true);
   if (!cluster_ || !cluster_->failover) {
     home_server_ = std::move(home);
@@ -202,6 +206,8 @@ void Node::start_rpc() {
   w.home_server = std::move(home);
   w.partner_server = std::make_unique<VirtualServer>(partner.name, po, services, false);
   w.log = log_line;
+  w.volume_opened = [this](uint32_t id, bool home) { lock_volume_opened(id, home); };
+  w.volume_closed = [this](uint32_t id) { locks_->drop_volume(id); };
   failover_ = std::make_unique<Failover>(std::move(w));
 }
 
@@ -232,6 +238,12 @@ void Node::start_admin() {
                          "volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] "
                          "[--squash root|all|none]: a new volume, served at once as /r/NAME",
                          [this](const std::vector<std::string>& args) { return volume_command(args); });
+  commands_->add_command("locks", "NLM locks held and waiting, share reservations, grace",
+                         [this](const std::vector<std::string>&) { return locks_status(); });
+  commands_->add_command("snapshot",
+                         "snapshot create|delete VOLUME NAME, snapshot list [VOLUME]: read-only "
+                         "point-in-time copies, seen by clients under .snapshot",
+                         [this](const std::vector<std::string>& args) { return hosted_->snapshot_command(args); });
   commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
                          [this](const std::vector<std::string>&) { return cluster_status(); });
   commands_->add_command("failover",
@@ -286,10 +298,12 @@ std::string Node::cluster_status() const {
 void Node::stop() {
   if (!started_) return;
   started_ = false;
+  http_.reset();
   if (control_) control_->stop();
   // An HA node hands its volumes and address to the partner (clean close, leases released).
   if (failover_) failover_->stop();
   if (home_server_) home_server_->release();
+  if (locks_) locks_->stop();  // no more callbacks to clients
   // Peers' forwarded calls stop before the volumes they run on close.
   if (interconnect_) interconnect_->stop();
   for (auto& [name, peer] : peers_) peer->stop();
@@ -305,6 +319,7 @@ void Node::stop() {
   resolver_.reset();
   peers_.clear();
   hosted_.reset();
+  locks_.reset();
   journal_.reset();
   lock_.reset();
 }

@@ -33,6 +33,7 @@ class CallStats;
 }
 namespace nasd::nfs {
 class Exports;
+struct NfsPrograms;
 }
 namespace nasd::interconnect {
 class ClusterRouter;
@@ -40,9 +41,17 @@ class InterconnectServer;
 class PeerClient;
 class VolumeServer;
 }
+namespace nasd::nlm {
+class LockState;
+}
 namespace nasd::admin {
 class CommandRegistry;
 class ControlSocket;
+}
+namespace nasd::http {
+class JsonWriter;
+class ManagementServer;
+class MetricFamilies;
 }
 
 namespace nasd::cluster {
@@ -86,6 +95,19 @@ class Node {
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
   void start_admin();
+  // NLM and NSM (node_locks.cc): the lock state and its two programs, the failover hooks that
+  // start a volume's grace period, and `nasd-admin locks`.
+  std::vector<std::shared_ptr<rpc::Service>> make_lock_services(const nfs::NfsPrograms& programs);
+  bool serves_volume_here(uint32_t volume_id) const;
+  void lock_volume_opened(uint32_t id, bool home);
+  std::string locks_status() const;
+  // The metrics and management page listener ([node] http_port; node_http.cc): what it shows
+  // of the volumes, NVRAM, cluster and exports.
+  void start_http();
+  void write_status_json(http::JsonWriter& out) const;
+  http::MetricFamilies metric_families() const;
+  std::string volume_name(uint32_t id) const;
+  const char* cluster_mode() const;
   std::string cluster_status() const;
   std::string failover_command(bool back);
 
@@ -110,8 +132,10 @@ class Node {
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
   std::unique_ptr<VirtualServer> home_server_;     // without failover: bound while running
   std::unique_ptr<Failover> failover_;             // an HA pair ([cluster] shared_dir)
+  std::shared_ptr<nlm::LockState> locks_;          // NLM/NSM: locks, monitored clients
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;
+  std::unique_ptr<http::ManagementServer> http_;  // reads everything above: stopped first
   bool started_ = false;
 };
 

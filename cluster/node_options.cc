@@ -11,7 +11,9 @@ NodeOptions NodeOptions::from_config(const Config& config) {
                                   "name", "data_dir", "admin_socket", "handle_key",
                                   // read by the RPC transport
                                   "listen", "nfs_port", "mount_port", "udp", "workers", "threads",
-                                  "rpcbind", "max_record"});
+                                  "rpcbind", "max_record",
+                                  // read by the metrics and management page listener
+                                  "http_port", "http_listen", "http_password_file"});
   if (!unknown.empty())
     throw ConfigError(config.origin() + ": [node] unknown key '" + unknown[0] + "'");
   NodeOptions o;

@@ -33,6 +33,12 @@ bool VirtualServer::try_bind_locked(bool log_failure) {
       const auto& ports = server->bound_ports();
       server->register_with_rpcbind(kNfsProgram, 3, ports.front());
       for (uint32_t v = 1; v <= 3; v++) server->register_with_rpcbind(kMountProgram, v, ports.back());
+      // Any other program (NLM, NSM) beside MOUNT, every version it serves.
+      for (const auto& s : services_) {
+        if (s->program() == kNfsProgram || s->program() == kMountProgram) continue;
+        for (uint32_t v = s->low_version(); v <= s->high_version(); v++)
+          server->register_with_rpcbind(s->program(), v, ports.back());
+      }
     }
   } catch (const std::exception& e) {
     if (log_failure && options_.log) options_.log("virtual server " + describe() + ": " + e.what());

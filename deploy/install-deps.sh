@@ -4,12 +4,14 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libtirpc-dev rpcbind liburing-dev libboost-dev libjemalloc-dev libssl-dev
+  libtirpc-dev rpcbind nfs-common liburing-dev libboost-dev libjemalloc-dev libssl-dev
   libgtest-dev libgmock-dev
   libnfs-dev libnfs-utils
   nfs-ganesha nfs-ganesha-vfs
   tshark gnuplot-nox
   clang libclang-rt-14-dev
+  prometheus-cpp-dev libcivetweb-dev
+  chromium chromium-driver
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -6,10 +6,13 @@
 # Configs and node data go to ./data/cluster/{a,b}, the shared folder that stands for the SAN
 # (backing files of both volumes, lease files) to ./data/cluster/san; override with CLUSTER_DIR.
 # Stop it with deploy/stop-cluster.sh.
-#   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001, mirror of b's NVRAM 7101
-#   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102
+#   node a: NFS 127.0.0.1:2049, MOUNT 20048, interconnect 7001, mirror of b's NVRAM 7101,
+#           metrics and management page http://127.0.0.1:8049/
+#   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102,
+#           metrics and management page http://127.0.0.1:8149/
 # LEASE_MS (default 4000) sets how long a dead node's volumes stay fenced before the survivor
-# may take them: failover takes about that long.
+# may take them: failover takes about that long. NLM_GRACE_MS (default 45000): the lock grace
+# period after a start or a takeover.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
@@ -18,7 +21,7 @@ FAILOVER=1
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
 DIR="$(cd "$DIR" && pwd)"
 
-# write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME
+# write_config NODE NFS MOUNT IC MIRROR PEER PEER_NFS PEER_MOUNT PEER_IC PEER_MIRROR PEER_VOLUME HTTP
 write_config() {
   local ha_cluster="" ha_peer="" backing=""
   if [ "$FAILOVER" = 1 ]; then
@@ -39,7 +42,11 @@ data_dir = data
 listen = 127.0.0.1
 nfs_port = $2
 mount_port = $3
+http_port = ${12}                  # metrics (/metrics) and the management page (/)
 handle_key = $DIR/handle.key      # shared by both nodes: a handle from one works on the other
+
+[nlm]
+grace_ms = ${NLM_GRACE_MS:-45000}
 
 [nvram]
 size = 512M
@@ -75,8 +82,8 @@ access = rw
 squash = none
 CONF
 }
-write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1
-write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0
+write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1 8049
+write_config b 2149 20148 7002 7102 a 2049 20048 7001 7101 v0 8149
 # Both at once: a node that is alone for longer than its startup grace takes the other's
 # volumes over.
 for n in a b; do "$ROOT/deploy/start-node.sh" "$DIR/$n/nasd.conf" & done
@@ -93,4 +100,5 @@ for probe in "2049 20048 v1" "2149 20148 v0"; do
 done
 echo "cluster up: try  nfs-ls -R 'nfs://127.0.0.1/r?nfsport=2149&mountport=20148&version=3'"
 [ "$FAILOVER" = 1 ] && echo "state:   ${BUILD_DIR:-$ROOT/build}/server/admin/nasd-admin --socket $DIR/a/data/nasd.sock cluster"
+echo "pages:   http://127.0.0.1:8049/ (a), http://127.0.0.1:8149/ (b); metrics at /metrics"
 exit 0

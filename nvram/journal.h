@@ -87,6 +87,8 @@ class Journal : private Mirror::Listener {
 
   const JournalOptions& options() const { return options_; }
   JournalStats stats() const;
+  // Time from a record's append to its group's commit (the wait of a stable operation).
+  const LatencyHistogram& commit_latency() const { return commit_latency_; }
   // Multi-line human readable status for the admin command.
   std::string status() const;
 

@@ -8,6 +8,7 @@ void LatencyHistogram::add(uint64_t micros) {
   size_t b = micros == 0 ? 0 : std::bit_width(micros);
   if (b >= kBuckets) b = kBuckets - 1;
   buckets_[b].fetch_add(1, std::memory_order_relaxed);
+  sum_us_.fetch_add(micros, std::memory_order_relaxed);
 }
 
 uint64_t LatencyHistogram::count() const {

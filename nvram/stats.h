@@ -18,9 +18,13 @@ class LatencyHistogram {
   uint64_t percentile_upper_us(double p) const;
   // "n=120 p50<=16us p99<=512us max<=1024us"
   std::string summary() const;
+  // For exporters (Prometheus): the samples in bucket i, and the sum of all samples.
+  uint64_t bucket(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }
+  uint64_t sum_us() const { return sum_us_.load(std::memory_order_relaxed); }
 
  private:
   std::array<std::atomic<uint64_t>, kBuckets> buckets_{};
+  std::atomic<uint64_t> sum_us_{0};
 };
 
 struct JournalStats {

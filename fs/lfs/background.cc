@@ -46,6 +46,11 @@ void BackgroundWorker::run() {
 }
 
 void BackgroundWorker::pass() {
+  if (!vol_->opts_.snapshot_schedule.empty()) {
+    // Cheap when nothing is due (a scan of the catalog); takes its own lock.
+    std::string done = vol_->run_snapshot_schedule(now_time().sec);
+    (void)done;
+  }
   LfsVolume::Lock lk(vol_->mu_);
   Store& store = *vol_->store_;
   if (vol_->closed_ || store.failed()) return;

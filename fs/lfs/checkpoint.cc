@@ -31,11 +31,12 @@ std::vector<uint8_t> encode_checkpoint(const Checkpoint& cp) {
   e.u64(uint64_t(cp.time));
   e.u32(uint32_t(cp.imap_addrs.size()));
   e.u32(uint32_t(cp.sut.size()));
+  e.u64(cp.catalog_addr);
   Encoder body(out.data() + kHeaderBytes);
   for (uint64_t a : cp.imap_addrs) body.u64(a);
   for (const SegmentUsage& u : cp.sut) {
     body.u32(u.live_bytes);
-    body.u32(0);
+    body.u32(u.pinned ? 1 : 0);
     body.u64(uint64_t(u.mtime));
   }
   put32(out.data() + kCrcOffset, crc32c(out.data(), payload));
@@ -62,6 +63,7 @@ bool decode_checkpoint(const uint8_t* data, size_t len, const Superblock& sb, Ch
   cp->time = int64_t(d.u64());
   uint32_t nimap = d.u32();
   uint32_t nsut = d.u32();
+  cp->catalog_addr = d.u64();  // zero in every format-1 checkpoint: no snapshots
   if (nsut != sb.nsegments || kHeaderBytes + uint64_t(nimap) * 8 + uint64_t(nsut) * 16 != payload)
     return false;
   if (cp->head.seg >= sb.nsegments || cp->head.next_seg >= sb.nsegments ||
@@ -73,7 +75,7 @@ bool decode_checkpoint(const uint8_t* data, size_t len, const Superblock& sb, Ch
   cp->sut.resize(nsut);
   for (auto& u : cp->sut) {
     u.live_bytes = body.u32();
-    body.u32();
+    u.pinned = body.u32() & 1;  // zero in format 1
     u.mtime = int64_t(body.u64());
   }
   return true;

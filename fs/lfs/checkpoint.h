@@ -13,6 +13,7 @@ namespace nasd::fs::lfs {
 struct SegmentUsage {
   uint32_t live_bytes = 0;
   int64_t mtime = 0;  // newest write into the segment (cleaner age)
+  bool pinned = false;  // holds a block of a retained snapshot (see SegmentTable::set_pinned)
 };
 
 struct LogPosition {
@@ -29,6 +30,7 @@ struct Checkpoint {
   uint64_t durable_jseq = 0;
   uint64_t next_ino = kRootIno + 1;
   int64_t time = 0;
+  uint64_t catalog_addr = kNoAddr;   // snapshot catalog block (format 2; 0 = no snapshots)
   std::vector<uint64_t> imap_addrs;  // one per imap block, kNoAddr when never written
   std::vector<SegmentUsage> sut;     // one per segment
 };

@@ -1,6 +1,7 @@
 #include "fs/lfs/fsck.h"
 
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,6 +22,7 @@ class Checker {
     check_directories();
     check_links();
     check_usage();
+    check_snapshots();
   }
 
  private:
@@ -45,6 +47,33 @@ class Checker {
     const auto& addrs = s_.imap().block_addrs();
     for (size_t b = 0; b < addrs.size(); b++)
       if (addrs[b] != kNoAddr) use_block(addrs[b], "imap block " + std::to_string(b));
+    if (s_.catalog_addr() != kNoAddr) use_block(s_.catalog_addr(), "snapshot catalog");
+  }
+
+  // Every snapshot must load (catalog, table, inode map) and every block it references must
+  // lie in a segment the usage table keeps pinned, or the cleaner could reuse it.
+  void check_snapshots() {
+    std::set<uint32_t> ids;
+    for (const SnapshotInfo& info : s_.snapshot_catalog().snapshots) {
+      std::string who = "snapshot " + info.name;
+      r_->snapshots++;
+      if (!ids.insert(info.id).second) problem(who + " reuses id " + std::to_string(info.id));
+      std::string err;
+      auto snap = s_.open_snapshot(info, &err);
+      if (!snap) {
+        problem(err);
+        continue;
+      }
+      const ImapEntry* root = snap->imap().find(kRootIno);
+      if (!root || !root->live) problem(who + " has no root directory");
+      uint64_t unpinned = 0;
+      Status st = snap->for_each_referenced_block([&](uint64_t a) {
+        uint32_t seg = sb_.segment_of(a);
+        if (seg >= sb_.nsegments || !s_.segments().is_pinned(seg)) unpinned++;
+      });
+      if (st != Status::Ok) problem(who + ": cannot read its inodes or block maps");
+      if (unpinned) problem(who + ": " + std::to_string(unpinned) + " blocks outside pinned segments");
+    }
   }
 
   void check_inodes() {

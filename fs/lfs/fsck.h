@@ -1,6 +1,7 @@
 // Offline consistency check of an LFS volume: inode map vs inodes, block pointers (range, free
 // segments, double use, per-inode block counts), segment usage vs actual live bytes, directory
-// structure, link counts vs directory references, and orphans.
+// structure, link counts vs directory references, orphans, and every snapshot (it loads, and
+// every block it references lies in a pinned segment).
 #pragma once
 
 #include <string>
@@ -15,6 +16,7 @@ class Store;
 struct FsckReport {
   std::vector<std::string> problems;
   uint64_t inodes = 0, directories = 0, blocks = 0;
+  uint64_t snapshots = 0;  // checked: each loads and every block it needs is pinned
   std::string error;  // the volume could not be opened at all
   bool clean() const { return problems.empty() && error.empty(); }
 };

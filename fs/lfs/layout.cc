@@ -90,8 +90,9 @@ bool decode_superblock(const uint8_t* block, Superblock* sb, std::string* why) {
     return false;
   }
   sb->version = d.u32();
-  if (sb->version != kFormatVersion) {
-    *why = "unsupported format version " + std::to_string(sb->version);
+  if (sb->version < kFirstFormatVersion || sb->version > kFormatVersion) {
+    *why = "format version " + std::to_string(sb->version) + " is not one this nasd reads (" +
+           std::to_string(kFirstFormatVersion) + " to " + std::to_string(kFormatVersion) + ")";
     return false;
   }
   sb->volume_id = d.u32();

@@ -9,7 +9,11 @@ namespace nasd::fs::lfs {
 
 constexpr uint32_t kBlockSize = 4096;
 constexpr uint64_t kSuperMagic = 0x3153464c4453414eull;  // "NASDLFS1"
-constexpr uint32_t kFormatVersion = 1;
+// Version 2 added snapshots (the catalog address in the checkpoint header, record kinds 6 and
+// 7). A version-1 volume opens unchanged and becomes version 2 when its first snapshot is taken,
+// so that an older nasd, whose cleaner would reclaim snapshot blocks, refuses it.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFirstFormatVersion = 1;
 constexpr uint64_t kRootIno = 1;
 // Disk addresses are absolute block numbers; block 0 is the superblock, so 0 means "none".
 constexpr uint64_t kNoAddr = 0;

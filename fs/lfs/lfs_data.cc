@@ -11,6 +11,7 @@ constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
 
 Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                        std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_read(ctx, id, offset, count, data, eof, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -29,20 +30,7 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
   }
   uint64_t n = std::min<uint64_t>({uint64_t(count), size - offset, kMaxTransfer});
   data->resize(n);
-  uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
-  if ((st = store_->prefetch(c, first_blk, last_blk - first_blk + 1)) != Status::Ok) return st;
-  uint64_t pos = offset, done = 0;
-  while (done < n) {
-    uint64_t lblk = pos / kBlockSize;
-    size_t in_block = pos % kBlockSize;
-    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
-    const uint8_t* blk;
-    if ((st = store_->read_block(c, lblk, &blk)) != Status::Ok) return st;
-    if (blk) std::memcpy(data->data() + done, blk + in_block, chunk);
-    else std::memset(data->data() + done, 0, chunk);
-    done += chunk;
-    pos += chunk;
-  }
+  if ((st = read_range(*store_, c, offset, n, data->data())) != Status::Ok) return st;
   *eof = offset + n >= size;
   if (opts_.atime) {
     c->inode.atime = now_time();
@@ -52,9 +40,29 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
   return Status::Ok;
 }
 
+Status LfsVolume::read_range(Store& s, CachedInode* c, uint64_t offset, uint64_t n, uint8_t* out) {
+  uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
+  Status st = s.prefetch(c, first_blk, last_blk - first_blk + 1);
+  if (st != Status::Ok) return st;
+  uint64_t pos = offset, done = 0;
+  while (done < n) {
+    uint64_t lblk = pos / kBlockSize;
+    size_t in_block = pos % kBlockSize;
+    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+    const uint8_t* blk;
+    if ((st = s.read_block(c, lblk, &blk)) != Status::Ok) return st;
+    if (blk) std::memcpy(out + done, blk + in_block, chunk);
+    else std::memset(out + done, 0, chunk);
+    done += chunk;
+    pos += chunk;
+  }
+  return Status::Ok;
+}
+
 Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
                         std::span<const uint8_t> data, Stability stable, Stability* committed,
                         Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();

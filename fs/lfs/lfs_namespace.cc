@@ -24,6 +24,8 @@ uint64_t cookie_verifier(const Inode& dir) { return (dir.ino << 20) ^ (uint64_t(
 
 Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
                          std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) {
+  if (in_snapshot_space(dir.ino) || name == kSnapshotDirName)
+    return snap_lookup(ctx, dir, name, out, obj_attr, dir_attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -55,6 +57,7 @@ Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view nam
 
 Status LfsVolume::readlink(const OpContext& ctx, InodeId id, std::string* target,
                            std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_readlink(id, target, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -111,6 +114,7 @@ Status LfsVolume::new_object(const OpContext& ctx, CachedInode* dir, std::string
 Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view name, CreateMode mode,
                          const SetAttr& sa, uint64_t verifier, InodeId* out,
                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -155,6 +159,7 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
 Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
                         const SetAttr& sa, InodeId* out, std::optional<Attr>* obj_attr,
                         Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -177,6 +182,7 @@ Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name
 Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view name,
                           std::string_view target, const SetAttr& sa, InodeId* out,
                           std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -210,6 +216,7 @@ Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view na
 Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
                         const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
                         std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -247,6 +254,7 @@ Status LfsVolume::drop_link(CachedInode* c) {
 }
 
 Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino) || name == kSnapshotDirName) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -278,6 +286,7 @@ Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view nam
 }
 
 Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
+  if (in_snapshot_space(dir.ino) || name == kSnapshotDirName) return Status::RoFs;
   Lock lk(mu_);
   CachedInode* d;
   PreAttr pre;
@@ -330,6 +339,9 @@ Status LfsVolume::is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* resul
 
 Status LfsVolume::rename(const OpContext& ctx, InodeId from_dir, std::string_view from_name,
                          InodeId to_dir, std::string_view to_name, Wcc* from_wcc, Wcc* to_wcc) {
+  if (in_snapshot_space(from_dir.ino) || in_snapshot_space(to_dir.ino) ||
+      from_name == kSnapshotDirName || to_name == kSnapshotDirName)
+    return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -411,6 +423,8 @@ Status LfsVolume::rename(const OpContext& ctx, InodeId from_dir, std::string_vie
 
 Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
                        std::optional<Attr>* file_attr, Wcc* dir_wcc) {
+  if (in_snapshot_space(file.ino) || in_snapshot_space(dir.ino) || name == kSnapshotDirName)
+    return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -453,6 +467,8 @@ Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::str
 
 Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
                           uint32_t max_entries, bool with_attrs, ReaddirResult* out) {
+  if (in_snapshot_space(dir.ino))
+    return snap_readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();

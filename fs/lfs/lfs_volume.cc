@@ -75,6 +75,7 @@ Status LfsVolume::close() {
   Lock lk(mu_);
   if (closed_) return Status::Ok;
   closed_ = true;
+  snap_stores_.clear();
   return store_->checkpoint();
 }
 
@@ -82,6 +83,7 @@ void LfsVolume::abandon() {
   worker_.reset();
   Lock lk(mu_);
   closed_ = true;
+  snap_stores_.clear();
 }
 
 Status LfsVolume::usable() const {
@@ -150,7 +152,7 @@ Status LfsVolume::begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre) {
 
 Status LfsVolume::find_new_name(const OpContext& ctx, CachedInode* d, std::string_view name,
                                 DirRecord* rec, bool* found) {
-  if (name == "." || name == "..") return Status::Exist;
+  if (name == "." || name == ".." || name == kSnapshotDirName) return Status::Exist;
   if (Status st = check_name(name); st != Status::Ok) return st;
   if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return Status::Access;
   return Directory(store_.get(), d).lookup(name, rec, found);
@@ -196,6 +198,7 @@ Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
 }
 
 Status LfsVolume::getattr(const OpContext& ctx, InodeId id, Attr* out) {
+  if (in_snapshot_space(id.ino)) return snap_getattr(id, out);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -234,6 +237,7 @@ Status LfsVolume::apply_setattr(const OpContext& ctx, CachedInode* c, const SetA
 
 Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
                           std::optional<Time> guard_ctime, Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -253,6 +257,7 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
 
 Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
                          std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_access(ctx, id, requested, granted, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
@@ -265,6 +270,7 @@ Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, u
 }
 
 Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_fsstat(ctx, id, out, attr);
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   CachedInode* c;
@@ -284,6 +290,7 @@ Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::opt
 
 Status LfsVolume::commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                          Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
   if (Status u = usable(); u != Status::Ok) return u;
   CachedInode* c;
@@ -328,6 +335,10 @@ std::string LfsVolume::status_text() {
     << (sut.segment_bytes() >> 10) << " KiB each\n";
   o << "  space: " << (store_->used_space_bytes() >> 20) << " MiB used of "
     << (store_->capacity_bytes() >> 20) << " MiB\n";
+  o << "  snapshots: " << store_->snapshot_catalog().snapshots.size() << ", "
+    << (sut.snapshot_held_bytes() >> 20) << " MiB held beyond live data in " << sut.pinned_count()
+    << " pinned segments" << (opts_.snapshot_schedule.empty() ? "" : ", schedule " + opts_.snapshot_schedule)
+    << "\n";
   o << "  inodes: " << store_->imap().live_count() << " live of " << store_->imap().max_inodes()
     << "\n";
   o << "  log: " << s.flushes << " flushes, " << s.syncs << " syncs, " << s.checkpoints
@@ -342,6 +353,32 @@ std::string LfsVolume::status_text() {
     << rate(ic.hits(), ic.misses()) << "%\n";
   o << "  durable journal seq: " << store_->durable_seq() << "\n";
   return o.str();
+}
+
+LfsVolume::Report LfsVolume::report() {
+  Lock lk(mu_);
+  const SegmentTable& sut = store_->segments();
+  const StoreStats& s = store_->stats();
+  const BlockCache& bc = store_->block_cache();
+  Report r;
+  r.failed = store_->failed();
+  r.capacity_bytes = store_->capacity_bytes();
+  r.used_bytes = store_->used_space_bytes();
+  r.segments = sut.nsegments();
+  r.free_segments = sut.free_count();
+  r.segment_bytes = sut.segment_bytes();
+  r.live_inodes = store_->imap().live_count();
+  r.max_inodes = store_->imap().max_inodes();
+  r.log_flushes = s.flushes;
+  r.log_syncs = s.syncs;
+  r.checkpoints = s.checkpoints;
+  r.cleaner_passes = s.cleaner_passes;
+  r.cleaned_segments = s.cleaned_segments;
+  r.cleaner_blocks_copied = s.cleaner_blocks_copied;
+  r.block_cache_bytes = bc.bytes();
+  r.block_cache_hits = bc.hits();
+  r.block_cache_misses = bc.misses();
+  return r;
 }
 
 }  // namespace nasd::fs::lfs

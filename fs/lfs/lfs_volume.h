@@ -9,12 +9,14 @@
 //   ... serve; vol->close() (checkpoint) before destruction.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "fs/lfs/directory.h"
 #include "fs/lfs/options.h"
+#include "fs/lfs/snapshot_ids.h"
 #include "fs/lfs/store.h"
 #include "fs/permission.h"
 #include "fs/journal_target.h"
@@ -41,9 +43,37 @@ class LfsVolume : public JournalTarget {
   void abandon();
   // Human-readable state for the admin interface: segments, cleaner, cache.
   std::string status_text();
+  // The same numbers for exporters (metrics, the management page).
+  struct Report {
+    bool failed = false;
+    uint64_t capacity_bytes = 0, used_bytes = 0;
+    uint64_t segments = 0, free_segments = 0, segment_bytes = 0;
+    uint64_t live_inodes = 0, max_inodes = 0;
+    uint64_t log_flushes = 0, log_syncs = 0, checkpoints = 0;
+    uint64_t cleaner_passes = 0, cleaned_segments = 0, cleaner_blocks_copied = 0;
+    uint64_t block_cache_bytes = 0, block_cache_hits = 0, block_cache_misses = 0;
+  };
+  Report report();
   // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.
   uint32_t clean_now(uint32_t segments);
   Status checkpoint_now();
+
+  // Snapshots (lfs_snapshots.cc). Clients reach them as `DIR/.snapshot/NAME/...` (read-only,
+  // ids per snapshot_ids.h). Taking one needs no journal step: every mutation the journal
+  // acknowledged was applied here first (see nvram/journal_volume.h), and the snapshot is a
+  // checkpoint of exactly that in-memory state, taken under the volume lock between two calls.
+  struct SnapshotListing {
+    SnapshotInfo info;
+    uint64_t exclusive_bytes = 0;  // given back by deleting it (see Store::snapshot_exclusive_bytes)
+  };
+  Status snapshot_create(const std::string& name, SnapshotInfo* out);
+  Status snapshot_delete(const std::string& name);
+  Status snapshot_list(std::vector<SnapshotListing>* out);
+  // Space the snapshots keep from the log beyond the live data.
+  uint64_t snapshot_held_bytes();
+  // Takes and expires the snapshots opts_.snapshot_schedule calls for at `now` (the
+  // background worker calls it; tests call it with their own clock). Returns what it did.
+  std::string run_snapshot_schedule(int64_t now);
   // The engine underneath, for tests and fsck; callers must not use it concurrently with calls.
   Store& store_for_testing() { return *store_; }
 
@@ -129,12 +159,34 @@ class LfsVolume : public JournalTarget {
   void fill_wcc(Wcc* wcc, const std::optional<PreAttr>& before, const CachedInode* after) const;
   Status usable() const;
 
+  // Snapshot name space (lfs_snapshots.cc); each takes the lock itself.
+  void trim_all();
+  Status snap_store(uint32_t sid, Store** out);  // lock held; Stale for a deleted snapshot
+  // Resolves a snapshot-space id to the object it names (lock held). For id 0 (a .snapshot
+  // directory) `*c` is the live directory and `*s` the live store.
+  Status snap_get(InodeId id, Store** s, CachedInode** c);
+  Attr snap_attr(InodeId id, const CachedInode* c);
+  Status snap_getattr(InodeId id, Attr* out);
+  Status snap_lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
+                     std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr);
+  Status snap_access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
+                     std::optional<Attr>* attr);
+  Status snap_readlink(InodeId id, std::string* target, std::optional<Attr>* attr);
+  Status snap_read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                   std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr);
+  Status snap_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                      uint32_t max_entries, bool with_attrs, ReaddirResult* out);
+  Status snap_fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr);
+  // Copies [offset, offset + n) of regular file `c` in `s` into `out` (shared by READ).
+  static Status read_range(Store& s, CachedInode* c, uint64_t offset, uint64_t n, uint8_t* out);
+
   std::unique_ptr<Store> store_;
   LfsOptions opts_;
   InodeId root_;
   uint64_t verifier_;
   mutable std::mutex mu_;
   bool closed_ = false;
+  std::map<uint32_t, std::unique_ptr<Store>> snap_stores_;  // open snapshots, by id
   std::unique_ptr<BackgroundWorker> worker_;
 };
 

@@ -1,5 +1,8 @@
 #include "fs/lfs/options.h"
 
+#include <stdexcept>
+
+#include "fs/lfs/snapshot_schedule.h"
 #include "util/config.h"
 
 namespace nasd::fs::lfs {
@@ -7,7 +10,8 @@ namespace nasd::fs::lfs {
 LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& config,
                                    const std::string& base_dir) {
   (void)config;
-  auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime"});
+  auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
+                                        "snapshot_schedule"});
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
@@ -25,6 +29,12 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   if (atime != "on" && atime != "off")
     throw ConfigError("[volume " + section.name() + "] atime must be on or off");
   o.atime = atime == "on";
+  o.snapshot_schedule = section.get("snapshot_schedule", "");
+  try {
+    SnapshotSchedule::parse(o.snapshot_schedule);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("[volume " + section.name() + "] snapshot_schedule: " + e.what());
+  }
   return o;
 }
 

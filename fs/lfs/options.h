@@ -25,11 +25,13 @@ struct LfsOptions {
   int checkpoint_interval_ms = 30000;
   bool background_threads = true;          // write-behind + cleaner threads
   bool read_only = false;                  // fsck: recover in memory, never write
+  // `snapshot_schedule` (see snapshot_schedule.h), checked when the config is read; empty = none.
+  std::string snapshot_schedule;
   // Admits every write to the backing store (not from the config); a refused write fails, and
   // the volume with it. A shared volume is written only while its node owns it.
   std::shared_ptr<WriteGate> write_gate;
 
-  // Reads `id`, `backing`, `size`, `segment_size`, `cache` and `atime`. A relative `backing`
+  // Reads `id`, `backing`, `size`, `segment_size`, `cache`, `atime` and `snapshot_schedule`. A relative `backing`
   // is taken inside `base_dir` (the node's data_dir). Throws nasd::ConfigError on bad values or
   // unknown keys.
   static LfsOptions from_config(const ConfigSection& section, const Config& config,

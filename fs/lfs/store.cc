@@ -15,7 +15,7 @@ Time now_time() {
   return Time{int64_t(ts.tv_sec), uint32_t(ts.tv_nsec)};
 }
 
-Store::Store(std::unique_ptr<BlockDevice> dev, const Superblock& sb, const LfsOptions& opts)
+Store::Store(std::shared_ptr<BlockDevice> dev, const Superblock& sb, const LfsOptions& opts)
     : dev_(std::move(dev)), sb_(sb), opts_(opts), imap_(sb.max_inodes), sut_(sb),
       log_(dev_.get(), sb_, &sut_),
       bcache_(opts.cache_bytes - opts.cache_bytes / 8),
@@ -123,6 +123,7 @@ bool Store::load_checkpoint(std::string* err) {
   }
   imap_.finish_load(best.next_ino);
   sut_.load(best.sut, {best.head.seg, best.head.next_seg});
+  if (best.catalog_addr != kNoAddr && !load_catalog(best.catalog_addr, err)) return false;
   log_.set_position(best.head);
   cp_seq_ = best.seq;
   applied_jseq_ = written_jseq_ = best.durable_jseq;

@@ -23,6 +23,7 @@
 #include "fs/lfs/log_writer.h"
 #include "fs/lfs/options.h"
 #include "fs/lfs/segment_table.h"
+#include "fs/lfs/snapshot_catalog.h"
 #include "fs/volume.h"
 
 namespace nasd::fs::lfs {
@@ -128,8 +129,41 @@ class Store {
   // Cleaner: if the record's block at `addr` is still live, queue it to be rewritten.
   Status relocate(const SummaryRecord& rec, uint64_t addr, const uint8_t* data, bool* live);
 
+  // --- Snapshots (store_snapshots.cc; see snapshot_catalog.h) ------------------------------
+  const SnapshotCatalog& snapshot_catalog() const { return catalog_; }
+  uint64_t catalog_addr() const { return catalog_addr_; }
+  // Takes snapshot `name` of everything applied so far: one checkpoint whose group also holds
+  // the snapshot's table blocks and the new catalog, so a crash leaves either no snapshot or a
+  // complete one. Exist when the name is taken, NoSpc when kMaxSnapshots are kept, Inval for a
+  // bad name. A format-1 volume is upgraded to format 2 first (one superblock write).
+  Status create_snapshot(const std::string& name, int64_t time, SnapshotInfo* out);
+  // Forgets snapshot `name` with one checkpoint; the segments only it pinned are reused after
+  // that checkpoint is durable. NoEnt when there is no such snapshot.
+  Status delete_snapshot(const std::string& name);
+  // A read-only store over snapshot `s`, sharing this store's device (its blocks are pinned, so
+  // they never change under it). nullptr with `err` when its table cannot be read.
+  std::unique_ptr<Store> open_snapshot(const SnapshotInfo& s, std::string* err);
+  // Bytes referenced by each snapshot alone (no other snapshot, not the live file system), in
+  // catalog order: what deleting it would give back, at block granularity. Walks every
+  // snapshot and the live file system (admin use, not per request).
+  Status snapshot_exclusive_bytes(std::vector<uint64_t>* out);
+  // Calls fn(addr) for every block the state references: inode map blocks, inode blocks, block
+  // map nodes and data, and (snapshot stores) the table blocks. An address may repeat (inode
+  // blocks hold 16 inodes).
+  Status for_each_referenced_block(const std::function<void(uint64_t)>& fn);
+  // The table blocks this snapshot store was loaded from (fsck).
+  const std::vector<uint64_t>& snapshot_tables() const { return snapshot_tables_; }
+
  private:
-  Store(std::unique_ptr<BlockDevice> dev, const Superblock& sb, const LfsOptions& opts);
+  Store(std::shared_ptr<BlockDevice> dev, const Superblock& sb, const LfsOptions& opts);
+  bool load_catalog(uint64_t addr, std::string* err);
+  // Marks every segment holding a block of some snapshot as pinned (walks every snapshot).
+  Status recompute_pins();
+  // Adds the segments a snapshot taken by the checkpoint just written needs (no walk).
+  void pin_new_snapshot(const std::vector<uint64_t>& tables);
+  Status pin_segments_of(const std::vector<SnapshotInfo>& snaps, std::vector<bool>* pinned);
+  // In checkpoint(): writes the pending snapshot's table blocks and the catalog when it changed.
+  Status write_snapshot_metadata(int64_t now);
   bool load_checkpoint(std::string* err);
   void roll_forward();
   void apply_group(const std::vector<LogUnit>& group);
@@ -146,7 +180,7 @@ class Store {
   uint64_t reserve_blocks() const;
   void fail();
 
-  std::unique_ptr<BlockDevice> dev_;
+  std::shared_ptr<BlockDevice> dev_;  // shared with the snapshot stores opened from this one
   Superblock sb_;
   LfsOptions opts_;
   InodeMap imap_;
@@ -163,6 +197,15 @@ class Store {
   uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
   bool failed_ = false;
   bool cleaning_ = false;
+
+  SnapshotCatalog catalog_;
+  uint64_t catalog_addr_ = kNoAddr;
+  bool catalog_dirty_ = false;  // rewrite the catalog at the next checkpoint
+  bool pins_stale_ = false;     // a snapshot was deleted: recompute all pins after the checkpoint
+  bool pin_new_ = false;                 // a snapshot was taken: pin its segments after it
+  std::vector<uint64_t> new_tables_;     // ... and its table blocks
+  std::optional<SnapshotInfo> pending_snapshot_;  // taken by the next checkpoint
+  std::vector<uint64_t> snapshot_tables_;         // snapshot stores only
 
   mutable std::mutex written_mu_;  // written_lsn_/written_jseq_snapshot_ for sync_to()
   uint64_t written_lsn_ = 0;

@@ -170,6 +170,10 @@ Status Store::checkpoint() {
     sut_.add_live(addr, kBlockSize, now);
   }
   imap_.clear_dirty();
+  if (write_snapshot_metadata(now) != Status::Ok) {
+    fail();
+    return Status::Io;
+  }
   if (!log_.commit_group(written_jseq_, now)) {
     fail();
     return Status::Io;
@@ -178,15 +182,31 @@ Status Store::checkpoint() {
     std::lock_guard<std::mutex> g(written_mu_);
     written_lsn_ = log_.position().lsn - 1;
   }
+  // Pins change with the catalog and are recorded in the same checkpoint, so they are right
+  // whichever checkpoint a crash leaves in charge. A new snapshot only adds pins (no walk); a
+  // deleted one's can only be dropped by walking all that remain. Segments unpinned here are
+  // reused only after release_empty below, once this checkpoint is durable.
+  if (pin_new_) pin_new_snapshot(new_tables_);
+  pin_new_ = false;
+  new_tables_.clear();
+  if (pins_stale_) {
+    if (recompute_pins() != Status::Ok) {
+      fail();
+      return Status::Io;
+    }
+    pins_stale_ = false;
+  }
   Checkpoint cp;
   cp.seq = cp_seq_ + 1;
   cp.head = log_.position();
   cp.durable_jseq = written_jseq_;
   cp.next_ino = imap_.next_ino();
   cp.time = now;
+  cp.catalog_addr = catalog_addr_;
   cp.imap_addrs = imap_.block_addrs();
   cp.imap_addrs.resize(imap_.block_count(), kNoAddr);
   cp.sut = sut_.usage();
+  for (uint32_t seg = 0; seg < cp.sut.size(); seg++) cp.sut[seg].pinned = sut_.is_pinned(seg);
   std::vector<uint8_t> img = encode_checkpoint(cp);
   if (img.size() > size_t(sb_.cp_blocks) * kBlockSize) {
     fail();

@@ -25,7 +25,7 @@ uint64_t Store::capacity_bytes() const {
 }
 
 uint64_t Store::used_space_bytes() const {
-  return sut_.total_live() + pending_blocks_ * kBlockSize;
+  return sut_.total_live() + sut_.snapshot_held_bytes() + pending_blocks_ * kBlockSize;
 }
 
 bool Store::needs_cleaning() const {
@@ -118,6 +118,14 @@ Status Store::relocate(const SummaryRecord& rec, uint64_t addr, const uint8_t* d
     }
     return Status::Ok;
   }
+  if (rec.kind == RecordKind::Catalog) {
+    if (addr == catalog_addr_) {
+      catalog_dirty_ = true;  // rewritten by the checkpoint that ends the cleaning pass
+      *live = true;
+    }
+    return Status::Ok;
+  }
+  if (rec.kind == RecordKind::SnapTable) return Status::Ok;  // pinned: never in a victim
   if (rec.kind == RecordKind::InodeBlock) {
     for (uint64_t s = 0; s < rec.offset && s < kInodesPerBlock; s++) {
       Inode in;
@@ -193,6 +201,7 @@ Status Store::recount_usage() {
   }
   for (uint64_t a : imap_.block_addrs())
     if (a != kNoAddr) sut_.add_live(a, kBlockSize, now);
+  if (catalog_addr_ != kNoAddr) sut_.add_live(catalog_addr_, kBlockSize, now);
   trim();
   return Status::Ok;
 }

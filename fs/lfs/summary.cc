@@ -72,7 +72,7 @@ bool decode_summary(const uint8_t* block, Summary* s) {
     r.u16();
     rec.block_crc = r.u32();
     r.u32();
-    if (rec.kind < RecordKind::Data || rec.kind > RecordKind::InodeFree) return false;
+    if (rec.kind < RecordKind::Data || rec.kind > RecordKind::Catalog) return false;
   }
   return s->nblocks() == nblocks;
 }

@@ -16,6 +16,8 @@ enum class RecordKind : uint16_t {
   InodeBlock = 3,  // packed inodes: offset = number of inodes in the block
   ImapBlock = 4,   // inode map block: offset = imap block index
   InodeFree = 5,   // no block: inode `ino` (generation `gen`) was freed
+  SnapTable = 6,   // a snapshot's inode map table block: ino = snapshot id, offset = index
+  Catalog = 7,     // the snapshot catalog (see snapshot_catalog.h)
 };
 
 struct SummaryRecord {

@@ -20,9 +20,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const std::string& p : r.problems) std::printf("%s\n", p.c_str());
-  std::printf("%s: %llu inodes, %llu directories, %llu blocks: %s\n", argv[1],
+  std::printf("%s: %llu inodes, %llu directories, %llu blocks, %llu snapshots: %s\n", argv[1],
               (unsigned long long)r.inodes, (unsigned long long)r.directories,
-              (unsigned long long)r.blocks,
+              (unsigned long long)r.blocks, (unsigned long long)r.snapshots,
               r.clean() ? "clean" : (std::to_string(r.problems.size()) + " problems").c_str());
   return r.clean() ? 0 : 1;
 }

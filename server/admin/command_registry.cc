@@ -40,6 +40,11 @@ CommandRegistry::Result CommandRegistry::run(const std::vector<std::string>& wor
   }
 }
 
+bool CommandRegistry::has(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return commands_.count(name) > 0;
+}
+
 std::string CommandRegistry::help_text() const {
   std::lock_guard lock(mu_);
   size_t width = 0;

@@ -30,6 +30,9 @@ class CommandRegistry {
   // handler exceptions come back as !ok with a message; nothing escapes.
   Result run(const std::vector<std::string>& words) const;
 
+  // Whether `name` is registered (callers that offer a command only where the node has it).
+  bool has(const std::string& name) const;
+
   // One line per command: name and help, sorted by name.
   std::string help_text() const;
 

@@ -54,7 +54,8 @@ void CallStats::add_program(uint32_t prog, uint32_t vers, std::string name,
 }
 
 void CallStats::record_call(uint32_t prog, uint32_t vers, uint32_t proc, bool error,
-                            std::chrono::microseconds latency) {
+                            std::chrono::microseconds latency, uint64_t request_bytes,
+                            uint64_t reply_bytes) {
   for (auto& t : tables_) {
     if (t.prog != prog || t.vers != vers) continue;
     if (proc >= t.proc_names.size()) return;
@@ -63,6 +64,8 @@ void CallStats::record_call(uint32_t prog, uint32_t vers, uint32_t proc, bool er
     s.calls.fetch_add(1, std::memory_order_relaxed);
     if (error) s.errors.fetch_add(1, std::memory_order_relaxed);
     s.latency_sum_us.fetch_add(us, std::memory_order_relaxed);
+    if (request_bytes) s.request_bytes.fetch_add(request_bytes, std::memory_order_relaxed);
+    if (reply_bytes) s.reply_bytes.fetch_add(reply_bytes, std::memory_order_relaxed);
     s.buckets[latency_bucket(us)].fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -79,6 +82,8 @@ StatsSnapshot CallStats::snapshot() const {
       ps.calls = s.calls.load(std::memory_order_relaxed);
       ps.errors = s.errors.load(std::memory_order_relaxed);
       ps.latency_sum_us = s.latency_sum_us.load(std::memory_order_relaxed);
+      ps.request_bytes = s.request_bytes.load(std::memory_order_relaxed);
+      ps.reply_bytes = s.reply_bytes.load(std::memory_order_relaxed);
       for (size_t b = 0; b < kLatencyBuckets; ++b)
         ps.buckets[b] = s.buckets[b].load(std::memory_order_relaxed);
       p.procs.push_back(std::move(ps));
@@ -98,6 +103,8 @@ void CallStats::reset() {
       s.calls.store(0, std::memory_order_relaxed);
       s.errors.store(0, std::memory_order_relaxed);
       s.latency_sum_us.store(0, std::memory_order_relaxed);
+      s.request_bytes.store(0, std::memory_order_relaxed);
+      s.reply_bytes.store(0, std::memory_order_relaxed);
       for (auto& b : s.buckets) b.store(0, std::memory_order_relaxed);
     }
   }

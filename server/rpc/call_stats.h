@@ -46,6 +46,10 @@ std::string_view transport_counter_name(TransportCounter c);
 struct ProcSnapshot {
   std::string name;
   uint64_t calls = 0, errors = 0, latency_sum_us = 0;
+  // Argument bytes of the calls and result bytes of their replies (RPC headers excluded): for
+  // WRITE the data written plus its small argument header, for READ the data read plus its
+  // attributes.
+  uint64_t request_bytes = 0, reply_bytes = 0;
   std::array<uint64_t, kLatencyBuckets> buckets{};
 
   double mean_us() const { return calls ? double(latency_sum_us) / double(calls) : 0.0; }
@@ -80,7 +84,8 @@ class CallStats {
   // Records one call answered by a service. Undeclared procedures are ignored (they were
   // rejected before reaching a service and are counted as transport counters instead).
   void record_call(uint32_t prog, uint32_t vers, uint32_t proc, bool error,
-                   std::chrono::microseconds latency);
+                   std::chrono::microseconds latency, uint64_t request_bytes = 0,
+                   uint64_t reply_bytes = 0);
   void count(TransportCounter c, uint64_t n = 1) {
     transport_[static_cast<size_t>(c)].value.fetch_add(n, std::memory_order_relaxed);
   }
@@ -98,7 +103,7 @@ class CallStats {
 
  private:
   struct alignas(64) ProcSlot {
-    std::atomic<uint64_t> calls{0}, errors{0}, latency_sum_us{0};
+    std::atomic<uint64_t> calls{0}, errors{0}, latency_sum_us{0}, request_bytes{0}, reply_bytes{0};
     std::array<std::atomic<uint64_t>, kLatencyBuckets> buckets{};
   };
   struct Table {

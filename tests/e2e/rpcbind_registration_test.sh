@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nasd registers NFS v3 and MOUNT v1-3 with a real rpcbind, a client that is given no ports finds
+# nasd registers NFS v3, MOUNT v1-3, NLM v4 and NSM v1 with a real rpcbind, a client that is given no ports finds
 # it through the portmapper, and a clean stop unregisters everything. Runs inside a private
 # network/mount/PID namespace (bench/netns.sh) so its rpcbind meets nothing else on the machine.
 #   rpcbind_registration_test.sh NASD_BINARY   (exit 77 = skipped)
@@ -35,13 +35,14 @@ for _ in $(seq 100); do rpcinfo -T tcp 127.0.0.1 100003 3 >/dev/null 2>&1 && bre
 
 fail() { echo "FAIL: $*"; cat "$dir/nasd.log"; exit 1; }
 listing=$(rpcinfo -p 127.0.0.1)
-for want in "100003 3 tcp 4049" "100003 3 udp 4049" "100005 1 tcp 4048" "100005 3 tcp 4048" "100005 3 udp 4048"; do
+for want in "100003 3 tcp 4049" "100003 3 udp 4049" "100005 1 tcp 4048" "100005 3 tcp 4048" "100005 3 udp 4048" \
+            "100021 4 tcp 4048" "100021 4 udp 4048" "100024 1 tcp 4048" "100024 1 udp 4048"; do
   grep -qE "^ *${want// /[[:space:]]+}" <<<"$listing" || fail "rpcbind lacks '$want'"
 done
 echo hello > "$dir/f"
 nfs-cp "$dir/f" "nfs://127.0.0.1/r/v0/f?version=3" >/dev/null || fail "nfs-cp through the portmapper"
 [[ $(nfs-cat "nfs://127.0.0.1/r/v0/f?version=3") == hello ]] || fail "nfs-cat through the portmapper"
 kill -TERM "$nasd_pid"; wait "$nasd_pid" || fail "nasd did not exit 0 on SIGTERM"; nasd_pid=""
-left=$(rpcinfo -p 127.0.0.1 | grep -cE "^ *10000[35] " || true)
+left=$(rpcinfo -p 127.0.0.1 | grep -cE "^ *1000(0[35]|21|24) " || true)
 [[ $left == 0 ]] || fail "$left registrations left after a clean stop"
 echo "PASS: registered, found through the portmapper, unregistered"

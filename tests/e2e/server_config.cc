@@ -20,6 +20,7 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "admin_socket = nasd.sock\n"
     << "handle_key = handle.key\n"
     << "max_record = 2M\n"
+    << "http_port = " << l.http_port << "\n"
     << "\n[nvram]\n"
     << "file = nvram.img\n"
     << "size = 512M\n"  // room for the 100 MiB test without falling back to write-through
@@ -37,7 +38,10 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "access = rw\n"
     << "squash = none\n"
     << "anonuid = 65534\n"
-    << "anongid = 65534\n";
+    << "anongid = 65534\n"
+    // Short, so that the lock tests can wait out the grace period that follows every start.
+    << "\n[nlm]\n"
+    << "grace_ms = 2500\n";
   return c.str();
 }
 

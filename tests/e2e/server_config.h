@@ -16,6 +16,7 @@ struct ServerLayout {
   std::filesystem::path data_dir;  // everything the server keeps
   uint16_t nfs_port = 0;
   uint16_t mount_port = 0;
+  uint16_t http_port = 0;  // metrics and management page (nasd); 0: off
 };
 
 // A one-node nasd config: one volume exported rw at kExportPath, no root squashing (the tests

@@ -104,6 +104,9 @@ ServerProcess::ServerProcess(ServerChoice choice, std::filesystem::path root)
   config_path_ = root_ / (choice_.kind == ServerKind::Nasd ? "nasd.conf" : "ganesha.conf");
   log_path_ = root_ / "server.log";
   pick_free_ports(&layout_.nfs_port, &layout_.mount_port);
+  // Each test node its own metrics and management port, none the default 8049 a real node uses.
+  do layout_.http_port = pick_free_port();
+  while (layout_.http_port == layout_.nfs_port || layout_.http_port == layout_.mount_port);
   write_config();
 }
 

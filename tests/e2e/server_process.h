@@ -55,6 +55,7 @@ class ServerProcess {
   ServerKind kind() const { return choice_.kind; }
   uint16_t nfs_port() const { return layout_.nfs_port; }
   uint16_t mount_port() const { return layout_.mount_port; }
+  uint16_t http_port() const { return layout_.http_port; }
   const std::filesystem::path& data_dir() const { return layout_.data_dir; }
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path admin_socket() const { return layout_.data_dir / "nasd.sock"; }

@@ -2,7 +2,8 @@
 # Two nasd nodes, each serving one volume: a client of either node reads and writes both
 # volumes, the node that does not serve a volume forwarding every request over the interconnect,
 # and the data lands in the volume's one backing file on the shared folder; /r on either node
-# lists both volumes. The pair is started with deploy/start-cluster.sh, so the user's script is
+# lists both volumes, and a snapshot of a volume is read through the node that forwards to it.
+# The pair is started with deploy/start-cluster.sh, so the user's script is
 # what is tested. Runs in a private network namespace.
 #   two_node_forwarding_test.sh NASD_BINARY NASD_FSCK   (exit 77 = skipped)
 set -euo pipefail
@@ -44,6 +45,19 @@ for port in 2049 2149; do
   grep -qE ' v1/via-a$' <<<"$tree" && grep -qE ' v0/via-b$' <<<"$tree" || fail "ls -R /r through port $port: $tree"
 done
 if nfs-cp "$dir/payload" "$(url 2049 "" /stray)" >/dev/null 2>&1; then fail "a file was created in /r"; fi
+# Snapshots live behind the volume interface, so they work the same through the forwarding
+# node: snapshot v1 on its owner (b), add a file through a; through a, the snapshot has the old
+# file and not the new one, and refuses writes.
+admin=$BUILD_DIR/server/admin/nasd-admin
+"$admin" --socket "$dir/b/data/nasd.sock" snapshot create v1 fwd >/dev/null || fail "snapshot create v1 on node b"
+nfs-cp "$dir/payload" "$(url 2049 v1 /after)" >/dev/null || fail "write v1/after through node a"
+got=$(nfs-cat "$(url 2049 v1 /.snapshot/fwd/via-a)" | sha256sum) || fail "read v1/.snapshot/fwd/via-a through node a"
+[[ $got == "$want" ]] || fail "the snapshot read through node a differs"
+snap_names=$(nfs-ls "$(url 2049 v1 /.snapshot/fwd)") || fail "ls v1/.snapshot/fwd through node a"
+grep -qE ' via-a$' <<<"$snap_names" && ! grep -qE ' after$' <<<"$snap_names" || fail "snapshot lists: $snap_names"
+live_names=$(nfs-ls "$(url 2049 v1 "")")
+! grep -q 'snapshot' <<<"$live_names" || fail ".snapshot is listed in v1: $live_names"
+if nfs-cp "$dir/payload" "$(url 2049 v1 /.snapshot/fwd/new)" >/dev/null 2>&1; then fail "a file was created in a snapshot"; fi
 
 "$root/deploy/stop-cluster.sh" >"$dir/stop.log" 2>&1 || { cat "$dir/stop.log"; fail "stop-cluster.sh"; }
 for n in a b; do grep -q "stopped cleanly" "$dir/$n/data/nasd.log" || fail "node $n did not stop cleanly"; done

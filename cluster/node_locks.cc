@@ -1,0 +1,67 @@
+// The node's NLM/NSM wiring: the lock state lives beside the node's other state (data_dir/sm),
+// its client list is mirrored to the shared folder in an HA pair, and a volume that arrives by
+// failover or failback starts its own grace period and its clients are told to reclaim.
+#include <sstream>
+
+#include "cluster/interconnect/router.h"
+#include "cluster/node.h"
+#include "server/nfs/nfs_programs.h"
+#include "server/nlm/lock_state.h"
+#include "server/nlm/nlm_service.h"
+#include "server/nlm/nsm_service.h"
+
+namespace nasd::cluster {
+namespace {
+
+std::string clients_file(const std::string& shared_dir, const std::string& node) {
+  return shared_dir + "/nsm/" + node + ".clients";
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
+    const nfs::NfsPrograms& programs) {
+  nlm::NlmOptions o = nlm::NlmOptions::from_config(config_);
+  std::string mirror;
+  if (cluster_ && cluster_->failover)
+    mirror = clients_file(cluster_->failover->shared_dir, options_.name);
+  locks_ = std::make_shared<nlm::LockState>(o, options_.in_data_dir("sm"), mirror);
+  // The grace period starts before the first request can arrive; the SM_NOTIFY calls go out
+  // from the callback thread (and are retried until the clients answer).
+  locks_->start();
+  auto nlm_service = std::make_shared<nlm::NlmService>(
+      locks_, programs.handles, programs.exports,
+      [this](uint32_t id) { return serves_volume_here(id); });
+  return {nlm_service, std::make_shared<nlm::NsmService>(locks_)};
+}
+
+// Locks are granted by the node that serves the volume; a node that forwards it could not see
+// the owner's locks.
+bool Node::serves_volume_here(uint32_t volume_id) const {
+  if (!router_ || volume_id == NamespaceRoot::kVolumeId) return true;
+  auto owner = router_->owner(volume_id);
+  return owner && *owner == options_.name;
+}
+
+// A volume opened by failover (the partner's) or failback (our own, back from the partner):
+// its locks were held at the other node, so its clients, on the other node's list, are told
+// that the server they locked at (that volume's address) restarted, and reclaim here.
+void Node::lock_volume_opened(uint32_t id, bool home) {
+  if (!locks_ || !cluster_ || !cluster_->failover) return;
+  locks_->begin_volume_grace(id);
+  const PeerOptions& partner = cluster_->partner();
+  auto clients = nlm::StatusMonitor::load_hosts(clients_file(cluster_->failover->shared_dir, partner.name));
+  locks_->notify(clients, home ? locks_->options().notify_name : partner.vs_listen);
+}
+
+std::string Node::locks_status() const {
+  if (!locks_) return "locks: NLM not running\n";
+  return locks_->describe([this](uint32_t id) -> std::string {
+    if (id == NamespaceRoot::kVolumeId) return "r";
+    for (const ConfigSection* v : config_.sections("volume"))
+      if (static_cast<uint32_t>(v->get_int("id", 0)) == id) return v->name();
+    return "volume" + std::to_string(id);
+  });
+}
+
+}  // namespace nasd::cluster

@@ -1,0 +1,168 @@
+// The lock manager: every byte-range lock, blocked lock request and share reservation this node
+// grants, for the NLM v4 service. A pure data structure: no threads, no clocks (the caller passes
+// the time for grace periods) and no I/O, so every rule below is unit-tested directly.
+//
+// Rules (XNFS chapter 10 with POSIX fcntl semantics, which NLM clients map their locks onto):
+// - A lock is owned by (caller_name, svid, oh). One owner's locks never conflict with each other:
+//   a new lock over an owner's own range replaces that part (upgrade or downgrade), and an
+//   owner's adjacent or overlapping locks of the same mode are merged. Unlocking a middle part
+//   splits a lock in two.
+// - Two locks of different owners conflict when their ranges overlap and either is exclusive.
+// - Ranges are [offset, offset + len) with 64-bit offsets; len 0 means "to the end of the file",
+//   as does a range whose end would overflow.
+// - A blocked request waits in arrival order; when a conflict goes away (unlock, cancel, a
+//   client's reboot) every waiter that no longer conflicts is granted and returned, so that the
+//   caller can send its GRANTED callback. A waiter never blocks a later request (POSIX).
+// - Share reservations: a new share conflicts with another owner's when its access meets the
+//   other's deny mode or its deny mode meets the other's access. A second SHARE by one owner on
+//   one file replaces the first.
+// - Grace: after a restart (all volumes) or a failover (one volume), until the grace period ends
+//   only reclaims are granted; other LOCK, TEST and SHARE requests get DeniedGrace. A reclaim
+//   after the grace period gets DeniedGrace as well (as Linux's lockd answers): the lock may
+//   have gone to another client meanwhile. Unlock, cancel and unshare are always allowed.
+// Invariant: no two granted locks of different owners conflict; no two shares conflict.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nasd::nlm {
+
+// What a lock is on: a file of a volume, as the file handle names it.
+struct FileId {
+  uint32_t volume = 0;
+  uint64_t inode = 0;
+  uint32_t gen = 0;  // a reused inode number is another file
+  auto operator<=>(const FileId&) const = default;
+};
+
+struct LockOwner {
+  std::string host;  // caller_name
+  int32_t svid = 0;  // usually the process id on the client
+  std::string oh;    // the client's opaque owner handle
+  auto operator<=>(const LockOwner&) const = default;
+};
+
+// A byte range; `end` is exclusive and kToEof means "to the end of the file".
+struct ByteRange {
+  static constexpr uint64_t kToEof = UINT64_MAX;
+  uint64_t start = 0;
+  uint64_t end = kToEof;
+
+  // NLM's (offset, len): len 0, or an end past 2^64 - 1, reaches the end of the file.
+  static ByteRange from_nlm(uint64_t offset, uint64_t len);
+  uint64_t nlm_len() const { return end == kToEof ? 0 : end - start; }
+  bool overlaps(const ByteRange& o) const { return start < o.end && o.start < end; }
+  bool empty() const { return start >= end; }
+  bool operator==(const ByteRange&) const = default;
+};
+
+struct Lock {
+  FileId file;
+  LockOwner owner;
+  bool exclusive = false;
+  ByteRange range;
+};
+
+// A blocked request. `fh`, `cookie` and `callback_host` are the caller's, carried to the
+// GRANTED callback unchanged.
+struct Waiter {
+  Lock lock;
+  std::string fh;
+  std::string cookie;
+  std::string callback_host;
+};
+
+enum class ShareAccess : uint32_t { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
+enum class ShareDeny : uint32_t { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
+
+struct Share {
+  FileId file;
+  std::string host;  // caller_name
+  std::string oh;
+  ShareAccess access = ShareAccess::None;
+  ShareDeny deny = ShareDeny::None;
+};
+
+enum class LockStatus { Granted, Denied, Blocked, DeniedGrace, NoLocks };
+
+struct LockRequest {
+  Lock lock;
+  bool block = false;    // wait instead of Denied
+  bool reclaim = false;  // a lock held before the server restarted or the volume failed over
+  std::string fh;        // for a Waiter
+  std::string cookie;
+  std::string callback_host;
+};
+
+class LockManager {
+ public:
+  // `max_entries` bounds locks + waiters + shares together (NoLocks beyond it), so that no
+  // client can exhaust the server's memory.
+  explicit LockManager(size_t max_entries = 1 << 20) : max_entries_(max_entries) {}
+
+  // TEST: the first lock of another owner that would stand in the way, if any.
+  // DeniedGrace (and nullopt) during a grace period.
+  LockStatus test(const Lock& probe, uint64_t now_ms, std::optional<Lock>* conflicting) const;
+  // LOCK: Granted, Denied (conflict, no block), Blocked (queued as a Waiter), DeniedGrace,
+  // NoLocks. A repeated blocked request keeps its one place in the queue.
+  LockStatus lock(const LockRequest& request, uint64_t now_ms);
+  // UNLOCK: drops the owner's locks inside `range` (splitting where needed). Returns the
+  // waiters this granted. Unlocking what is not held is not an error.
+  std::vector<Waiter> unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);
+  // CANCEL: removes the owner's waiting request for exactly this range and mode. False when
+  // there was none (it may have been granted meanwhile).
+  bool cancel(const Lock& waiting);
+  // SHARE / UNSHARE.
+  LockStatus share(const Share& share, bool reclaim, uint64_t now_ms);
+  void unshare(const FileId& file, const std::string& host, const std::string& oh);
+  // FREE_ALL and SM_NOTIFY: everything `host` held or waited for is gone. Returns the waiters
+  // of other hosts this granted.
+  std::vector<Waiter> free_all(const std::string& host);
+
+  // The volume is no longer served here (it failed over to the partner): its locks, waiters and
+  // shares are forgotten; the clients reclaim them at the new owner.
+  void drop_volume(uint32_t volume);
+
+  // Grace periods end at `until_ms` (the caller's clock); a later call extends, never shortens.
+  void begin_grace(uint64_t until_ms);                      // every volume (a restart)
+  void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a failover)
+  bool in_grace(uint32_t volume, uint64_t now_ms) const;
+  // For the admin view: when the all-volume grace ends (0 when over), and each volume's.
+  uint64_t grace_until(uint64_t now_ms) const { return now_ms < grace_until_ ? grace_until_ : 0; }
+  std::map<uint32_t, uint64_t> volume_graces(uint64_t now_ms) const;
+
+  // Everything held and waiting, for `nasd-admin locks`.
+  std::vector<Lock> locks() const;
+  std::vector<Waiter> waiters() const;
+  std::vector<Share> shares() const;
+  size_t entries() const { return entries_; }
+
+ private:
+  struct FileState {
+    std::vector<Lock> locks;
+    std::deque<Waiter> waiters;
+    std::vector<Share> shares;
+    bool empty() const { return locks.empty() && waiters.empty() && shares.empty(); }
+  };
+  static const Lock* find_conflict(const FileState& state, const Lock& lock);
+  // Sets the owner's mode on `lock.range`, replacing what it held there, then merges.
+  void apply(FileState& state, const Lock& lock);
+  // Removes the owner's locks inside `range`.
+  void remove_range(FileState& state, const LockOwner& owner, const ByteRange& range);
+  std::vector<Waiter> wake(FileState& state);
+  void forget_if_empty(const FileId& file);
+
+  size_t max_entries_;
+  size_t entries_ = 0;
+  std::map<FileId, FileState> files_;
+  uint64_t grace_until_ = 0;
+  std::map<uint32_t, uint64_t> volume_grace_until_;
+};
+
+}  // namespace nasd::nlm

@@ -1,0 +1,91 @@
+// A node's locking state, shared by its NLM and NSM services, `nasd-admin locks` and failover:
+// the lock manager behind one mutex, the status monitor, and the callbacks to clients (GRANTED
+// for a blocked lock that became free, SM_NOTIFY after a restart or a takeover).
+//
+// What a restart or a failover carries over: the list of clients that held locks (persisted,
+// and mirrored to the cluster's shared folder) and the status monitor's state number. Not the
+// locks themselves: they live in memory, and the clients reclaim them in the grace period that
+// follows (every volume after a start, the taken-over volumes after a failover), the way NLM
+// was designed. Blocked requests are not carried over either: a client retransmits its blocking
+// LOCK, which queues it again.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/nlm/callback_sender.h"
+#include "server/nlm/lock_manager.h"
+#include "server/nlm/nlm_options.h"
+#include "server/nlm/status_monitor.h"
+
+namespace nasd::nlm {
+
+inline constexpr uint32_t kNlmProgram = 100021;
+inline constexpr uint32_t kNlmVersion = 4;
+inline constexpr uint32_t kNsmProgram = 100024;
+inline constexpr uint32_t kNsmVersion = 1;
+
+class LockState {
+ public:
+  // `monitor_dir`: where the status monitor keeps its files (the node's data folder + /sm);
+  // `mirror_file`: a copy of the client list for the partner ("" when alone).
+  LockState(NlmOptions options, const std::string& monitor_dir, const std::string& mirror_file);
+  ~LockState();  // stop()
+
+  // Begins the grace period of every volume and sends SM_NOTIFY with the new state number to
+  // every client the list remembers.
+  void start();
+  void stop();
+
+  // After a failover: `volume` is served here now; its grace period begins and `clients` (the
+  // previous owner's list) are told that `server_name` restarted.
+  void begin_volume_grace(uint32_t volume);
+  void notify(const std::vector<MonitoredHost>& clients, const std::string& server_name);
+  // The volume went to the partner: what was held on it here is forgotten.
+  void drop_volume(uint32_t volume);
+
+  // The procedures, on the current time. `monitor_address` is where the caller answers; its
+  // host is added to the status monitor's list before a lock is granted (NoLocks when the list
+  // is full), unless it is empty.
+  LockStatus test(const Lock& probe, std::optional<Lock>* conflicting) const;
+  LockStatus lock(const LockRequest& request, const std::string& monitor_address);
+  void unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);
+  bool cancel(const Lock& waiting);
+  LockStatus share(const Share& share, bool reclaim, const std::string& monitor_address);
+  void unshare(const FileId& file, const std::string& host, const std::string& oh);
+  // FREE_ALL from the client itself, or SM_NOTIFY: frees what `host` held, when the call comes
+  // from the address recorded for it (so no third party can drop another client's locks).
+  // Returns false when the address does not match.
+  bool host_rebooted(const std::string& host, const std::string& from_address);
+  // GRANTED_RES: the client's answer to a GRANTED_MSG-style callback.
+  void granted_result(const std::string& cookie, bool accepted);
+
+  StatusMonitor& monitor() { return *monitor_; }
+  CallbackSender& callbacks() { return *callbacks_; }
+  const NlmOptions& options() const { return options_; }
+
+  // `nasd-admin locks`: grace, held locks, waiting requests and shares, one per line.
+  std::string describe(const std::function<std::string(uint32_t)>& volume_name) const;
+
+ private:
+  uint64_t now_ms() const;
+  void send_granted(std::vector<Waiter> granted);
+
+  const NlmOptions options_;
+  std::unique_ptr<StatusMonitor> monitor_;
+  std::unique_ptr<CallbackSender> callbacks_;
+  mutable std::mutex mu_;
+  LockManager manager_;
+  std::map<std::string, Lock> pending_grants_;  // cookie -> the lock a GRANTED announced
+  uint64_t next_cookie_ = 1;
+  const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace nasd::nlm

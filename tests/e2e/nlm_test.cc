@@ -1,0 +1,443 @@
+// NLM v4 and NSM against a real nasd process: two clients contending for a range, a blocking
+// lock granted by a GRANTED callback to a small NLM service this test runs (registered with
+// rpcbind, as a client's lockd is), CANCEL, share reservations, SM_NOTIFY releasing a rebooted
+// client's locks, and lock reclaim in the grace period after a kill -9 and restart (with the
+// server's SM_NOTIFY to the clients' status monitor, which this test also plays).
+//
+// The clients speak raw RPC over TCP (tests/e2e/raw_rpc.h) with arguments encoded by the
+// rpcgen routines of the server's own .x files. Runs under nlm_test.sh: in a private network
+// namespace with its own rpcbind, so the callbacks can find this test and meet nothing else.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/mount3_client.h"
+#include "tests/e2e/nfs3_client.h"
+#include "tests/e2e/rpc_channel.h"
+#include "tests/e2e/nlm_wire.h"
+#include "tests/e2e/raw_rpc.h"
+
+namespace nasd::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace nlmwire;
+
+// One client host: its caller_name, and a TCP connection to the server's NFS port (where every
+// program is served).
+class LockClient {
+ public:
+  LockClient(uint16_t port, std::string name) : conn_(port), name_(std::move(name)) {}
+
+  LockArgs args(const Fh& fh, bool excl, uint64_t off, uint64_t len, int32_t svid) const {
+    LockArgs a;
+    a.caller = name_;
+    a.fh = fh.bytes;
+    a.oh = name_ + "-owner-" + std::to_string(svid);
+    a.svid = svid;
+    a.offset = off;
+    a.len = len;
+    a.exclusive = excl;
+    return a;
+  }
+  uint32_t lock(const Fh& fh, bool excl, uint64_t off, uint64_t len, bool block = false,
+                bool reclaim = false, int32_t svid = 1) {
+    LockArgs a = args(fh, excl, off, len, svid);
+    a.block = block;
+    a.reclaim = reclaim;
+    return decode_res(call(kNlmProg, kNlmVers, kLock, encode_lock(a)));
+  }
+  uint32_t unlock(const Fh& fh, uint64_t off, uint64_t len, int32_t svid = 1) {
+    return decode_res(call(kNlmProg, kNlmVers, kUnlock, encode_unlock(args(fh, false, off, len, svid))));
+  }
+  uint32_t cancel(const Fh& fh, bool excl, uint64_t off, uint64_t len, int32_t svid = 1) {
+    LockArgs a = args(fh, excl, off, len, svid);
+    a.block = true;
+    return decode_res(call(kNlmProg, kNlmVers, kCancel, encode_cancel(a)));
+  }
+  TestOutcome test(const Fh& fh, bool excl, uint64_t off, uint64_t len, int32_t svid = 1) {
+    return decode_testres(call(kNlmProg, kNlmVers, kTest, encode_test(args(fh, excl, off, len, svid))));
+  }
+  uint32_t share(const Fh& fh, Access access, Deny deny, const std::string& oh, bool unshare = false) {
+    return decode_shareres(call(kNlmProg, kNlmVers, unshare ? kUnshare : kShare,
+                                encode_share(name_, fh.bytes, oh, access, deny)));
+  }
+  // The asynchronous form: the reply is empty, the result comes back as a _RES call.
+  void lock_msg(const Fh& fh, bool excl, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, excl, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kLockMsg, encode_lock(a));
+  }
+  void unlock_msg(const Fh& fh, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, false, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kUnlockMsg, encode_unlock(a));
+  }
+  void test_msg(const Fh& fh, bool excl, uint64_t off, uint64_t len, const std::string& cookie) {
+    LockArgs a = args(fh, excl, off, len, 1);
+    a.cookie = cookie;
+    call(kNlmProg, kNlmVers, kTestMsg, encode_test(a));
+  }
+  // What this host's status monitor sends after it rebooted.
+  void sm_notify(const std::string& mon_name, int32_t state) {
+    call(kNsmProg, kNsmVers, kSmNotify, encode_sm_notify(mon_name, state));
+  }
+  void free_all(const std::string& name) {
+    call(kNlmProg, kNlmVers, kFreeAll, encode_free_all(name, 5));
+  }
+
+ private:
+  std::string call(uint32_t prog, uint32_t vers, uint32_t proc, const std::string& args) {
+    raw::Call c;
+    c.xid = raw::next_xid();
+    c.prog = prog;
+    c.vers = vers;
+    c.proc = proc;
+    c.cred_body = raw::auth_sys_body(0, 0, {}, name_);
+    c.args = args;
+    auto r = conn_.call(c, 10s);
+    if (quiet_) return r && r->accept_stat == raw::kSuccess ? r->results : std::string();
+    EXPECT_TRUE(r && r->reply_stat == raw::kMsgAccepted && r->accept_stat == raw::kSuccess)
+        << "program " << prog << " procedure " << proc << ": no successful reply";
+    return r ? r->results : std::string();
+  }
+
+  raw::TcpConnection conn_;
+  std::string name_;
+
+ public:
+  // A server that is not there yet (a takeover under way) is not a failure: no reply decodes
+  // as kFailed.
+  bool quiet_ = false;
+};
+
+class NlmTest : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (is_ganesha()) GTEST_SKIP() << "nasd's lock manager";
+    file_ = make_file(root(), "locked-file", "0123456789");
+    other_ = make_file(root(), "other-file", "x");
+    a_ = std::make_unique<LockClient>(server().nfs_port(), "client-a");
+    b_ = std::make_unique<LockClient>(server().nfs_port(), "client-b");
+    wait_out_grace();
+  }
+
+  // Every start begins a grace period (2.5 s in the test config) in which only reclaims work.
+  void wait_out_grace() {
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (a_->test(other_, true, 0, 1).stat == kGrace) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "grace period never ended";
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+
+  std::string admin_locks() {
+    if (server().choice().admin_binary.empty()) return "";
+    CommandResult r = run_command(
+        {server().choice().admin_binary, "--socket", server().admin_socket().string(), "locks"},
+        20s, scratch().path());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  }
+
+  static bool in_netns() { return std::getenv("NASD_IN_NETNS") != nullptr; }
+
+  Fh file_, other_;
+  std::unique_ptr<LockClient> a_, b_;
+};
+
+TEST_F(NlmTest, TwoClientsContendForARange) {
+  EXPECT_EQ(a_->lock(file_, true, 0, 100), kGranted);
+  TestOutcome t = b_->test(file_, false, 50, 10);
+  EXPECT_EQ(t.stat, kDenied);
+  EXPECT_TRUE(t.exclusive);
+  EXPECT_EQ(t.svid, 1);
+  EXPECT_EQ(t.offset, 0u);
+  EXPECT_EQ(t.len, 100u);
+  EXPECT_EQ(b_->lock(file_, true, 50, 10), kDenied);
+  EXPECT_EQ(b_->lock(file_, false, 99, 1), kDenied);
+  EXPECT_EQ(b_->lock(file_, true, 100, 0), kGranted);  // adjacent, to end of file
+  EXPECT_EQ(b_->lock(other_, true, 0, 0), kGranted);   // another file
+  EXPECT_EQ(a_->test(file_, true, 0, 100).stat, kGranted);  // its own
+  EXPECT_EQ(a_->lock(file_, false, 1000, 1), kDenied);      // b's up to EOF
+
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("client-a"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("0-99"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("100-EOF"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("3 lock(s)"), std::string::npos) << listing;
+  }
+
+  // a unlocks the middle: its lock splits, and b can take the hole.
+  EXPECT_EQ(a_->unlock(file_, 40, 20), kGranted);
+  EXPECT_EQ(b_->lock(file_, true, 40, 20), kGranted);
+  EXPECT_EQ(b_->test(file_, true, 39, 1).stat, kDenied);
+  EXPECT_EQ(b_->test(file_, true, 60, 1).stat, kDenied);
+  // Another process (svid) of host a is another owner.
+  EXPECT_EQ(a_->lock(file_, true, 0, 10, false, false, 2), kDenied);
+  EXPECT_EQ(a_->unlock(file_, 0, 0), kGranted);
+  EXPECT_EQ(a_->lock(file_, true, 0, 10, false, false, 2), kGranted);
+}
+
+TEST_F(NlmTest, BlockedLockIsGrantedByCallback) {
+  if (!in_netns()) GTEST_SKIP() << "needs its own rpcbind: run through nlm_test.sh";
+  CallbackServer cb;
+  ASSERT_TRUE(cb.registered()) << "cannot register the callback service with rpcbind";
+  ASSERT_EQ(a_->lock(file_, true, 0, 0), kGranted);
+  EXPECT_EQ(b_->lock(file_, true, 10, 10, true), kBlocked);
+  EXPECT_EQ(b_->lock(file_, true, 10, 10, true), kBlocked);  // a retransmission
+  // Another blocked request, cancelled: never granted.
+  EXPECT_EQ(b_->lock(file_, false, 500, 10, true, false, 7), kBlocked);
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("2 waiting"), std::string::npos) << listing;
+  }
+  EXPECT_EQ(b_->cancel(file_, false, 500, 10, 7), kGranted);
+  EXPECT_EQ(b_->cancel(file_, false, 500, 10, 7), kDenied);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(cb.snapshot().granted.empty());
+
+  EXPECT_EQ(a_->unlock(file_, 0, 0), kGranted);
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.granted.empty(); }))
+      << "no GRANTED callback; server log:\n" << server().log_tail();
+  std::this_thread::sleep_for(300ms);
+  Callbacks seen = cb.snapshot();
+  ASSERT_EQ(seen.granted.size(), 1u);
+  const auto& g = seen.granted[0];
+  EXPECT_EQ(g.caller_name, "client-b");
+  EXPECT_EQ(g.offset, 10u);
+  EXPECT_EQ(g.len, 10u);
+  EXPECT_TRUE(g.exclusive);
+  // b holds it now.
+  TestOutcome t = a_->test(file_, false, 15, 1);
+  EXPECT_EQ(t.stat, kDenied);
+  EXPECT_EQ(t.offset, 10u);
+  EXPECT_EQ(a_->test(file_, false, 500, 1).stat, kGranted);  // the cancelled one is not held
+}
+
+TEST_F(NlmTest, MsgCallsAreAnsweredWithResCalls) {
+  if (!in_netns()) GTEST_SKIP() << "needs its own rpcbind: run through nlm_test.sh";
+  CallbackServer cb;
+  ASSERT_TRUE(cb.registered());
+  a_->lock_msg(file_, true, 0, 10, "m1");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 1; }));
+  b_->lock_msg(file_, true, 5, 1, "m2");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 2; }));
+  b_->test_msg(file_, true, 5, 1, "m3");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 3; }));
+  a_->unlock_msg(file_, 0, 0, "m4");
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return c.results.size() >= 4; }));
+  Callbacks seen = cb.snapshot();
+  ASSERT_EQ(seen.results.size(), 4u);
+  // One thread sends them, in order.
+  EXPECT_EQ(seen.results[0].proc, kLockRes);
+  EXPECT_EQ(seen.results[0].cookie, "m1");
+  EXPECT_EQ(seen.results[0].stat, kGranted);
+  EXPECT_EQ(seen.results[1].cookie, "m2");
+  EXPECT_EQ(seen.results[1].stat, kDenied);
+  EXPECT_EQ(seen.results[2].proc, kTestRes);
+  EXPECT_EQ(seen.results[2].stat, kDenied);
+  EXPECT_EQ(seen.results[3].proc, kUnlockRes);
+  EXPECT_EQ(seen.results[3].stat, kGranted);
+  EXPECT_EQ(b_->lock(file_, true, 5, 1), kGranted);
+}
+
+TEST_F(NlmTest, ShareReservationsConflict) {
+  EXPECT_EQ(a_->share(file_, kAccessR, kDenyW, "a-open"), kGranted);
+  EXPECT_EQ(b_->share(file_, kAccessW, kDenyNone, "b-open"), kDenied);
+  EXPECT_EQ(b_->share(file_, kAccessRW, kDenyNone, "b-open"), kDenied);
+  EXPECT_EQ(b_->share(file_, kAccessR, kDenyR, "b-open"), kDenied);  // a reads
+  EXPECT_EQ(b_->share(file_, kAccessR, kDenyNone, "b-open"), kGranted);
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("2 share(s)"), std::string::npos) << listing;
+  }
+  EXPECT_EQ(a_->share(file_, kAccessR, kDenyW, "a-open", true), kGranted);  // UNSHARE
+  EXPECT_EQ(b_->share(file_, kAccessW, kDenyNone, "b-write"), kGranted);
+  EXPECT_EQ(a_->share(file_, kAccessR, kDenyW, "a-open"), kDenied);  // b writes
+}
+
+TEST_F(NlmTest, SmNotifyReleasesARebootedClientsLocks) {
+  ASSERT_EQ(a_->lock(file_, true, 0, 0), kGranted);
+  ASSERT_EQ(a_->share(other_, kAccessRW, kDenyRW, "a-open"), kGranted);
+  ASSERT_EQ(b_->lock(file_, true, 0, 10), kDenied);
+  // A notice about some other host changes nothing.
+  b_->sm_notify("client-c", 7);
+  EXPECT_EQ(b_->lock(file_, true, 0, 10), kDenied);
+  // client-a's status monitor says it rebooted: everything it held is gone.
+  a_->sm_notify("client-a", 7);
+  EXPECT_EQ(b_->lock(file_, true, 0, 10), kGranted);
+  EXPECT_EQ(b_->share(other_, kAccessRW, kDenyNone, "b-open"), kGranted);
+  // FREE_ALL does the same for b.
+  b_->free_all("client-b");
+  EXPECT_EQ(a_->lock(file_, true, 0, 10), kGranted);
+}
+
+TEST_F(NlmTest, LocksAreReclaimedInTheGracePeriodAfterKill9) {
+  std::unique_ptr<CallbackServer> cb;
+  if (in_netns()) {
+    cb = std::make_unique<CallbackServer>();
+    ASSERT_TRUE(cb->registered());
+  }
+  ASSERT_EQ(a_->lock(file_, true, 0, 100), kGranted);
+  ASSERT_EQ(a_->share(other_, kAccessR, kDenyW, "a-open"), kGranted);
+  a_.reset();
+  b_.reset();
+  server().kill9();
+  server().start();
+  a_ = std::make_unique<LockClient>(server().nfs_port(), "client-a");
+  b_ = std::make_unique<LockClient>(server().nfs_port(), "client-b");
+
+  // In the grace period: only reclaims.
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("grace period (only reclaims granted): every volume"), std::string::npos)
+        << listing;
+  }
+  EXPECT_EQ(b_->lock(file_, true, 50, 10), kGrace);
+  EXPECT_EQ(b_->test(file_, true, 50, 10).stat, kGrace);
+  EXPECT_EQ(a_->lock(file_, true, 0, 100, false, /*reclaim=*/true), kGranted);
+  // Reclaims still conflict with each other.
+  EXPECT_EQ(b_->lock(file_, true, 50, 10, false, true), kDenied);
+
+  if (cb) {
+    // The restarted server told client-a's status monitor, with a new state number.
+    ASSERT_TRUE(cb->wait_for([](const Callbacks& c) { return !c.notified.empty(); }))
+        << "no SM_NOTIFY after the restart; server log:\n" << server().log_tail();
+    Callbacks seen = cb->snapshot();
+    EXPECT_EQ(seen.notified[0].first, "127.0.0.1");  // [node] listen
+    EXPECT_EQ(seen.notified[0].second % 2, 1);
+    EXPECT_GE(seen.notified[0].second, 3);
+  }
+
+  wait_out_grace();
+  // The reclaimed lock holds after the grace period; the share was not reclaimed.
+  EXPECT_EQ(b_->lock(file_, true, 50, 10), kDenied);
+  EXPECT_EQ(b_->share(other_, kAccessW, kDenyNone, "b-open"), kGranted);
+  // A reclaim after the grace period is refused: the lock may have gone to someone else.
+  EXPECT_EQ(a_->lock(file_, true, 200, 10, false, /*reclaim=*/true), kGrace);
+}
+
+TEST_F(NlmTest, MalformedAndForeignHandlesAreRefused) {
+  Fh forged = file_;
+  forged.bytes[forged.bytes.size() - 1] ^= 1;  // the tag no longer verifies
+  EXPECT_EQ(a_->lock(forged, true, 0, 1), kStaleFh);
+  EXPECT_EQ(a_->test(Fh{"short"}, true, 0, 1).stat, kStaleFh);
+  // Version 1 (32-bit offsets) is not served.
+  raw::TcpConnection c(server().nfs_port());
+  raw::Call call;
+  call.xid = raw::next_xid();
+  call.prog = kNlmProg;
+  call.vers = 1;
+  auto r = c.call(call);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->accept_stat, raw::kProgMismatch);
+  EXPECT_EQ(r->mismatch_low, 4u);
+}
+
+
+// An HA pair (deploy/start-cluster.sh, started by nlm_failover_test.sh, which sets
+// NASD_NLM_PAIR_DIR): node a (NFS 2049) is the home of v0, node b (2149) of v1. A lock on v0
+// taken through a's address is reclaimed at b after a is killed: b serves a's address, and v0
+// alone is in its grace period.
+class NlmPairTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* d = std::getenv("NASD_NLM_PAIR_DIR");
+    if (!d) GTEST_SKIP() << "needs an HA pair: run through nlm_failover_test.sh";
+    dir_ = d;
+  }
+
+  // A new file in `volume`, made through the NFS port `port`.
+  Fh make_file(uint16_t nfs_port, uint16_t mount_port, const std::string& volume,
+               const std::string& name) {
+    RpcChannel mch(mount_port, Credential{});
+    Mount3Client mount(mch);
+    MountReply m = mount.mnt("/r/" + volume);
+    EXPECT_EQ(m.status, MNT3_OK);
+    RpcChannel nch(nfs_port, Credential{});
+    Nfs3Client nfs(nch);
+    NewObjectReply r = nfs.create(m.root, name, UNCHECKED);
+    EXPECT_EQ(r.status, NFS3_OK);
+    return r.fh.value_or(Fh{});
+  }
+
+  // Waits (bounded) until a TEST on `fh` through `port` is out of its grace period.
+  static void wait_out_grace(uint16_t port, const Fh& fh, std::chrono::seconds limit = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      {
+        LockClient probe(port, "probe");
+        if (probe.test(fh, true, 0, 1).stat != kGrace) return;
+      }
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "grace period never ended";
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  std::string dir_;
+};
+
+TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
+  Fh f0 = make_file(2049, 20048, "v0", "locked-v0");
+  Fh f1 = make_file(2149, 20148, "v1", "locked-v1");
+  ASSERT_FALSE(f0.bytes.empty());
+  ASSERT_FALSE(f1.bytes.empty());
+  wait_out_grace(2049, f0);
+  wait_out_grace(2149, f1);
+  {
+    LockClient a(2049, "client-a");
+    ASSERT_EQ(a.lock(f0, true, 0, 100), kGranted);
+    // Node b only forwards v0: it cannot see a's locks, so it grants none on v0.
+    LockClient b(2149, "client-b");
+    EXPECT_EQ(b.lock(f0, true, 0, 1), kFailed);
+    EXPECT_EQ(b.lock(f1, true, 0, 100), kGranted);
+  }
+  // client-a is on the list node a mirrors to the shared folder for its partner.
+  std::ifstream list(dir_ + "/san/nsm/a.clients");
+  std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("client-a"), std::string::npos) << text;
+
+  std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
+  pid_t pid = 0;
+  pidfile >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+
+  // b takes v0 and a's address over (lease expiry, a few seconds); v0 then starts its grace
+  // period at b: the first answer on a's address for v0 is the grace refusal.
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  uint32_t st = kFailed;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      LockClient b(2049, "client-b");
+      b.quiet_ = true;
+      st = b.lock(f0, true, 50, 10);
+      if (st == kGrace) break;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  LockClient a(2049, "client-a");
+  LockClient b(2049, "client-b");
+  EXPECT_EQ(a.lock(f0, true, 0, 100, false, /*reclaim=*/true), kGranted);
+  EXPECT_EQ(b.lock(f0, true, 50, 10, false, true), kDenied);  // reclaims conflict too
+  // v1 was not failed over: no grace there, and b's lock on it still holds.
+  EXPECT_EQ(a.lock(f1, true, 0, 1), kDenied);
+  EXPECT_EQ(a.lock(f1, true, 200, 1), kGranted);
+  wait_out_grace(2049, f0);
+  EXPECT_EQ(b.lock(f0, true, 50, 10), kDenied);  // a's reclaimed lock holds
+  EXPECT_EQ(b.lock(f0, true, 100, 10), kGranted);
+}
+
+}  // namespace
+}  // namespace nasd::e2e
