@@ -93,8 +93,9 @@ TEST(VolumeCallCodec, NoJournalFieldsTravelWithACall) {
   VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}, std::nullopt};
   req.ctx.cred = {0, 0, {}};
   std::vector<uint8_t> buf = encode_request(req);
-  // version, op, volume id, uid, gid, gid count, then the argument (ino, gen).
-  ASSERT_EQ(buf.size(), 1u + 1 + 4 + 4 + 4 + 4 + 8 + 4);
+  // version, op, volume id, uid, gid, gid count, call identity absent, then the argument
+  // (ino, gen). The identity only names the client call; it cannot steer the journal.
+  ASSERT_EQ(buf.size(), 1u + 1 + 4 + 4 + 4 + 4 + 1 + 8 + 4);
   std::vector<uint8_t> forged(buf.begin(), buf.begin() + 18);
   for (int i = 0; i < 8; ++i) forged.push_back(0x11);  // journal_seq
   forged.push_back(1);                                 // forced_inode present
