@@ -84,7 +84,7 @@ run() {
   for t in "$@"; do args+=(--target "$(target "${t%%:*}" "${t#*:}")"); done
   echo "== $name: starting the cluster" >&2
   running=$dir
-  CLUSTER_DIR=$dir "$root/deploy/start-cluster.sh" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
+  CLUSTER_DIR=$dir EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
     cat "$out/$name-cluster.log" >&2; keep_logs "$name" "$dir"
     echo "$name: start-cluster.sh failed; node logs in $out" >&2; exit 1; }
   echo "== $name: load over $*" >&2

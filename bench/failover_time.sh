@@ -75,7 +75,7 @@ one_run() { # RUN: prints one result row into $out/runs.txt
   local r=$1 dir="$out/run$1"
   mkdir -p "$dir"
   work=$(mktemp -d /tmp/nasd-failover-cluster.XXXXXX)
-  CLUSTER_DIR=$work "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; return 1; }
+  CLUSTER_DIR=$work EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; return 1; }
   local duration=$(( intervals * interval_seconds ))
   "$loadgen" --target "nfs://127.0.0.1/r/v0?nfsport=2149&mountport=20148" \
              --target "nfs://127.0.0.1/r/v1?nfsport=2149&mountport=20148" "${LOADGEN_ARGS[@]}" \

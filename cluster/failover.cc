@@ -9,6 +9,7 @@
 #include "cluster/membership/file_lease_authority.h"
 #include "cluster/membership/membership_service.h"
 #include "cluster/volume_fence.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
@@ -45,7 +46,7 @@ membership::PairConfig pair_config(const FailoverWiring& w, const std::set<uint3
 Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   std::set<std::string> partner_names(w_.partner.volumes.begin(), w_.partner.volumes.end());
   for (const ConfigSection* s : w_.config->sections("volume")) {
-    auto id = static_cast<uint32_t>(s->get_int("id", 0));
+    const uint32_t id = s->get_u32("id", 0);
     sections_[id] = s;
     (partner_names.count(s->name()) ? partner_home_ : home_).insert(id);
     trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
@@ -84,7 +85,7 @@ void Failover::attach(interconnect::InterconnectServer& server) { membership_->a
 void Failover::start() {
   mirror_->start();
   membership_->start();
-  w_.log("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
+  util::log("cluster").info("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
          w_.options.shared_dir + ", failback " + (w_.options.auto_failback ? "auto" : "manual"));
 }
 
@@ -118,10 +119,10 @@ void Failover::open_volume(uint32_t id) {
   while (!try_open(id)) {
     std::unique_lock lock(stop_mu_);
     if (stopping_ || !lease_trusted_now(id)) {
-      w_.log("volume " + section_of(id).name() + ": not opened, and no longer ours to retry");
+      util::log("cluster").warn("volume " + section_of(id).name() + ": not opened, and no longer ours to retry");
       return;
     }
-    w_.log("volume " + section_of(id).name() + ": retrying the open in " +
+    util::log("cluster").warn("volume " + section_of(id).name() + ": retrying the open in " +
            std::to_string(backoff.count()) + " ms; until then it answers NFS3ERR_JUKEBOX");
     stop_cv_.wait_for(lock, backoff, [this] { return stopping_; });
     backoff = std::min(backoff * 2, milliseconds(8000));
@@ -137,7 +138,7 @@ bool Failover::try_open(uint32_t id) {
     const auto owned = [this, id] { return lease_trusted_now(id); };
     std::string error;
     auto fence = VolumeFence::take(w_.options.shared_dir + "/leases/" + section.name() + ".fence",
-                                   w_.self, owned, milliseconds(w_.options.lease_ms), w_.log,
+                                   w_.self, owned, milliseconds(w_.options.lease_ms),
                                    &error);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
     if (!is_home(id)) {
@@ -148,7 +149,7 @@ bool Failover::try_open(uint32_t id) {
         case PartnerMirror::Copy::Copied:
           break;
         case PartnerMirror::Copy::NothingMirrored:
-          w_.log("volume " + section.name() + ": no copy of the partner's NVRAM to replay (" +
+          util::log("cluster").warn("volume " + section.name() + ": no copy of the partner's NVRAM to replay (" +
                  error + ")");
           copy.clear();
           break;
@@ -161,7 +162,7 @@ bool Failover::try_open(uint32_t id) {
     opened = true;
     if (w_.volume_opened) w_.volume_opened(id, is_home(id));
   } catch (const std::exception& e) {
-    w_.log("ERROR: volume " + section.name() + " could not be opened: " + e.what());
+    util::log("cluster").error("volume " + section.name() + " could not be opened: " + e.what());
   }
   std::error_code ignored;  // a copy that could not be made may not be removable either
   if (!copy.empty()) std::filesystem::remove(copy, ignored);

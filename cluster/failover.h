@@ -51,7 +51,6 @@ struct FailoverWiring {
   std::shared_ptr<interconnect::CallChannel> partner_channel;
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
-  std::function<void(const std::string&)> log;
   // Lock recovery (optional): a volume was opened here (`home`: one of this node's own), or
   // closed here because it goes to the other node.
   std::function<void(uint32_t id, bool home)> volume_opened;

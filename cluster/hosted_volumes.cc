@@ -9,6 +9,7 @@
 #include "nvram/journal.h"
 #include "nvram/journal_volume.h"
 #include "nvram/reply_window.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
@@ -45,9 +46,9 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
 
 }  // namespace
 
-HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log,
+HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal,
                              std::shared_ptr<fs::RecoveredCallSink> replies)
-    : journal_(std::move(journal)), log_(std::move(log)), replies_(std::move(replies)) {}
+    : journal_(std::move(journal)), replies_(std::move(replies)) {}
 
 HostedVolumes::~HostedVolumes() {
   std::lock_guard lock(mu_);
@@ -74,12 +75,13 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   if (journal_) {
     std::string error;
     if (!nvram::load_reply_window(h.replies_file, &carried, &error))
-      log_(what + ": saved replies ignored (the reply cache starts without them): " + error);
+      util::log("cluster").warn(what + ": saved replies ignored (the reply cache starts without them): " + error);
   }
   if (!partner_nvram.empty()) {
     try {
-      log_(what + ": partner's NVRAM " +
-           describe(replay_partner_nvram(partner_nvram, lfs, replies_.get(), &carried)));
+      util::log("cluster").info(
+          what + ": partner's NVRAM " +
+          describe(replay_partner_nvram(partner_nvram, lfs, replies_.get(), &carried)));
     } catch (const std::exception& e) {
       lfs->abandon();
       throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
@@ -88,7 +90,8 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   std::shared_ptr<fs::Volume> served = lfs;
   if (journal_) {
     h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
-    log_(what + ": " + describe(h.journaled->recover(replies_.get(), carried)));
+    util::log("cluster").info(what + ": " +
+                              describe(h.journaled->recover(replies_.get(), carried)));
     served = h.journaled;
   }
   std::lock_guard lock(mu_);
@@ -108,14 +111,14 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
     // Before the flush lets the journal trim the records that hold them.
     std::string error;
     if (!nvram::save_reply_window(h.replies_file, h.journaled->reply_window(), &error))
-      log_("volume " + h.name + ": saving its recent replies failed (" + error +
+      util::log("cluster").warn("volume " + h.name + ": saving its recent replies failed (" + error +
            "): retransmissions after the hand-over run again");
   }
   if (clean) {
     uint64_t durable = 0;
     h.lfs->flush(&durable);
     fs::Status st = h.lfs->close();
-    if (st != fs::Status::Ok) log_("volume " + h.name + ": checkpoint at close failed");
+    if (st != fs::Status::Ok) util::log("cluster").error("volume " + h.name + ": checkpoint at close failed");
   } else {
     h.lfs->abandon();
   }
@@ -124,7 +127,7 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
     journal_->detach(id, h.lfs.get());
     journal_->trim();
   }
-  log_("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
+  util::log("cluster").info("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
 }
 
 void HostedVolumes::close(uint32_t id, bool clean) {

@@ -37,11 +37,10 @@ namespace nasd::cluster {
 
 class HostedVolumes {
  public:
-  using Log = std::function<void(const std::string&)>;
   // `journal` null: the journal is off and every stable operation is written through.
   // `replies` (may be null) receives the recorded replies of every volume opened.
-  HostedVolumes(std::shared_ptr<nvram::Journal> journal, Log log,
-                std::shared_ptr<fs::RecoveredCallSink> replies = nullptr);
+  explicit HostedVolumes(std::shared_ptr<nvram::Journal> journal,
+                         std::shared_ptr<fs::RecoveredCallSink> replies = nullptr);
   ~HostedVolumes();  // abandons whatever is still open (a crash, to the volumes)
 
   // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
@@ -80,7 +79,6 @@ class HostedVolumes {
   void close_hosted(uint32_t id, Hosted& h, bool clean);
 
   const std::shared_ptr<nvram::Journal> journal_;
-  const Log log_;
   const std::shared_ptr<fs::RecoveredCallSink> replies_;
   mutable std::mutex mu_;
   std::map<uint32_t, Hosted> open_;

@@ -2,27 +2,22 @@
 // volumes (LFS) -> NVRAM journal (replayed before anything is served) -> name space -> NFS and
 // MOUNT programs -> RPC transport (virtual servers), plus the admin control socket.
 //
-// Three ways to run: alone (every volume local); clustered with static ownership (a peer's
-// volumes are forwarded to it); or as one node of an HA pair ([cluster] shared_dir), where the
-// membership layer (Failover) decides which node serves which volume and address.
+// The configuration is parsed once into a plan (node_plan.h); how the volumes are served is the
+// deployment strategy of the plan's role (deployment.h): alone, a cluster with static
+// ownership, or one node of an HA pair.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_options.h"
 #include "cluster/data_dir_lock.h"
-#include "cluster/failover.h"
+#include "cluster/deployment.h"
 #include "cluster/hosted_volumes.h"
 #include "server/rpc/duplicate_request_cache.h"
-#include "cluster/local_volumes.h"
 #include "cluster/namespace_root.h"
-#include "cluster/node_options.h"
-#include "cluster/virtual_server.h"
+#include "cluster/node_plan.h"
 #include "util/config.h"
 
 namespace nasd::nvram {
@@ -34,12 +29,7 @@ class CallStats;
 namespace nasd::nfs {
 class Exports;
 struct NfsPrograms;
-}
-namespace nasd::interconnect {
-class ClusterRouter;
-class InterconnectServer;
-class PeerClient;
-class VolumeServer;
+struct ExportPolicy;
 }
 namespace nasd::nlm {
 class LockState;
@@ -58,6 +48,7 @@ namespace nasd::cluster {
 
 class Node {
  public:
+  // Parses the configuration (throws ConfigError naming what is wrong); starts nothing.
   explicit Node(Config config);
   ~Node();  // stop()
   Node(const Node&) = delete;
@@ -70,30 +61,31 @@ class Node {
   // each volume writes a checkpoint. Idempotent.
   void stop();
 
-  const NodeOptions& options() const { return options_; }
+  const NodeOptions& options() const { return plan_.node; }
+  const NodePlan& plan() const { return plan_; }
+
+  // Re-reads the [export] sections of the config file (and of <data_dir>/volumes.conf) and
+  // puts them in force for every call that starts afterwards, from new and already-mounted
+  // clients alike. A file with any error is refused whole: the old exports stay in force and
+  // std::invalid_argument says which line and why. Returns the exports now in force.
+  // `nasd-admin exports reload` and SIGHUP run it (node_admin_exports.cc).
+  std::string reload_exports();
 
  private:
-  bool journal_enabled() const;
   void open_journal();
-  // Static ownership: opens every volume this node owns; a peer's are forwarded to it.
-  void open_volumes();
   std::shared_ptr<fs::RecoveredCallSink> make_reply_cache();
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
   // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in
   // <data_dir>/volumes.conf so that every later start serves it too.
   std::string volume_command(const std::vector<std::string>& args);
   std::string create_volume(const std::vector<std::string>& args);
-  std::string admin_volumes_file() const { return options_.in_data_dir("volumes.conf"); }
-  // Serves `volume` from this node: in the router when clustered, else in LocalVolumes.
-  void serve_local(std::shared_ptr<fs::Volume> volume);
-  // Clustered: the interconnect listener that executes peers' forwarded calls on the volumes
-  // this node owns, and a link to every peer for the volumes it owns.
-  void make_router();
-  void start_interconnect();
-  // The NFS and MOUNT programs, and the virtual server(s) that carry them.
+  // The NFS and MOUNT programs, served by the deployment's virtual server(s).
   void start_rpc();
   // Exports /r (read-only, to the clients of the first export) unless the config exports it.
   void export_namespace_root();
+  static std::vector<nfs::ExportPolicy> with_namespace_root(std::vector<nfs::ExportPolicy> exports);
+  // `exports [list|reload]` (node_admin_exports.cc).
+  std::string exports_command(const std::vector<std::string>& args);
   void start_admin();
   // NLM and NSM (node_locks.cc): the lock state and its two programs, the failover hooks that
   // start a volume's grace period, and `nasd-admin locks`.
@@ -109,29 +101,19 @@ class Node {
   std::string volume_name(uint32_t id) const;
   const char* cluster_mode() const;
   std::string cluster_status() const;
-  std::string failover_command(bool back);
 
-  Config config_;
-  NodeOptions options_;
+  NodePlan plan_;
   std::unique_ptr<DataDirLock> lock_;
   std::shared_ptr<nvram::Journal> journal_;
   std::unique_ptr<HostedVolumes> hosted_;
   // The node's one duplicate request cache (all its virtual servers), which the volumes'
   // recovery fills from the journal before the first call is served.
   std::shared_ptr<rpc::DuplicateRequestCache> drc_;
-  std::optional<ClusterOptions> cluster_;
-  std::shared_ptr<fs::VolumeResolver> resolver_;  // what the NFS and MOUNT programs ask
-  std::shared_ptr<LocalVolumes> volumes_;                 // alone
-  std::shared_ptr<interconnect::ClusterRouter> router_;   // clustered
-  std::map<std::string, std::shared_ptr<interconnect::PeerClient>> peers_;
-  std::unique_ptr<interconnect::VolumeServer> volume_server_;
-  std::unique_ptr<interconnect::InterconnectServer> interconnect_;
+  std::unique_ptr<Deployment> deployment_;
   std::shared_ptr<nfs::Exports> exports_;
   std::shared_ptr<NamespaceRoot> namespace_root_;  // /r: one entry per volume, on every node
-  std::mutex admin_mu_;            // one volume creation at a time
+  std::mutex admin_mu_;                            // one volume creation at a time
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
-  std::unique_ptr<VirtualServer> home_server_;     // without failover: bound while running
-  std::unique_ptr<Failover> failover_;             // an HA pair ([cluster] shared_dir)
   std::shared_ptr<nlm::LockState> locks_;          // NLM/NSM: locks, monitored clients
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;

@@ -51,12 +51,17 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
     throw std::invalid_argument("volume name must be 1-32 letters, digits, '-' or '_'");
   uint64_t size = parse_size(args[2]);
 
-  // Defaults for the new export come from the node's first export, so a volume made by the
-  // admin is reachable by the same clients under the same squashing rules.
-  std::string clients = "127.0.0.0/8", access = "rw", squash = "root";
-  if (auto first = config_.sections("export"); !first.empty()) {
-    clients = first[0]->get("clients", clients);
-    squash = first[0]->get("squash", squash);
+  // Defaults for the new export come from the node's first export in force (after any
+  // reload), so a volume made by the admin is reachable by the same clients under the same
+  // squashing and port rules.
+  std::string clients = "127.0.0.0/8", access = "rw", squash = "root", secure = "yes";
+  for (const auto& e : exports_->all()) {
+    if (e.volume_id == NamespaceRoot::kVolumeId) continue;
+    clients.clear();
+    for (const auto& c : e.clients) clients += (clients.empty() ? "" : ", ") + c.text();
+    squash = e.squash == nfs::Squash::None ? "none" : e.squash == nfs::Squash::All ? "all" : "root";
+    secure = e.secure ? "yes" : "no";
+    break;
   }
   std::optional<uint32_t> id;
   for (size_t i = 3; i < args.size(); i += 2) {
@@ -69,39 +74,33 @@ std::string Node::create_volume(const std::vector<std::string>& args) {
     else throw std::invalid_argument(kUsage);
   }
 
-  if (failover_)
-    throw std::invalid_argument(
-        "volume create is not available in a failover pair: both nodes must know every volume, "
-        "so add its [volume] and [export] to both configs and restart them one after the other");
+  if (std::string why = deployment_->why_no_volume_create(); !why.empty())
+    throw std::invalid_argument(why);
   std::lock_guard admin(admin_mu_);
-  if (config_.section("volume", name)) throw std::invalid_argument("volume " + name + " exists");
-  if (!id) {
-    uint32_t next = 0;
-    for (const ConfigSection* s : config_.sections("volume"))
-      next = std::max<uint32_t>(next, static_cast<uint32_t>(s->get_int("id", 0)) + 1);
-    id = next;
-  }
-  if (resolver_->find(*id)) throw std::invalid_argument("volume id " + std::to_string(*id) + " is in use");
+  if (plan_.volume(name)) throw std::invalid_argument("volume " + name + " exists");
+  if (!id) id = plan_.next_free_id();
+  if (deployment_->resolver()->find(*id)) throw std::invalid_argument("volume id " + std::to_string(*id) + " is in use");
 
   std::ostringstream text;
   text << "\n# created by `nasd-admin volume create`\n"
        << "[volume " << name << "]\nid = " << *id << "\nbacking = " << name << ".lfs\nsize = " << size
        << "\n\n[export /r/" << name << "]\nvolume = " << name << "\nclients = " << clients
-       << "\naccess = " << access << "\nsquash = " << squash << "\n";
+       << "\naccess = " << access << "\nsquash = " << squash << "\nsecure = " << secure << "\n";
   // Parse and check everything against the node's config before touching any disk.
-  Config added = Config::parse(text.str(), admin_volumes_file());
-  Config merged = config_;
-  merged.append(added);
+  Config added = Config::parse(text.str(), plan_.admin_volumes_file());
+  NodePlan grown = plan_;
+  grown.add_volumes(added);
+  const Config& merged = grown.config;
   auto all_exports = nfs::Exports::from_config(merged);
   std::optional<nfs::ExportPolicy> policy;
   for (const auto& e : all_exports->all())
     if (e.path == "/r/" + name) policy = e;
 
-  serve_local(hosted_->open(*added.section("volume", name), merged, options_.data_dir));
+  deployment_->serve_local(hosted_->open(*added.section("volume", name), merged, plan_.node.data_dir));
   exports_->add(*policy);
   namespace_root_->add_entry(name, *id);
-  append_durably(admin_volumes_file(), text.str());
-  config_ = std::move(merged);
+  append_durably(plan_.admin_volumes_file(), text.str());
+  plan_ = std::move(grown);
   return "volume " + name + " (id " + std::to_string(*id) + ", " + args[2] + ") created and exported as /r/" +
          name + "\n";
 }

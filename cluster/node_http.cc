@@ -1,15 +1,14 @@
 // The node's side of the management HTTP listener (server/http): what it shows of the rooms the
 // listener cannot see — volumes, NVRAM, cluster, exports — as JSON members and Prometheus
 // families, read from the same structures the admin commands print.
-#include <cstdio>
 #include <string>
 
-#include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
 #include "cluster/node.h"
 #include "nvram/journal.h"
 #include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
@@ -26,37 +25,42 @@ const char* squash_name(nfs::Squash s) {
 
 void Node::start_http() {
   http::ManagementWiring w;
-  w.options = http::HttpOptions::from_config(*config_.section("node"), options_.data_dir);
+  w.options = http::HttpOptions::from_config(*plan_.config.section("node"), plan_.node.data_dir);
   if (!w.options.enabled()) return;
-  w.node_name = options_.name;
+  w.node_name = plan_.node.name;
   w.commands = commands_.get();
   w.stats = stats_;
   w.node_status = [this](http::JsonWriter& j) { write_status_json(j); };
   w.node_metrics = [this] { return metric_families(); };
-  w.log = [](const std::string& line) { std::fprintf(stderr, "nasd: %s\n", line.c_str()); };
+  w.log = [](const std::string& line) { util::log("http").info(line); };
   http_ = std::make_unique<http::ManagementServer>(std::move(w));
   http_->start();
 }
 
 std::string Node::volume_name(uint32_t id) const {
-  for (const ConfigSection* s : config_.sections("volume"))
-    if (static_cast<uint32_t>(s->get_int("id", 0)) == id) return s->name();
+  for (const PlannedVolume& v : plan_.volumes)
+    if (v.id == id) return v.name;
   return std::to_string(id);
 }
 
 const char* Node::cluster_mode() const {
-  return !cluster_ ? "alone" : failover_ ? "ha" : "static";
+  switch (plan_.role) {
+    case NodeRole::Alone: return "alone";
+    case NodeRole::StaticCluster: return "static";
+    case NodeRole::HaPair: return "ha";
+  }
+  return "?";
 }
 
 void Node::write_status_json(http::JsonWriter& j) const {
   j.key("cluster").begin_object();
-  j.field("mode", cluster_mode()).field("name", cluster_ ? cluster_->name : std::string());
+  j.field("mode", cluster_mode()).field("name", plan_.cluster ? plan_.cluster->name : std::string());
   j.key("peers").begin_array();
-  for (const auto& [name, peer] : peers_)
-    j.begin_object().field("name", name).field("up", peer->connected()).end_object();
+  for (const auto& [name, up] : deployment_->peer_links())
+    j.begin_object().field("name", name).field("up", up).end_object();
   j.end_array();
-  if (failover_) {
-    Failover::Report f = failover_->report();
+  if (auto report = deployment_->failover_report()) {
+    const Failover::Report& f = *report;
     j.field("membership", f.membership).field("standby", f.standby);
     j.key("virtual_servers").begin_array();
     for (const auto& a : f.virtual_servers)
@@ -64,12 +68,12 @@ void Node::write_status_json(http::JsonWriter& j) const {
     j.end_array();
   }
   j.key("volumes").begin_array();
-  if (router_) {
-    for (uint32_t id : router_->volume_ids()) {
-      auto owner = router_->owner(id);
+  if (const interconnect::ClusterRouter* router = deployment_->router()) {
+    for (uint32_t id : router->volume_ids()) {
+      auto owner = router->owner(id);
       j.begin_object().field("id", id).field("name", volume_name(id));
       j.field("owner", owner ? *owner : std::string());
-      j.field("here", owner && *owner == options_.name).end_object();
+      j.field("here", owner && *owner == plan_.node.name).end_object();
     }
   }
   j.end_array();
@@ -129,7 +133,7 @@ void Node::write_status_json(http::JsonWriter& j) const {
 http::MetricFamilies Node::metric_families() const {
   http::MetricFamilies m;
   size_t info = m.gauge("nasd_node_info", "This node: its name, cluster and mode (alone, static, ha)");
-  m.add(info, {{"node", options_.name}, {"cluster", cluster_ ? cluster_->name : ""}, {"mode", cluster_mode()}}, 1);
+  m.add(info, {{"node", plan_.node.name}, {"cluster", plan_.cluster ? plan_.cluster->name : ""}, {"mode", cluster_mode()}}, 1);
 
   // Volumes open on this node.
   size_t cap = m.gauge("nasd_volume_capacity_bytes", "Space for data in the volume");
@@ -209,18 +213,18 @@ http::MetricFamilies Node::metric_families() const {
 
   // Cluster.
   size_t peer_up = m.gauge("nasd_cluster_peer_up", "1 while the interconnect link to the peer is up");
-  for (const auto& [name, peer] : peers_) m.add(peer_up, {{"peer", name}}, peer->connected() ? 1 : 0);
+  for (const auto& [name, up] : deployment_->peer_links()) m.add(peer_up, {{"peer", name}}, up ? 1 : 0);
   size_t here = m.gauge("nasd_cluster_volume_served_here", "1 when this node serves the volume");
-  if (router_) {
-    for (uint32_t id : router_->volume_ids()) {
-      auto owner = router_->owner(id);
-      m.add(here, {{"volume", volume_name(id)}}, owner && *owner == options_.name ? 1 : 0);
+  if (const interconnect::ClusterRouter* router = deployment_->router()) {
+    for (uint32_t id : router->volume_ids()) {
+      auto owner = router->owner(id);
+      m.add(here, {{"volume", volume_name(id)}}, owner && *owner == plan_.node.name ? 1 : 0);
     }
   } else {
     for (const auto& v : hosted_->reports()) m.add(here, {{"volume", v.name}}, 1);
   }
-  if (failover_) {
-    Failover::Report f = failover_->report();
+  if (auto report = deployment_->failover_report()) {
+    const Failover::Report& f = *report;
     size_t vs = m.gauge("nasd_cluster_virtual_server_here",
                         "1 when this node answers on the virtual server's address");
     for (const auto& a : f.virtual_servers) m.add(vs, {{"virtual_server", a.node}}, a.here ? 1 : 0);

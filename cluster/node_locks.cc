@@ -21,11 +21,11 @@ std::string clients_file(const std::string& shared_dir, const std::string& node)
 
 std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
     const nfs::NfsPrograms& programs) {
-  nlm::NlmOptions o = nlm::NlmOptions::from_config(config_);
+  nlm::NlmOptions o = nlm::NlmOptions::from_config(plan_.config);
   std::string mirror;
-  if (cluster_ && cluster_->failover)
-    mirror = clients_file(cluster_->failover->shared_dir, options_.name);
-  locks_ = std::make_shared<nlm::LockState>(o, options_.in_data_dir("sm"), mirror);
+  if (plan_.cluster && plan_.cluster->failover)
+    mirror = clients_file(plan_.cluster->failover->shared_dir, plan_.node.name);
+  locks_ = std::make_shared<nlm::LockState>(o, plan_.node.in_data_dir("sm"), mirror);
   // The grace period starts before the first request can arrive; the SM_NOTIFY calls go out
   // from the callback thread (and are retried until the clients answer).
   locks_->start();
@@ -38,19 +38,21 @@ std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
 // Locks are granted by the node that serves the volume; a node that forwards it could not see
 // the owner's locks.
 bool Node::serves_volume_here(uint32_t volume_id) const {
-  if (!router_ || volume_id == NamespaceRoot::kVolumeId) return true;
-  auto owner = router_->owner(volume_id);
-  return owner && *owner == options_.name;
+  const interconnect::ClusterRouter* router = deployment_ ? deployment_->router() : nullptr;
+  if (!router || volume_id == NamespaceRoot::kVolumeId) return true;
+  auto owner = router->owner(volume_id);
+  return owner && *owner == plan_.node.name;
 }
 
 // A volume opened by failover (the partner's) or failback (our own, back from the partner):
 // its locks were held at the other node, so its clients, on the other node's list, are told
 // that the server they locked at (that volume's address) restarted, and reclaim here.
 void Node::lock_volume_opened(uint32_t id, bool home) {
-  if (!locks_ || !cluster_ || !cluster_->failover) return;
+  if (!locks_ || !plan_.cluster || !plan_.cluster->failover) return;
   locks_->begin_volume_grace(id);
-  const PeerOptions& partner = cluster_->partner();
-  auto clients = nlm::StatusMonitor::load_hosts(clients_file(cluster_->failover->shared_dir, partner.name));
+  const PeerOptions& partner = plan_.cluster->partner();
+  auto clients =
+      nlm::StatusMonitor::load_hosts(clients_file(plan_.cluster->failover->shared_dir, partner.name));
   locks_->notify(clients, home ? locks_->options().notify_name : partner.vs_listen);
 }
 
@@ -58,9 +60,7 @@ std::string Node::locks_status() const {
   if (!locks_) return "locks: NLM not running\n";
   return locks_->describe([this](uint32_t id) -> std::string {
     if (id == NamespaceRoot::kVolumeId) return "r";
-    for (const ConfigSection* v : config_.sections("volume"))
-      if (static_cast<uint32_t>(v->get_int("id", 0)) == id) return v->name();
-    return "volume" + std::to_string(id);
+    return volume_name(id);
   });
 }
 

@@ -8,7 +8,7 @@ NodeOptions NodeOptions::from_config(const Config& config) {
   const ConfigSection* s = config.section("node");
   if (!s) throw ConfigError(config.origin() + ": no [node] section");
   auto unknown = s->unknown_keys({// the node's own
-                                  "name", "data_dir", "admin_socket", "handle_key",
+                                  "name", "data_dir", "admin_socket", "handle_key", "log_level",
                                   // read by the RPC transport
                                   "listen", "nfs_port", "mount_port", "udp", "workers", "threads",
                                   "rpcbind", "max_record",
@@ -24,6 +24,13 @@ NodeOptions NodeOptions::from_config(const Config& config) {
   while (o.data_dir.size() > 1 && o.data_dir.back() == '/') o.data_dir.pop_back();
   o.admin_socket = o.in_data_dir(s->get("admin_socket", "nasd.sock"));
   o.handle_key = o.in_data_dir(s->get("handle_key", "handle.key"));
+  if (s->has("log_level")) {
+    auto level = util::parse_log_level(s->get("log_level"));
+    if (!level)
+      throw ConfigError(config.origin() + ": [node] log_level = " + s->get("log_level") +
+                        ": not one of debug, info, warn, error, off");
+    o.log_level = *level;
+  }
   return o;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "util/config.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 
@@ -14,6 +15,7 @@ struct NodeOptions {
   std::string data_dir;      // absolute
   std::string admin_socket;  // absolute
   std::string handle_key;    // absolute
+  util::LogLevel log_level = util::LogLevel::Info;  // `log_level`: debug|info|warn|error|off
 
   // Throws ConfigError on a missing section or an unknown key.
   static NodeOptions from_config(const Config& config);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "util/sparse_copy.h"
+#include "util/contained_thread.h"
 
 namespace nasd::cluster {
 
@@ -37,7 +38,7 @@ void PartnerMirror::start_locked() {
     }
   }
   server_ = std::move(server);
-  thread_ = std::thread([s = server_.get()] { s->serve(); });
+  thread_ = util::contained_thread("cluster", "partner mirror", [s = server_.get()] { s->serve(); });
 }
 
 void PartnerMirror::stop_locked() {

@@ -2,6 +2,9 @@
 
 #include <system_error>
 
+#include "util/log.h"
+#include "util/contained_thread.h"
+
 namespace nasd::cluster {
 namespace {
 
@@ -41,11 +44,11 @@ bool VirtualServer::try_bind_locked(bool log_failure) {
       }
     }
   } catch (const std::exception& e) {
-    if (log_failure && options_.log) options_.log("virtual server " + describe() + ": " + e.what());
+    if (log_failure) util::log("cluster").warn("virtual server " + describe() + ": " + e.what());
     return false;
   }
   server_ = std::move(server);
-  if (options_.log) options_.log("virtual server " + describe() + ": served here");
+  util::log("cluster").info("virtual server " + describe() + ": served here");
   return true;
 }
 
@@ -59,9 +62,9 @@ void VirtualServer::claim(std::chrono::milliseconds retry) {
   if (claimed_) return;
   claimed_ = true;
   if (try_bind_locked(false)) return;
-  if (options_.log) options_.log("virtual server " + describe() + ": still held elsewhere, retrying");
+  util::log("cluster").warn("virtual server " + describe() + ": still held elsewhere, retrying");
   if (claimer_.joinable()) claimer_.join();  // a finished earlier claim
-  claimer_ = std::thread([this, retry] { claimer(retry); });
+  claimer_ = util::contained_thread("cluster", "virtual server claim", [this, retry] { claimer(retry); });
 }
 
 void VirtualServer::claimer(std::chrono::milliseconds retry) {
@@ -86,7 +89,7 @@ void VirtualServer::release() {
   if (claimer.joinable()) claimer.join();
   if (server) {
     server->stop();
-    if (options_.log) options_.log("virtual server " + describe() + ": no longer served here");
+    util::log("cluster").info("virtual server " + describe() + ": no longer served here");
   }
 }
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <thread>
 
+#include "util/log.h"
+
 namespace nasd::cluster {
 namespace {
 
@@ -39,7 +41,7 @@ FenceRecord read_record(int fd) {
 
 std::shared_ptr<VolumeFence> VolumeFence::take(const std::string& path, const std::string& node,
                                                std::function<bool()> lease_ok,
-                                               std::chrono::milliseconds wait, Log log,
+                                               std::chrono::milliseconds wait,
                                                std::string* error) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -76,17 +78,16 @@ std::shared_ptr<VolumeFence> VolumeFence::take(const std::string& path, const st
     return nullptr;
   }
   return std::shared_ptr<VolumeFence>(
-      new VolumeFence(fd, path, node, r.token, std::move(lease_ok), std::move(log)));
+      new VolumeFence(fd, path, node, r.token, std::move(lease_ok)));
 }
 
 VolumeFence::VolumeFence(int fd, std::string path, std::string node, uint64_t token,
-                         std::function<bool()> lease_ok, Log log)
+                         std::function<bool()> lease_ok)
     : fd_(fd),
       path_(std::move(path)),
       node_(std::move(node)),
       token_(token),
-      lease_ok_(std::move(lease_ok)),
-      log_(std::move(log)) {}
+      lease_ok_(std::move(lease_ok)) {}
 
 VolumeFence::~VolumeFence() { ::close(fd_); }
 
@@ -97,9 +98,9 @@ bool VolumeFence::enter() {
   const FenceRecord r = read_record(fd_);
   if (r.token == token_) return true;
   lock(fd_, F_UNLCK, false);
-  if (!reported_ && log_) {
+  if (!reported_) {
     reported_ = true;
-    log_(path_ + ": taken by " + std::string(r.node) + " (token " + std::to_string(r.token) +
+    util::log("cluster").warn(path_ + ": taken by " + std::string(r.node) + " (token " + std::to_string(r.token) +
          ", ours " + std::to_string(token_) + "): " + node_ + " writes nothing more");
   }
   return false;

@@ -24,14 +24,13 @@ namespace nasd::cluster {
 
 class VolumeFence : public fs::lfs::WriteGate {
  public:
-  using Log = std::function<void(const std::string&)>;
 
   // Takes the fence at `path` (created if missing) for `node`: waits up to `wait` for writes
   // admitted under earlier tokens to finish. Null (and *error) if that does not happen in time
   // or the file cannot be used. Writes are admitted only while `lease_ok` also holds.
   static std::shared_ptr<VolumeFence> take(const std::string& path, const std::string& node,
                                            std::function<bool()> lease_ok,
-                                           std::chrono::milliseconds wait, Log log,
+                                           std::chrono::milliseconds wait,
                                            std::string* error);
   ~VolumeFence() override;
 
@@ -42,13 +41,12 @@ class VolumeFence : public fs::lfs::WriteGate {
 
  private:
   VolumeFence(int fd, std::string path, std::string node, uint64_t token,
-              std::function<bool()> lease_ok, Log log);
+              std::function<bool()> lease_ok);
 
   const int fd_;
   const std::string path_, node_;
   const uint64_t token_;
   const std::function<bool()> lease_ok_;
-  const Log log_;
   bool reported_ = false;  // the "taken over" message is logged once
 };
 

@@ -10,12 +10,15 @@
 #           metrics and management page http://127.0.0.1:8049/
 #   node b: NFS 127.0.0.1:2149, MOUNT 20148, interconnect 7002, mirror of a's NVRAM 7102,
 #           metrics and management page http://127.0.0.1:8149/
+# EXPORT_OPTIONS (default rw,secure,root_squash) sets the knfsd-style options of both exports;
+# tests whose clients send from unreserved ports or act as root pass rw,insecure,no_root_squash.
 # LEASE_MS (default 4000) sets how long a dead node's volumes stay fenced before the survivor
 # may take them: failover takes about that long. NLM_GRACE_MS (default 45000): the lock grace
 # period after a start or a takeover.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
+EXPORT_OPTIONS="${EXPORT_OPTIONS:-rw,secure,root_squash}"
 FAILOVER=1
 [ "${1:-}" = "--no-failover" ] && FAILOVER=0
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
@@ -72,14 +75,12 @@ size = 4G
 [export /r/v0]
 volume = v0
 clients = 127.0.0.0/8
-access = rw
-squash = none
+options = $EXPORT_OPTIONS
 
 [export /r/v1]
 volume = v1
 clients = 127.0.0.0/8
-access = rw
-squash = none
+options = $EXPORT_OPTIONS
 CONF
 }
 write_config a 2049 20048 7001 7101 b 2149 20148 7002 7102 v1 8049

@@ -2,7 +2,7 @@
 // the cluster router, the NVRAM journal and the log-structured file system all implement
 // `Volume`, and each wraps the one below it (router -> journal -> fs).
 //
-// Design rules every implementation keeps:
+// Design rules every implementation keeps (the detailed contract is above class Volume):
 //  * One NFS procedure is one Volume call. That keeps a forwarded request one interconnect
 //    message and a journalled mutation one NVRAM record.
 //  * Every call is synchronous and thread-safe; callers run on executor threads, never on the
@@ -174,6 +174,38 @@ struct VolumeLimits {
   Time time_delta{0, 1};
 };
 
+// The contract every implementation keeps (checked for all of them by one typed suite,
+// tests/contract/volume_contract_test.cc: LfsVolume, the MemoryFs test fs, JournalVolume over
+// the LFS, RemoteVolume over a loopback interconnect, WrappedVolume):
+//
+//  Out-parameters. Every pointer argument is required: callers pass storage for each, never
+//  nullptr, and an implementation may write any of them before it knows the answer. What a
+//  caller may rely on:
+//   * On Ok: every plain out-parameter (InodeId*, Attr*, std::string*, std::vector*, bool*,
+//     uint32_t*, Stability*, FsStat*, ReaddirResult*) is filled. An std::optional<Attr>* is
+//     filled whenever the object exists (post-op attributes are best effort in NFSv3, but every
+//     implementation here answers them on Ok). A Wcc*'s `after` is filled on Ok; `before` when
+//     the implementation sampled it (the LFS does; a forwarded call carries what the owner said).
+//   * On an error: plain out-parameters are unspecified (the caller must not read them);
+//     std::optional<Attr>* and Wcc* may carry the object's attributes (NFSv3 returns them with
+//     errors too) or stay empty.
+//
+//  Blocking. Every call is synchronous and may block: on the volume's lock and disk I/O (LFS),
+//  on the NVRAM group commit and the mirror's acknowledgement (JournalVolume mutations; reads
+//  pass straight through), or on the network (RemoteVolume: every call, bounded by its call
+//  timeout, answered Jukebox when the owner cannot be reached). id(), root(), limits() and
+//  write_verifier() never touch the disk; on a RemoteVolume root() and limits() may ask the
+//  owner once (bounded by its describe timeout) and are cached. Never call a volume from a
+//  network event-loop thread.
+//
+//  Threads. Every call is thread-safe and may run concurrently with any other on the same
+//  volume; each call is atomic with respect to the others (a READDIR sees a directory before
+//  or after a concurrent CREATE, never half of it). An implementation never calls back into
+//  its caller.
+//
+//  Errors. A failure is a Status, never an exception (util/README.md, the error rule); a
+//  volume that has failed (disk error, lease lost, sealed for a hand-over) answers Io or Jukebox
+//  to every further call instead of throwing.
 class Volume {
  public:
   virtual ~Volume() = default;

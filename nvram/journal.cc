@@ -5,9 +5,10 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/log_layout.h"
 #include "nvram/tcp_mirror.h"
+#include "util/contained_thread.h"
 
 namespace nasd::nvram {
 
@@ -36,8 +37,8 @@ std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
   j->recover_from_region();
   j->write_behind_.start();
   if (j->mirror_) {
-    j->feeder_ = std::thread([raw = j.get()] { raw->feed_mirror(); });
-    log_line("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
+    j->feeder_ = util::contained_thread("nvram", "mirror feeder", [raw = j.get()] { raw->feed_mirror(); });
+    util::log("nvram").warn("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
     j->mirror_->start(j.get());
   }
   return j;
@@ -49,7 +50,7 @@ Journal::Journal(const JournalOptions& options, std::unique_ptr<Region> region,
       region_(std::move(region)),
       mirror_(std::move(mirror)),
       epoch_(static_cast<uint32_t>(region_->header()->epoch)),
-      write_behind_([this] { flush_targets_and_trim(); }, options.flush_interval) {
+      write_behind_("nvram", options.flush_interval, [this] { flush_targets_and_trim(); }) {
   degraded_ = mirror_ != nullptr;
 }
 
@@ -77,7 +78,7 @@ void Journal::recover_from_region() {
         std::to_string(kRecordVersion) + "); start the nasd that wrote them once and stop it "
         "cleanly to drain the journal, then upgrade");
   if (scan.end < h->tail)
-    log_line("ERROR: " + region_->path() + ": committed records between positions " +
+    util::log("nvram").error(region_->path() + ": committed records between positions " +
              std::to_string(scan.end) + " and " + std::to_string(h->tail) +
              " are damaged and cannot be replayed");
   reserved_end_ = committed_ = scan.end;
@@ -96,7 +97,7 @@ void Journal::recover_from_region() {
   live_records_ = scan.records.size();
   counters_.records_recovered = scan.records.size();
   if (!scan.records.empty())
-    log_line(region_->path() + ": found " + std::to_string(scan.records.size()) +
+    util::log("nvram").info(region_->path() + ": found " + std::to_string(scan.records.size()) +
              " records to recover (epoch " + std::to_string(epoch_) + ")");
 }
 
@@ -232,7 +233,7 @@ void Journal::commit_locked(std::unique_lock<std::mutex>& lk) {
   store_u64(region_->header()->tail, to);
   const uint64_t latency = micros_since(t0);
   const uint64_t records = count_records(from, to);
-  if (!ok) log_line("ERROR: msync of " + region_->path() + " failed; commits are not host-durable");
+  if (!ok) util::log("nvram").error("msync of " + region_->path() + " failed; commits are not host-durable");
   lk.lock();
   committed_ = to;
   commit_running_ = false;
@@ -300,7 +301,7 @@ void Journal::trim() {
   if (blocked_by && log_filling) {
     std::lock_guard tl(targets_mu_);
     if (warned_unattached_.insert(*blocked_by).second)
-      log_line("records of volume " + std::to_string(*blocked_by) +
+      util::log("nvram").warn("records of volume " + std::to_string(*blocked_by) +
                ", which no file system is attached for, are kept and hold back trimming");
   }
   if (new_head == old_head) return;
@@ -308,7 +309,7 @@ void Journal::trim() {
   // old head into overwritten records. For the same reason the mirror hears of the trim before
   // any record that reuses the space can be fed to it.
   store_u64(region_->header()->head, new_head);
-  if (!region_->persist_header()) log_line("ERROR: msync of " + region_->path() + " failed");
+  if (!region_->persist_header()) util::log("nvram").error("msync of " + region_->path() + " failed");
   if (mirror_) mirror_->trim(new_head);
 
   lk.lock();
@@ -340,7 +341,7 @@ void Journal::flush_targets_and_trim() {
     fs::Status st = target->flush(&durable);
     fs_flush_latency_.add(micros_since(t0));
     if (st != fs::Status::Ok)
-      log_line("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
+      util::log("nvram").error("flush of volume " + std::to_string(vol) + " failed: " + fs::status_name(st));
     std::lock_guard lk(mu_);
     ++counters_.fs_flushes;
   }

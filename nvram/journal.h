@@ -32,7 +32,7 @@
 #include "nvram/record.h"
 #include "nvram/region.h"
 #include "nvram/stats.h"
-#include "nvram/write_behind.h"
+#include "util/periodic_worker.h"
 
 namespace nasd::nvram {
 
@@ -149,7 +149,7 @@ class Journal : private Mirror::Listener {
 
   std::mutex flush_mu_;  // one flush_targets_and_trim at a time
   std::mutex trim_mu_;   // trims never overlap
-  WriteBehind write_behind_;
+  util::PeriodicWorker write_behind_;  // flush the file systems, then trim
 
   // Counters (guarded by mu_ unless atomic).
   JournalStats counters_;

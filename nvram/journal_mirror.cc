@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "nvram/journal.h"
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/log_layout.h"
 
 namespace nasd::nvram {
@@ -48,7 +48,7 @@ void Journal::declare_degraded_locked(const std::string& why) {
   ++counters_.mirror_losses;
   if (degraded_) return;
   degraded_ = true;
-  log_line("mirror " + mirror_->describe() + " lost (" + why + "): journal DEGRADED, " +
+  util::log("nvram").warn("mirror " + mirror_->describe() + " lost (" + why + "): journal DEGRADED, " +
            (options_.mirror_policy == MirrorPolicy::Fail
                 ? "policy fail: mutations fail with NFS3ERR_JUKEBOX until the mirror is back"
                 : "policy continue: mutations are committed to local NVRAM only"));
@@ -65,7 +65,7 @@ void Journal::mirror_connected(uint64_t resume_pos) {
   mirror_connected_ = true;
   mirror_sent_ = resume_pos;  // where the partner's log ends; feed_mirror() catches up the head
   mirror_acked_ = std::max(mirror_acked_, resume_pos);
-  log_line("mirror " + mirror_->describe() + " connected, partner holds records up to " +
+  util::log("nvram").info("mirror " + mirror_->describe() + " connected, partner holds records up to " +
            std::to_string(resume_pos) + (degraded_ ? ": journal no longer degraded" : ""));
   degraded_ = false;
   feed_cv_.notify_one();
@@ -107,7 +107,7 @@ void Journal::feed_mirror() {
     ScanResult batch = scan_log(*region_, from, limit);
     const bool sent = batch.stop == DecodeResult::Ok && mirror_->replicate(batch.records);
     if (batch.stop != DecodeResult::Ok)
-      log_line("ERROR: feeding the mirror: complete record at position " +
+      util::log("nvram").error("feeding the mirror: complete record at position " +
                std::to_string(batch.end) + " does not validate");
     lk.lock();
     feed_pin_ = UINT64_MAX;

@@ -39,8 +39,10 @@ JournalOptions JournalOptions::from_config(const Config& cfg, const std::string&
     o.mode = DurabilityMode::Process;
   else if (mode == "host")
     o.mode = DurabilityMode::Host;
+  else if (mode == "off")
+    o.enabled = false;
   else
-    throw ConfigError("[nvram] mode must be 'process' or 'host', not '" + mode + "'");
+    throw ConfigError("[nvram] mode must be 'process', 'host' or 'off', not '" + mode + "'");
 
   int64_t pct = s->get_int("flush_threshold", o.flush_threshold_pct);
   if (pct < 1 || pct > 95) throw ConfigError("[nvram] flush_threshold must be 1..95 (percent)");

@@ -20,6 +20,10 @@ struct JournalOptions {
   std::string path;                  // region file
   uint64_t size = 2ull << 30;        // region bytes (header page + log)
   DurabilityMode mode = DurabilityMode::Process;
+  // `mode = off`: no journal. The node runs as an appliance whose NVRAM failed, its volumes
+  // writing every stable operation through themselves (kept for benchmarks that measure what
+  // the journal buys).
+  bool enabled = true;
   // Write-behind asks the file systems to flush once the log is this full (percent)...
   uint32_t flush_threshold_pct = 50;
   // ... and at least this often while it holds records.

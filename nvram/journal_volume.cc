@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "nvram/call_record.h"
-#include "nvram/log.h"
+#include "util/log.h"
 
 namespace nasd::nvram {
 
@@ -53,10 +53,10 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
     uint64_t durable = 0;
     fs::Status st = target_->flush(&durable);
     if (st != fs::Status::Ok)
-      log_line("volume " + std::to_string(id_) + ": flush after replay failed: " +
+      util::log("nvram").error("volume " + std::to_string(id_) + ": flush after replay failed: " +
                fs::status_name(st) + " (records stay in NVRAM)");
     rep.durable_seq_after = target_->durable_seq();
-    log_line("volume " + std::to_string(id_) + ": replayed " + std::to_string(rep.applied) +
+    util::log("nvram").info("volume " + std::to_string(id_) + ": replayed " + std::to_string(rep.applied) +
              " records (" + std::to_string(rep.skipped) + " already durable, " +
              std::to_string(rep.failed) + " failed), durable seq " +
              std::to_string(rep.durable_seq_before) + " -> " +
@@ -171,7 +171,7 @@ fs::Status JournalVolume::acknowledged(fs::Status committed) const {
 fs::Status JournalVolume::write_through(uint64_t seq) {
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true))
-    log_line("volume " + std::to_string(id_) +
+    util::log("nvram").warn("volume " + std::to_string(id_) +
              ": NVRAM stayed full, writing operations through to the file system");
   uint64_t durable = 0;
   fs::Status st = target_->flush(&durable);

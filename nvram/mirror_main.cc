@@ -1,5 +1,5 @@
 // nasd-mirror: the partner end of the NVRAM mirror link, as a process.
-//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img [--mode process|host]
+//   nasd-mirror --listen 127.0.0.1:7070 --file mirror.img [--mode process|host] [--log-level L]
 //   nasd-mirror --dump FILE
 // With --listen it prints "listening on HOST:PORT" once bound (port 0 picks a free one) and
 // serves until SIGTERM or SIGINT.
@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "nvram/dump.h"
+#include "util/log.h"
 #include "nvram/mirror_server.h"
-#include "nvram/net.h"
+#include "util/net.h"
 #include "nvram/region.h"
 
 namespace {
@@ -21,6 +22,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: nasd-mirror --listen HOST:PORT --file REGION [--mode process|host]\n"
+               "                   [--log-level debug|info|warn|error|off]\n"
                "       nasd-mirror --dump REGION\n");
   return 2;
 }
@@ -34,7 +36,7 @@ int dump(const std::string& path) {
 int serve(const std::string& address, const std::string& path, nasd::nvram::DurabilityMode mode) {
   std::string host;
   uint16_t port;
-  if (!nasd::nvram::net::split_host_port(address, &host, &port)) {
+  if (!nasd::util::split_host_port(address, &host, &port)) {
     std::fprintf(stderr, "nasd-mirror: --listen wants HOST:PORT, not '%s'\n", address.c_str());
     return 2;
   }
@@ -62,7 +64,7 @@ int serve(const std::string& address, const std::string& path, nasd::nvram::Dura
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, file, dump_file, mode = "process";
+  std::string listen, file, dump_file, mode = "process", level = "info";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string* out) {
@@ -71,9 +73,13 @@ int main(int argc, char** argv) {
       return true;
     };
     bool ok = (a == "--listen" && value(&listen)) || (a == "--file" && value(&file)) ||
-              (a == "--mode" && value(&mode)) || (a == "--dump" && value(&dump_file));
+              (a == "--mode" && value(&mode)) || (a == "--dump" && value(&dump_file)) ||
+              (a == "--log-level" && value(&level));
     if (!ok) return usage();
   }
+  auto log_level = nasd::util::parse_log_level(level);
+  if (!log_level) return usage();
+  nasd::util::set_log_level(*log_level);
   try {
     if (!dump_file.empty()) return dump(dump_file);
     if (listen.empty() || file.empty() || (mode != "process" && mode != "host")) return usage();
@@ -81,7 +87,7 @@ int main(int argc, char** argv) {
                  mode == "host" ? nasd::nvram::DurabilityMode::Host
                                 : nasd::nvram::DurabilityMode::Process);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "nasd-mirror: %s\n", e.what());
+    nasd::util::log("nvram").error(e.what());
     return 1;
   }
 }

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/log_layout.h"
 #include "nvram/mirror_protocol.h"
-#include "nvram/net.h"
+#include "util/net.h"
 
 namespace nasd::nvram {
 
@@ -30,7 +30,7 @@ MirrorServer::MirrorServer(std::string region_path, DurabilityMode mode)
   region_ = Region::open(path_, 0, mode_);
   head_ = region_->header()->head;
   tail_ = persisted_ = scan_log(*region_, head_, head_ + region_->log_size()).end;
-  log_line("mirror region " + path_ + " holds records " + std::to_string(head_) + ".." +
+  util::log("nvram").info("mirror region " + path_ + " holds records " + std::to_string(head_) + ".." +
            std::to_string(tail_));
 }
 
@@ -41,7 +41,7 @@ MirrorServer::~MirrorServer() {
 uint16_t MirrorServer::listen(const std::string& host, uint16_t port) {
   std::string error;
   uint16_t bound = 0;
-  listen_fd_ = net::listen_tcp(host, port, &bound, &error);
+  listen_fd_ = util::listen_tcp(host, port, &bound, &error);
   if (listen_fd_ < 0) throw std::runtime_error("nasd-mirror: " + error);
   return bound;
 }
@@ -60,7 +60,7 @@ uint64_t MirrorServer::tail() const {
 
 void MirrorServer::serve() {
   while (!stop_) {
-    if (!net::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
+    if (!util::wait_readable(listen_fd_, std::chrono::milliseconds(200))) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     conn_fd_ = fd;
@@ -75,10 +75,10 @@ void MirrorServer::serve_connection(int fd) {
   wire::Frame frame;
   bool greeted = false;
   auto refuse = [&](const std::string& why) {
-    log_line("mirror: dropping primary: " + why);
+    util::log("nvram").warn("mirror: dropping primary: " + why);
     std::vector<uint8_t> out;
     wire::append_error(&out, why);
-    net::write_all(fd, out.data(), out.size());
+    util::send_all(fd, out.data(), out.size());
   };
   while (!stop_) {
     if (!reader.fill(fd)) return;
@@ -93,7 +93,7 @@ void MirrorServer::serve_connection(int fd) {
         if (!err.empty()) return refuse(err);
         std::vector<uint8_t> out;
         wire::append_u64_frame(&out, wire::FrameType::HelloAck, resume);
-        if (!net::write_all(fd, out.data(), out.size())) return;
+        if (!util::send_all(fd, out.data(), out.size())) return;
         greeted = true;
       } else if (!greeted) {
         return refuse("expected hello");
@@ -124,7 +124,7 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
   if (h == nullptr || h->uuid != hello.uuid || h->log_size != hello.log_size) {
     region_.reset();
     region_ = Region::create(path_, hello.log_size + kRegionHeaderSize, mode_, hello.uuid);
-    log_line("mirror: copying primary region " + std::to_string(hello.uuid) + " (" +
+    util::log("nvram").info("mirror: copying primary region " + std::to_string(hello.uuid) + " (" +
              std::to_string(hello.log_size) + " byte log) into " + path_);
     head_ = tail_ = persisted_ = hello.head;
   }
@@ -196,7 +196,7 @@ bool MirrorServer::persist_and_ack(int fd) {
   {
     std::lock_guard lk(mu_);
     if (!region_->persist_log(persisted_, tail_)) {
-      log_line("mirror: msync of " + path_ + " failed; not acknowledging");
+      util::log("nvram").error("mirror: msync of " + path_ + " failed; not acknowledging");
       return false;
     }
     store_u64(region_->header()->tail, tail_);
@@ -205,7 +205,7 @@ bool MirrorServer::persist_and_ack(int fd) {
   }
   std::vector<uint8_t> out;
   wire::append_u64_frame(&out, wire::FrameType::Ack, end);
-  return net::write_all(fd, out.data(), out.size());
+  return util::send_all(fd, out.data(), out.size());
 }
 
 }  // namespace nasd::nvram

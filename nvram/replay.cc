@@ -2,7 +2,7 @@
 
 #include "fs/call/codec.h"
 #include "nvram/call_record.h"
-#include "nvram/log.h"
+#include "util/log.h"
 
 namespace nasd::nvram {
 namespace {
@@ -57,7 +57,7 @@ ReplayReport replay_records(const fs::JournalPass& pass, fs::JournalTarget& targ
       ++rep.applied;
     } else {
       ++rep.failed;
-      log_line("replay of volume " + std::to_string(volume) + " record seq " +
+      util::log("nvram").error("replay of volume " + std::to_string(volume) + " record seq " +
                std::to_string(view.seq) + " failed: " + error);
     }
   }

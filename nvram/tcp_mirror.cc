@@ -5,9 +5,10 @@
 
 #include <stdexcept>
 
-#include "nvram/log.h"
+#include "util/log.h"
 #include "nvram/mirror_protocol.h"
-#include "nvram/net.h"
+#include "util/net.h"
+#include "util/contained_thread.h"
 
 namespace nasd::nvram {
 
@@ -15,7 +16,7 @@ TcpMirror::TcpMirror(const std::string& address) : TcpMirror(address, Options{})
 
 TcpMirror::TcpMirror(const std::string& address, Options options)
     : address_(address), options_(options) {
-  if (!net::split_host_port(address, &host_, &port_))
+  if (!util::split_host_port(address, &host_, &port_))
     throw std::invalid_argument("mirror address must be host:port, not '" + address + "'");
 }
 
@@ -23,7 +24,7 @@ TcpMirror::~TcpMirror() { stop(); }
 
 void TcpMirror::start(Listener* listener) {
   listener_ = listener;
-  thread_ = std::thread([this] { run(); });
+  thread_ = util::contained_thread("nvram", "mirror link", [this] { run(); });
 }
 
 void TcpMirror::stop() {
@@ -40,7 +41,7 @@ void TcpMirror::stop() {
 void TcpMirror::reset(const std::string& why) {
   int fd = live_fd_.load();
   if (fd >= 0) {
-    log_line("mirror " + address_ + ": dropping the connection (" + why + ")");
+    util::log("nvram").warn("mirror " + address_ + ": dropping the connection (" + why + ")");
     ::shutdown(fd, SHUT_RDWR);
   }
 }
@@ -53,7 +54,7 @@ void TcpMirror::sleep_backoff(std::chrono::milliseconds d) {
 bool TcpMirror::send(const std::vector<uint8_t>& bytes) {
   std::lock_guard lk(send_mu_);
   if (fd_ < 0) return false;
-  if (net::write_all(fd_, bytes.data(), bytes.size())) return true;
+  if (util::send_all(fd_, bytes.data(), bytes.size())) return true;
   ::shutdown(fd_, SHUT_RDWR);  // the reader notices and reports the loss
   fd_ = -1;
   return false;
@@ -78,10 +79,10 @@ void TcpMirror::run() {
   bool reported_unreachable = false;
   while (!stop_) {
     std::string error;
-    int fd = net::connect_tcp(host_, port_, options_.connect_timeout, &error);
+    int fd = util::connect_tcp(host_, port_, options_.connect_timeout, &error);
     if (fd < 0) {
       if (!reported_unreachable) {
-        log_line("mirror " + address_ + " unreachable (" + error + "), retrying");
+        util::log("nvram").warn("mirror " + address_ + " unreachable (" + error + "), retrying");
         listener_->mirror_lost(error);
         reported_unreachable = true;
       }
@@ -112,7 +113,7 @@ void TcpMirror::run() {
 std::string TcpMirror::serve_connection(int fd) {
   std::vector<uint8_t> hello;
   wire::append_hello(&hello, listener_->mirror_hello());
-  if (!net::write_all(fd, hello.data(), hello.size())) return "sending hello failed";
+  if (!util::send_all(fd, hello.data(), hello.size())) return "sending hello failed";
 
   wire::FrameReader reader;
   wire::Frame frame;
@@ -142,7 +143,7 @@ std::string TcpMirror::serve_connection(int fd) {
     if (!greeted) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           hello_deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0 || !net::wait_readable(fd, left)) return "no hello reply";
+      if (left.count() <= 0 || !util::wait_readable(fd, left)) return "no hello reply";
     }
     if (!reader.fill(fd)) return stop_ ? "stopped" : "connection closed";
   }

@@ -63,6 +63,15 @@ uint64_t ConfigSection::get_size(const std::string& key, uint64_t dflt) const {
   }
 }
 
+uint32_t ConfigSection::get_u32(const std::string& key, uint32_t dflt) const {
+  int64_t v = get_int(key, dflt);
+  if (v < 0 || v > int64_t(UINT32_MAX)) {
+    std::string where = "[" + kind_ + (name_.empty() ? "" : " " + name_) + "] ";
+    throw ConfigError(where + key + ": out of range (0.." + std::to_string(UINT32_MAX) + ")");
+  }
+  return static_cast<uint32_t>(v);
+}
+
 int64_t ConfigSection::get_int(const std::string& key, int64_t dflt) const {
   auto it = values_.find(key);
   if (it == values_.end()) return dflt;

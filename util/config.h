@@ -25,6 +25,8 @@ class ConfigSection {
   // "4G", "512M", "64k", "1000": binary multiples. Throws ConfigError on a malformed value.
   uint64_t get_size(const std::string& key, uint64_t dflt) const;
   int64_t get_int(const std::string& key, int64_t dflt) const;
+  // 0..UINT32_MAX (a volume id, a count); throws ConfigError naming the section otherwise.
+  uint32_t get_u32(const std::string& key, uint32_t dflt) const;
   // true/false, yes/no, on/off, 1/0.
   bool get_bool(const std::string& key, bool dflt) const;
   // Comma-separated list, items trimmed.

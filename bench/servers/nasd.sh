@@ -69,6 +69,7 @@ volume = v0
 clients = 127.0.0.0/8
 access = rw
 squash = none
+secure = no                       # the test's clients send from unreserved ports
 CONF
 
 "$nasd" --config "$dir/nasd.conf" 2>"$dir/nasd.log" &

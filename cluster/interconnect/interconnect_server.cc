@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cluster/interconnect/hello.h"
+#include "util/contained_thread.h"
 
 namespace nasd::interconnect {
 
@@ -32,7 +33,7 @@ void InterconnectServer::start() {
   std::string error;
   listen_fd_ = listen_tcp(options_.host, options_.port, &port_, &error);
   if (listen_fd_ < 0) throw std::runtime_error("interconnect: " + error);
-  accept_thread_ = std::thread([this] { accept_loop(); });
+  accept_thread_ = util::contained_thread("cluster", "interconnect accept", [this] { accept_loop(); });
 }
 
 void InterconnectServer::stop() {
@@ -72,7 +73,7 @@ void InterconnectServer::accept_loop() {
     Connection* raw = conn.get();
     std::lock_guard lock(mu_);
     if (stopping_) return;  // the new socket closes with `conn`
-    conn->thread = std::thread([this, raw] { serve(raw); });
+    conn->thread = util::contained_thread("cluster", "interconnect connection", [this, raw] { serve(raw); });
     connections_.push_back(std::move(conn));
   }
 }

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "cluster/interconnect/hello.h"
+#include "util/contained_thread.h"
 
 namespace nasd::interconnect {
 namespace {
@@ -35,7 +36,7 @@ PeerClient::~PeerClient() { stop(); }
 void PeerClient::start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable() || stopping_) return;
-  thread_ = std::thread([this] { run(); });
+  thread_ = util::contained_thread("cluster", "peer link", [this] { run(); });
 }
 
 void PeerClient::stop() {

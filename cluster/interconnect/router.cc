@@ -22,7 +22,13 @@ void ClusterRouter::add_local(std::shared_ptr<fs::Volume> volume) {
   Entry& e = entry_for(volume->id(), volume->root());
   if (e.local) e.retired.push_back(std::move(e.local));
   e.local = std::move(volume);
-  if (e.owner == local_node_) e.current = e.local.get();
+  e.serve_local();
+  if (e.owner == local_node_) e.current = e.served.get();
+}
+
+void ClusterRouter::Entry::serve_local() {
+  if (served && served != local) retired.push_back(std::move(served));
+  served = local && fence ? std::make_shared<FencedVolume>(local, fence) : local;
 }
 
 void ClusterRouter::add_remote(uint32_t volume_id, fs::InodeId root) {
@@ -39,7 +45,7 @@ bool ClusterRouter::set_owner(uint32_t volume_id, const std::string& node) {
     e.current = e.unavailable.get();
   } else if (node == local_node_) {
     // Owned here but not opened yet (takeover in progress): clients wait.
-    e.current = e.local ? e.local.get() : e.unavailable.get();
+    e.current = e.served ? e.served.get() : e.unavailable.get();
   } else {
     auto& remote = e.remotes[node];
     if (!remote) {
@@ -70,22 +76,22 @@ std::vector<uint32_t> ClusterRouter::volume_ids() const {
   return ids;
 }
 
-bool ClusterRouter::Entry::fenced() const { return fence && !fence(); }
-
 fs::Volume* ClusterRouter::find(uint32_t volume_id) {
   std::shared_lock lock(mu_);
   auto it = volumes_.find(volume_id);
   if (it == volumes_.end()) return nullptr;
-  const Entry& e = it->second;
-  if (e.current == e.local.get() && e.fenced()) return e.unavailable.get();
-  return e.current;
+  return it->second.current;
 }
 
 bool ClusterRouter::set_fence(uint32_t volume_id, std::function<bool()> may_serve) {
   std::unique_lock lock(mu_);
   auto it = volumes_.find(volume_id);
   if (it == volumes_.end()) return false;
-  it->second.fence = std::move(may_serve);
+  Entry& e = it->second;
+  e.fence = std::move(may_serve);
+  const bool was_current = e.served && e.current == e.served.get();
+  e.serve_local();
+  if (was_current) e.current = e.served.get();
   return true;
 }
 
@@ -94,7 +100,7 @@ fs::Volume* ClusterRouter::ServedHere::find(uint32_t volume_id) {
   auto it = router_->volumes_.find(volume_id);
   if (it == router_->volumes_.end()) return nullptr;
   const Entry& e = it->second;
-  if (e.owner == router_->local_node_ && e.local && !e.fenced()) return e.local.get();
+  if (e.owner == router_->local_node_ && e.served) return e.served.get();
   return e.unavailable.get();
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/fenced_volume.h"
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/unavailable_volume.h"
 #include "fs/volume.h"
@@ -42,9 +43,10 @@ class ClusterRouter : public fs::VolumeResolver {
   // False when the volume is unknown or the peer has no channel.
   bool set_owner(uint32_t volume_id, const std::string& node);
   std::optional<std::string> owner(uint32_t volume_id) const;
-  // Asked on every request routed to the local volume: false answers NFS3ERR_JUKEBOX, as if
-  // nobody owned it. The membership's lease check, so that a node whose lease ran out while it
-  // was not scheduled refuses requests before it has even noticed. False if unknown volume.
+  // Asked on every call that reaches the local volume (a FencedVolume in front of it): false
+  // answers NFS3ERR_JUKEBOX, as if nobody owned it. The membership's lease check, so that a node
+  // whose lease ran out while it was not scheduled refuses requests before it has even noticed.
+  // False if unknown volume.
   bool set_fence(uint32_t volume_id, std::function<bool()> may_serve);
   std::vector<uint32_t> volume_ids() const;
 
@@ -61,12 +63,14 @@ class ClusterRouter : public fs::VolumeResolver {
   struct Entry {
     std::string owner;  // "" = nobody may serve it right now
     std::shared_ptr<fs::Volume> local;
-    std::vector<std::shared_ptr<fs::Volume>> retired;  // replaced local objects, kept alive
+    std::shared_ptr<fs::Volume> served;                // local, behind `fence` when there is one
+    std::vector<std::shared_ptr<fs::Volume>> retired;  // replaced objects, kept alive
     std::unique_ptr<UnavailableVolume> unavailable;
     std::map<std::string, std::unique_ptr<RemoteVolume>> remotes;  // by owner node
     fs::Volume* current = nullptr;                                 // what find() returns
     std::function<bool()> fence;                                   // see set_fence()
-    bool fenced() const;
+    // Rebuilds `served` after `local` or `fence` changed; the old one is retired.
+    void serve_local();
   };
   class ServedHere : public fs::VolumeResolver {
    public:

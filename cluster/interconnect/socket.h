@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 
+#include "util/net.h"
+
 namespace nasd::interconnect {
 
 class Socket {
@@ -31,19 +33,10 @@ class Socket {
   std::mutex write_mu_;
 };
 
-// Blocking connect with a deadline; -1 (and *error) on failure.
-int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
-                std::string* error);
-// Listening socket (port 0 = any free port; the port bound is stored in *bound_port).
-int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound_port, std::string* error);
-
-enum class ReadStatus { Ok, Eof, Timeout, Error };
-
-// Reads exactly `n` bytes. Waits at most `first_byte_timeout` for the first byte (negative:
-// forever) and at most `stall_timeout` for each later one, so a peer that sends half a frame and
-// goes quiet is noticed. Eof / Timeout only before the first byte; a stream that ends or
-// stalls part-way is an Error (the frame is half-written).
-ReadStatus read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds first_byte_timeout,
-                      std::chrono::milliseconds stall_timeout, std::string* error);
+// The connections are made and read with the shared helpers (util/net.h, IPv4 and IPv6).
+using util::connect_tcp;
+using util::listen_tcp;
+using util::read_exact;
+using util::ReadStatus;
 
 }  // namespace nasd::interconnect

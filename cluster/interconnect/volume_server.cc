@@ -22,7 +22,10 @@ VolumeOp op_of(const std::vector<uint8_t>& payload) {
 }  // namespace
 
 VolumeServer::VolumeServer(fs::VolumeResolver* volumes, VolumeServerOptions options)
-    : volumes_(volumes), pool_(options.threads, options.max_queued) {}
+    : volumes_(volumes), pool_({.threads = options.threads,
+             .max_queued = options.max_queued,
+             .at_stop = util::TaskQueue::AtStop::RunQueued,
+             .room = "cluster"}) {}
 
 void VolumeServer::attach(InterconnectServer& server) {
   server.set_handler(MessageType::VolumeCall,
@@ -31,7 +34,7 @@ void VolumeServer::attach(InterconnectServer& server) {
 
 void VolumeServer::handle(IncomingRequest request) {
   auto shared = std::make_shared<IncomingRequest>(std::move(request));
-  if (!pool_.try_submit([this, shared] { execute(*shared); })) {
+  if (!pool_.submit([this, shared] { execute(*shared); })) {
     shared->responder.reply(
         encode_reply(refused_volume_call(op_of(shared->payload), fs::Status::Jukebox)));
   }

@@ -10,8 +10,8 @@
 #include <cstddef>
 
 #include "cluster/interconnect/interconnect_server.h"
-#include "cluster/interconnect/worker_pool.h"
 #include "fs/volume.h"
+#include "util/task_queue.h"
 
 namespace nasd::interconnect {
 
@@ -36,7 +36,7 @@ class VolumeServer {
   void execute(const IncomingRequest& request);
 
   fs::VolumeResolver* const volumes_;
-  WorkerPool pool_;
+  util::TaskQueue pool_;  // bounded: a full queue answers Jukebox at once
 };
 
 }  // namespace nasd::interconnect

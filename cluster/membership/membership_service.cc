@@ -1,4 +1,5 @@
 #include "cluster/membership/membership_service.h"
+#include "util/contained_thread.h"
 
 #include <stdexcept>
 
@@ -42,7 +43,7 @@ void MembershipService::start() {
   std::lock_guard lock(mu_);
   if (started_ || stopping_) return;
   started_ = true;
-  ticker_ = std::thread([this] { ticker(); });
+  ticker_ = util::contained_thread("cluster", "membership ticker", [this] { ticker(); });
 }
 
 void MembershipService::ticker() {
@@ -62,11 +63,11 @@ void MembershipService::dispatch_locked() {
       case PairAction::Kind::SendHeartbeat:
         // At most one in flight: a slow partner must not pile heartbeats up.
         if (!heartbeat_in_flight_.exchange(true)) {
-          heartbeats_.post([this, hb = member_->heartbeat()] { send_heartbeat(hb); });
+          heartbeats_.submit([this, hb = member_->heartbeat()] { send_heartbeat(hb); });
         }
         break;
       case PairAction::Kind::AcquireLease:
-        leases_.post([this, v, request = a.request, self] {
+        leases_.submit([this, v, request = a.request, self] {
           LeaseAnswer answer = authority_->acquire(v, self, options_.pair.lease_ms);
           std::lock_guard lock(mu_);
           if (stopping_) return;
@@ -80,11 +81,11 @@ void MembershipService::dispatch_locked() {
         });
         break;
       case PairAction::Kind::ReleaseLease:
-        leases_.post([this, v, self] { authority_->release(v, self); });
+        leases_.submit([this, v, self] { authority_->release(v, self); });
         break;
       case PairAction::Kind::Serve: {
         uint64_t gen = ++generation_[v];
-        volumes_.post([this, v, gen] {
+        volumes_.submit([this, v, gen] {
           if (hooks_.open) hooks_.open(v);
           opened(v, gen);
         });
@@ -96,7 +97,7 @@ void MembershipService::dispatch_locked() {
         if (routed_.erase(v) && hooks_.stop_routing) hooks_.stop_routing(v);
         // A failback drains under the lease it still holds; a lost lease allows no writes.
         const bool lease_held = member_->may_serve(v, now_ms());
-        volumes_.post([this, v, lease_held] {
+        volumes_.submit([this, v, lease_held] {
           bool was_open;
           {
             std::lock_guard lock(mu_);

@@ -25,7 +25,7 @@
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/membership/lease_authority.h"
 #include "cluster/membership/pair_member.h"
-#include "cluster/membership/serial_executor.h"
+#include "util/task_queue.h"
 
 namespace nasd::membership {
 
@@ -98,9 +98,13 @@ class MembershipService {
   std::set<uint32_t> opened_, routed_;
   std::atomic<bool> heartbeat_in_flight_{false};
   std::thread ticker_;
-  SerialExecutor heartbeats_;
-  SerialExecutor leases_;
-  SerialExecutor volumes_;
+  // One thread each, in submission order (the state machine requires lease requests carried out
+  // FIFO, and a hung SAN must not stall heartbeats); stop() drops what has not started.
+  static inline const util::TaskQueue::Options kSerial{
+      .threads = 1, .max_queued = 0, .at_stop = util::TaskQueue::AtStop::DropQueued, .room = "cluster"};
+  util::TaskQueue heartbeats_{kSerial};
+  util::TaskQueue leases_{kSerial};
+  util::TaskQueue volumes_{kSerial};
 };
 
 }  // namespace nasd::membership

@@ -13,37 +13,13 @@ constexpr double kBackgroundMaxUtilization = 0.8;
 }  // namespace
 
 BackgroundWorker::BackgroundWorker(LfsVolume* vol)
-    : vol_(vol), last_checkpoint_(std::chrono::steady_clock::now()), thread_([this] { run(); }) {}
-
-BackgroundWorker::~BackgroundWorker() {
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+    : vol_(vol),
+      last_checkpoint_(std::chrono::steady_clock::now()),
+      worker_("fs", std::chrono::milliseconds(vol->opts_.flush_interval_ms), [this] { pass(); }) {
+  worker_.start();
 }
 
-void BackgroundWorker::poke() {
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    poked_ = true;
-  }
-  cv_.notify_all();
-}
-
-void BackgroundWorker::run() {
-  auto interval = std::chrono::milliseconds(vol_->opts_.flush_interval_ms);
-  std::unique_lock<std::mutex> lk(mu_);
-  while (!stop_) {
-    cv_.wait_for(lk, interval, [this] { return stop_ || poked_; });
-    if (stop_) break;
-    poked_ = false;
-    lk.unlock();
-    pass();
-    lk.lock();
-  }
-}
+BackgroundWorker::~BackgroundWorker() { worker_.stop(); }
 
 void BackgroundWorker::pass() {
   if (!vol_->opts_.snapshot_schedule.empty()) {

@@ -1,11 +1,11 @@
 // The volume's background thread: write-behind of unstable data and journalled operations,
-// periodic checkpoints, and cleaning when free segments run low.
+// periodic checkpoints, and cleaning when free segments run low. One pass every
+// flush_interval_ms, or sooner when poked (a util::PeriodicWorker).
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+
+#include "util/periodic_worker.h"
 
 namespace nasd::fs::lfs {
 
@@ -16,19 +16,14 @@ class BackgroundWorker {
   explicit BackgroundWorker(LfsVolume* vol);
   ~BackgroundWorker();  // stops and joins
   // Asks for a pass now (e.g. when dirty data piles up).
-  void poke();
+  void poke() { worker_.nudge(); }
 
  private:
-  void run();
   void pass();
 
   LfsVolume* vol_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool poked_ = false;
-  std::chrono::steady_clock::time_point last_checkpoint_;
-  std::thread thread_;
+  std::chrono::steady_clock::time_point last_checkpoint_;  // only the worker's thread uses it
+  util::PeriodicWorker worker_;
 };
 
 }  // namespace nasd::fs::lfs

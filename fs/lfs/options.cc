@@ -15,10 +15,7 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   if (!unknown.empty())
     throw ConfigError("[volume " + section.name() + "] unknown key '" + unknown.front() + "'");
   LfsOptions o;
-  int64_t id = section.get_int("id", 0);
-  if (id < 0 || id > int64_t(UINT32_MAX))
-    throw ConfigError("[volume " + section.name() + "] id out of range");
-  o.volume_id = uint32_t(id);
+  o.volume_id = section.get_u32("id", 0);
   std::string backing = section.get("backing", section.name() + ".lfs");
   if (backing.empty()) throw ConfigError("[volume " + section.name() + "] empty backing");
   o.backing = (backing[0] == '/' || base_dir.empty()) ? backing : base_dir + "/" + backing;

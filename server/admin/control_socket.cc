@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "server/admin/admin_protocol.h"
+#include "util/contained_thread.h"
 
 namespace nasd::admin {
 namespace {
@@ -65,7 +66,7 @@ void ControlSocket::start() {
     unlink(path_.c_str());
     throw std::system_error(err, std::generic_category(), "pipe");
   }
-  thread_ = std::thread([this] { serve(); });
+  thread_ = util::contained_thread("admin", "control socket", [this] { serve(); });
 }
 
 void ControlSocket::stop() {

@@ -93,7 +93,7 @@ struct NlmService::Procs {
     auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(fh.nlm4_netobj_val),
                                          fh.nlm4_netobj_len);
     if (s.handles_->decode(span, &t) != fs::Status::Ok) return NLM4_STALE_FH;
-    if (!s.exports_->for_volume(t.volume_id, call.peer)) return NLM4_FAILED;
+    if (!s.exports_->for_handle(t.volume_id, t.export_id, call.peer)) return NLM4_FAILED;
     if (!s.serves_volume_(t.volume_id)) return NLM4_FAILED;
     *out = FileId{t.volume_id, t.inode.ino, t.inode.gen};
     return NLM4_GRANTED;

@@ -8,7 +8,7 @@
 
 namespace nasd::rpc {
 
-CallDispatcher::CallDispatcher(Executor* executor, DuplicateRequestCache* drc, CallStats* stats)
+CallDispatcher::CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats)
     : executor_(executor), drc_(drc), stats_(stats) {}
 
 void CallDispatcher::add_service(std::shared_ptr<Service> service) {
@@ -74,16 +74,17 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
   call.local_port = origin.local_port;
 
   std::optional<DrcKey> drc_key;
-  if (drc_ != nullptr && service->cacheable(call.proc)) {
-    std::span<const uint8_t> args(record.data() + decoded.args_offset,
-                                  record.size() - decoded.args_offset);
-    drc_key = DrcKey::make(call, args);
+  std::span<const uint8_t> call_args(record.data() + decoded.args_offset,
+                                     record.size() - decoded.args_offset);
+  if (drc_ != nullptr && service->cacheable(call.proc) && service->may_cache(call, call_args)) {
+    drc_key = DrcKey::make(call, call_args);
     DuplicateRequestCache::Lookup seen = drc_->begin(*drc_key);
     if (seen.state == DuplicateRequestCache::State::Done) {
       stats_->count(TransportCounter::DrcHits);
       return {Outcome::SendNow, seen.reply};
     }
-    if (seen.state == DuplicateRequestCache::State::InProgress) {
+    if (seen.state == DuplicateRequestCache::State::InProgress ||
+        seen.state == DuplicateRequestCache::State::Full) {
       stats_->count(TransportCounter::DrcInProgressDrops);
       return {Outcome::Drop, nullptr};
     }

@@ -15,8 +15,8 @@
 #include "server/rpc/call_header.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/duplicate_request_cache.h"
-#include "server/rpc/executor.h"
 #include "server/rpc/service.h"
+#include "util/task_queue.h"
 
 namespace nasd::rpc {
 
@@ -46,7 +46,7 @@ class CallDispatcher {
   };
 
   // `drc` may be null (no duplicate request cache). All pointers must outlive the dispatcher.
-  CallDispatcher(Executor* executor, DuplicateRequestCache* drc, CallStats* stats);
+  CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats);
 
   // Before the first call: makes the program reachable and declares its statistics.
   void add_service(std::shared_ptr<Service> service);
@@ -60,7 +60,7 @@ class CallDispatcher {
   Service* find(uint32_t prog) const;
   Outcome reject(TransportCounter counter, EncodedReply reply);
 
-  Executor* executor_;
+  util::TaskQueue* executor_;
   DuplicateRequestCache* drc_;
   CallStats* stats_;
   std::vector<std::shared_ptr<Service>> services_;

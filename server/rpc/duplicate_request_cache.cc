@@ -71,24 +71,26 @@ struct DrcEntry : boost::intrusive::list_base_hook<> {
 struct DuplicateRequestCache::Shard {
   std::mutex mu;
   std::unordered_map<DrcKey, DrcEntry, DrcKeyHash> entries;
-  boost::intrusive::list<DrcEntry> lru;  // front = most recently used
+  // Completed entries only, front = most recently used. A running call's entry is in
+  // `entries` but not here, so no eviction can reach it.
+  boost::intrusive::list<DrcEntry> lru;
 
   ~Shard() { lru.clear(); }  // unlink before the map frees the entries
 
   void erase(DrcEntry& e) {
-    lru.erase(lru.iterator_to(e));
+    if (e.is_linked()) lru.erase(lru.iterator_to(e));
     DrcKey key = e.key;
     entries.erase(key);
   }
   void touch(DrcEntry& e) {
-    lru.erase(lru.iterator_to(e));
+    if (e.is_linked()) lru.erase(lru.iterator_to(e));
     lru.push_front(e);
   }
-  // Drops expired completed entries from the cold end, then the coldest entries over capacity.
+  // Drops expired completed entries from the cold end, then the coldest completed entries
+  // over capacity. Running calls' entries are never dropped.
   void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl) {
-    while (!lru.empty() && lru.back().done && lru.back().completed_at + ttl <= now)
-      erase(lru.back());
-    while (entries.size() > capacity) erase(lru.back());
+    while (!lru.empty() && lru.back().completed_at + ttl <= now) erase(lru.back());
+    while (entries.size() > capacity && !lru.empty()) erase(lru.back());
   }
 };
 
@@ -117,10 +119,11 @@ DuplicateRequestCache::Lookup DuplicateRequestCache::begin(const DrcKey& key,
     }
     s.erase(e);  // expired: the call runs again
   }
+  // Room for one more running call: only completed entries can make it.
+  s.trim(per_shard_capacity_ - 1, now, options_.ttl);
+  if (s.entries.size() >= per_shard_capacity_) return {State::Full, nullptr};
   auto [pos, inserted] = s.entries.try_emplace(key);
   pos->second.key = key;
-  s.lru.push_front(pos->second);
-  s.trim(per_shard_capacity_, now, options_.ttl);
   return {State::New, nullptr};
 }
 
@@ -129,13 +132,8 @@ void DuplicateRequestCache::complete(const DrcKey& key, Reply reply, Clock::time
   std::lock_guard lock(s.mu);
   auto [pos, inserted] = s.entries.try_emplace(key);
   DrcEntry& e = pos->second;
-  if (inserted) {
-    // Evicted while executing under pressure: keep the reply anyway.
-    e.key = key;
-    s.lru.push_front(e);
-  } else {
-    s.touch(e);
-  }
+  if (inserted) e.key = key;  // complete() without begin(): keep the reply anyway
+  s.touch(e);
   // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
   // to a node that no longer has it) must not replace the reply the journal recorded.
   if (e.recovered) return;
@@ -151,12 +149,8 @@ void DuplicateRequestCache::insert_completed(const DrcKey& key, Reply reply,
   std::lock_guard lock(s.mu);
   auto [pos, inserted] = s.entries.try_emplace(key);
   DrcEntry& e = pos->second;
-  if (inserted) {
-    e.key = key;
-    s.lru.push_front(e);
-  } else {
-    s.touch(e);
-  }
+  if (inserted) e.key = key;
+  s.touch(e);  // completed now, so it belongs on the LRU list
   e.done = true;
   e.recovered = true;
   e.reply = std::move(reply);

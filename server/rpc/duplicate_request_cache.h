@@ -8,6 +8,12 @@
 // reason), the xid, program, version, procedure and a hash of the argument bytes (guards
 // against xid reuse after a client restart). Bounded with LRU eviction; completed entries expire
 // after a time to live. Sharded mutexes keep executor threads from serialising on one lock.
+//
+// Only completed entries are ever evicted: an entry whose call is still running is what stops
+// a retransmission from running the call a second time, so it stays until complete() or
+// abandon(). When a shard is full of running calls, begin() answers Full and the call is
+// dropped (the client retransmits). Who may take an entry at all is the transport's decision
+// (rpc::Service::may_cache): only callers that passed the credential and export checks.
 #pragma once
 
 #include <sys/socket.h>
@@ -45,7 +51,7 @@ class DuplicateRequestCache {
     std::chrono::milliseconds ttl{std::chrono::minutes(2)};  // for completed entries
   };
 
-  enum class State { New, InProgress, Done };
+  enum class State { New, InProgress, Done, Full };
   struct Lookup {
     State state = State::New;
     Reply reply;  // set for Done
@@ -60,6 +66,7 @@ class DuplicateRequestCache {
   // New: the caller owns the call now and must complete() or abandon() it.
   // InProgress: the original is still executing; drop this copy.
   // Done: send `reply` instead of executing.
+  // Full: every entry of this key's shard belongs to a running call; drop this call.
   Lookup begin(const DrcKey& key, Clock::time_point now = Clock::now());
   // Records the reply of a call begun with New.
   void complete(const DrcKey& key, Reply reply, Clock::time_point now = Clock::now());

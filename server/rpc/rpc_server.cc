@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <system_error>
 
-#include "server/rpc/socket_util.h"
+#include "util/net.h"
 #include "server/rpc/tcp_acceptor.h"
 #include "server/rpc/udp_endpoint.h"
+#include "util/log.h"
+#include "util/contained_thread.h"
 
 namespace nasd::rpc {
 namespace {
@@ -32,7 +34,8 @@ RpcServer::RpcServer(RpcServerOptions options)
       drc_(options_.drc),
       // The executor exists from construction so that the dispatcher can hold a plain pointer;
       // its threads idle until calls arrive.
-      executor_(std::make_unique<Executor>(options_.threads ? options_.threads : 16)),
+      executor_(std::make_unique<util::TaskQueue>(util::TaskQueue::Options{
+          .threads = options_.threads ? options_.threads : 16, .room = "rpc"})),
       dispatcher_(executor_.get(),
                   !options_.duplicate_request_cache ? nullptr
                   : options_.shared_drc             ? options_.shared_drc.get()
@@ -43,10 +46,7 @@ RpcServer::RpcServer(RpcServerOptions options)
 RpcServer::~RpcServer() { stop(); }
 
 void RpcServer::note(const std::string& text) const {
-  if (options_.log)
-    options_.log(text);
-  else
-    std::fprintf(stderr, "nasd rpc: %s\n", text.c_str());
+  util::log("rpc").warn(text);
 }
 
 void RpcServer::add_service(std::shared_ptr<Service> service) {
@@ -58,16 +58,16 @@ void RpcServer::bind_listeners() {
   for (uint16_t wanted : options_.ports) {
     for (int attempt = 0;; ++attempt) {
       Listener l;
-      SocketAddress addr = parse_socket_address(options_.bind_address, wanted);
-      l.tcp_fd = open_tcp_listener(addr);
-      l.port = bound_port(l.tcp_fd);
+      util::SocketAddress addr = util::parse_socket_address(options_.bind_address, wanted);
+      l.tcp_fd = util::open_tcp_listener(addr);
+      l.port = util::bound_port(l.tcp_fd);
       if (!options_.udp) {
         listeners_.push_back(l);
         break;
       }
       addr.set_port(l.port);
       try {
-        l.udp_fd = open_udp_socket(addr);
+        l.udp_fd = util::open_udp_socket(addr);
         listeners_.push_back(l);
         break;
       } catch (const std::system_error& e) {
@@ -119,7 +119,7 @@ void RpcServer::start() {
       for (auto& a : raw->acceptors) a->start();
       for (auto& e : raw->endpoints) e->start();
     });
-    w->thread = std::thread([raw] { raw->loop.run(); });
+    w->thread = util::contained_thread("rpc", "event loop", [raw] { raw->loop.run(); });
   }
   int failed = 0;
   for (auto& w : workers_)
@@ -136,7 +136,7 @@ void RpcServer::start() {
 }
 
 bool RpcServer::register_with_rpcbind(uint32_t prog, uint32_t vers, uint16_t port) {
-  SocketAddress addr = parse_socket_address(options_.bind_address, port);
+  util::SocketAddress addr = util::parse_socket_address(options_.bind_address, port);
   std::string why;
   bool ok = rpcbind_.add(prog, vers, /*tcp=*/true, addr, &why);
   if (ok && options_.udp) ok = rpcbind_.add(prog, vers, /*tcp=*/false, addr, &why);

@@ -23,10 +23,10 @@
 #include "server/rpc/call_stats.h"
 #include "server/rpc/duplicate_request_cache.h"
 #include "server/rpc/event_loop.h"
-#include "server/rpc/executor.h"
 #include "server/rpc/rpcbind_registration.h"
 #include "server/rpc/service.h"
 #include "server/rpc/tcp_connection.h"
+#include "util/task_queue.h"
 
 namespace nasd::rpc {
 
@@ -49,8 +49,6 @@ struct RpcServerOptions {
   // to; this server's own cache (of `drc` options) when null.
   std::shared_ptr<DuplicateRequestCache> shared_drc;
   RpcbindRegistration::Options rpcbind;
-  // Where notes such as "rpcbind not running" go; stderr when empty.
-  std::function<void(const std::string&)> log;
   // Counters to add to, shared by the servers of one node (each virtual server address has its
   // own RpcServer); a server of its own when null.
   std::shared_ptr<CallStats> stats;
@@ -105,7 +103,7 @@ class RpcServer {
   // (stats, cache, executor, dispatcher) outlives the workers.
   std::shared_ptr<CallStats> stats_;
   DuplicateRequestCache drc_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<util::TaskQueue> executor_;  // runs procedures; stop() runs what is queued
   CallDispatcher dispatcher_;
   RpcbindRegistration rpcbind_;
   std::vector<Listener> listeners_;

@@ -26,7 +26,7 @@ RpcbindRegistration::RpcbindRegistration(Options options) : options_(std::move(o
 
 RpcbindRegistration::~RpcbindRegistration() { remove_all(); }
 
-std::string RpcbindRegistration::universal_address(const SocketAddress& address) {
+std::string RpcbindRegistration::universal_address(const util::SocketAddress& address) {
   char host[INET6_ADDRSTRLEN] = "";
   const void* raw = address.storage.ss_family == AF_INET6
                         ? static_cast<const void*>(
@@ -115,7 +115,7 @@ bool RpcbindRegistration::call(uint32_t proc, const Entry& entry, bool* result,
   return st == RPC_SUCCESS;
 }
 
-bool RpcbindRegistration::add(uint32_t prog, uint32_t vers, bool tcp, const SocketAddress& address,
+bool RpcbindRegistration::add(uint32_t prog, uint32_t vers, bool tcp, const util::SocketAddress& address,
                               std::string* note) {
   if (options_.mode == RpcbindMode::Off) {
     if (note) *note = "rpcbind registration is off";

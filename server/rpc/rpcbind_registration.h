@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/rpc/socket_util.h"
+#include "util/net.h"
 
 namespace nasd::rpc {
 
@@ -39,7 +39,7 @@ class RpcbindRegistration {
   // and port), replacing any stale registration a previous run left behind. Returns true when
   // registered, false when skipped (mode off, or auto and rpcbind unreachable; `note` then
   // says why). Throws std::runtime_error in mode on when rpcbind is unreachable or refuses.
-  bool add(uint32_t prog, uint32_t vers, bool tcp, const SocketAddress& address,
+  bool add(uint32_t prog, uint32_t vers, bool tcp, const util::SocketAddress& address,
            std::string* note = nullptr);
   // Unregisters everything add() registered. Failures are ignored: rpcbind may be gone.
   void remove_all();
@@ -47,7 +47,7 @@ class RpcbindRegistration {
   size_t registered_count() const { return registered_.size(); }
 
   // "127.0.0.1.8.1" for 127.0.0.1 port 2049 (RFC 5665 universal address).
-  static std::string universal_address(const SocketAddress& address);
+  static std::string universal_address(const util::SocketAddress& address);
 
  private:
   struct Entry {

@@ -82,6 +82,16 @@ class Service {
   // True for non-idempotent procedures whose replies the duplicate request cache keeps
   // (CREATE, REMOVE, RENAME, WRITE, ...).
   virtual bool cacheable(uint32_t proc) const = 0;
+  // Whether this call of a cacheable() procedure may take an entry in the duplicate request
+  // cache: only once its caller passed the program's credential and export checks, so that a
+  // host no export lists cannot push other clients' replies out of the cache with garbage
+  // calls. A call refused here still runs (and gets its error reply), uncached. Called on the
+  // transport thread before the call is queued: it must be cheap and must not block.
+  virtual bool may_cache(const CallContext& call, std::span<const uint8_t> args) const {
+    (void)call;
+    (void)args;
+    return true;
+  }
   // Decodes `args`, runs the procedure, and appends the XDR-encoded results to `results`.
   // Called concurrently from executor threads. `results` is only sent when the returned kind is
   // Accepted and the status Success.

@@ -25,5 +25,12 @@ TEST(NodeOptionsTest, DefaultsAndErrors) {
   EXPECT_THROW(NodeOptions::from_config(Config::parse("[node]\ndatadir = x\n")), ConfigError);
 }
 
+TEST(NodeOptionsTest, LogLevelIsInfoUnlessSetAndMustBeKnown) {
+  EXPECT_EQ(NodeOptions::from_config(Config::parse("[node]\n")).log_level, util::LogLevel::Info);
+  EXPECT_EQ(NodeOptions::from_config(Config::parse("[node]\nlog_level = debug\n")).log_level,
+            util::LogLevel::Debug);
+  EXPECT_THROW(NodeOptions::from_config(Config::parse("[node]\nlog_level = chatty\n")), ConfigError);
+}
+
 }  // namespace
 }  // namespace nasd::cluster

@@ -16,6 +16,7 @@
 #include "tests/cluster/scratch_dir.h"
 #include "nvram/journal.h"
 #include "util/config.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 namespace {
@@ -37,16 +38,9 @@ fs::OpContext root_ctx() {
 
 const Config kConfig = Config::parse("[volume v0]\nid = 7\nsize = 64M\nsegment_size = 1M\n");
 
-struct Logged {
-  std::vector<std::string> lines;
-  HostedVolumes::Log log() {
-    return [this](const std::string& l) { lines.push_back(l); };
-  }
-  bool has(const std::string& what) const {
-    for (const auto& l : lines)
-      if (l.find(what) != std::string::npos) return true;
-    return false;
-  }
+// What HostedVolumes tells the operator (room "cluster") while it lives.
+struct Logged : util::LogCapture {
+  Logged() : util::LogCapture("cluster") {}
 };
 
 TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirrorCopy) {
@@ -68,8 +62,7 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
     for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(journal->accepts_mutations()) << "the mirror never connected";
-    Logged a_log;
-    HostedVolumes a(journal, a_log.log());
+    HostedVolumes a(journal);
     std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
     fs::OpContext ctx = root_ctx();
     for (int i = 0; i < kFiles; ++i) {
@@ -90,7 +83,7 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
   std::string error;
   ASSERT_EQ(mirror.copy_to(copy, &error), PartnerMirror::Copy::Copied) << error;
   Logged b_log;
-  HostedVolumes b(nullptr, b_log.log());
+  HostedVolumes b(nullptr);
   std::shared_ptr<fs::Volume> v = b.open(*kConfig.section("volume", "v0"), kConfig, shared, copy);
   EXPECT_TRUE(b_log.has("partner's NVRAM")) << "no replay was reported";
   EXPECT_FALSE(b_log.has("replayed 0 of")) << "nothing needed replaying: the test proves nothing";
@@ -124,8 +117,7 @@ TEST(Takeover, CleanHandOverUnderLoadKeepsEveryAcknowledgedMutation) {
     jo.path = dir.path + "/a-nvram.img";
     jo.size = 16 << 20;
     auto journal = nvram::Journal::open(jo);
-    Logged a_log;
-    HostedVolumes a(journal, a_log.log());
+    HostedVolumes a(journal);
     std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
     std::vector<std::thread> clients;
     std::atomic<int> started{0};
@@ -155,7 +147,7 @@ TEST(Takeover, CleanHandOverUnderLoadKeepsEveryAcknowledgedMutation) {
     for (auto& c : clients) c.join();
   }
   Logged b_log;
-  HostedVolumes b(nullptr, b_log.log());
+  HostedVolumes b(nullptr);
   std::shared_ptr<fs::Volume> v = b.open(*kConfig.section("volume", "v0"), kConfig, shared);
   fs::OpContext ctx = root_ctx();
   size_t total = 0;

@@ -2,6 +2,7 @@
 // belong to the open file, so two fences exclude each other as two processes would).
 #include "cluster/volume_fence.h"
 #include "tests/cluster/scratch_dir.h"
+#include "util/log.h"
 
 #include <atomic>
 #include <chrono>
@@ -21,8 +22,7 @@ std::shared_ptr<VolumeFence> take(const std::string& path, const std::string& no
                                   std::vector<std::string>* log, milliseconds wait = milliseconds(500),
                                   std::function<bool()> lease = {}) {
   std::string error;
-  auto f = VolumeFence::take(path, node, std::move(lease), wait,
-                             [log](const std::string& l) { log->push_back(l); }, &error);
+  auto f = VolumeFence::take(path, node, std::move(lease), wait, &error);
   EXPECT_TRUE(f || !error.empty());
   if (!f) log->push_back("take failed: " + error);
   return f;
@@ -43,14 +43,15 @@ class VolumeFenceTest : public ::testing::Test {
 };
 
 TEST_F(VolumeFenceTest, TheNextOwnerFencesThePreviousOne) {
+  util::LogCapture fenced("cluster");
   a->leave();
   auto b = take(path, "b", &log);
   ASSERT_TRUE(b);
   EXPECT_GT(b->token(), a->token());
   EXPECT_FALSE(a->enter()) << "the previous owner still writes";
   EXPECT_FALSE(a->enter());
-  ASSERT_EQ(log.size(), 1u) << "the fencing is reported once";
-  EXPECT_NE(log[0].find("taken by b"), std::string::npos) << log[0];
+  ASSERT_EQ(fenced.lines().size(), 1u) << "the fencing is reported once";
+  EXPECT_TRUE(fenced.has("taken by b")) << fenced.lines()[0];
   ASSERT_TRUE(b->enter());
   b->leave();
   // Failback: a takes it again with a new fence; b's is spent.
@@ -98,8 +99,7 @@ TEST(VolumeFence, NoWriteWithoutTheLease) {
 
 TEST(VolumeFence, AnUnusableFolderIsAClearError) {
   std::string error;
-  auto f = VolumeFence::take("/nonexistent-nasd-dir/v0.fence", "a", {}, milliseconds(10), {},
-                             &error);
+  auto f = VolumeFence::take("/nonexistent-nasd-dir/v0.fence", "a", {}, milliseconds(10), &error);
   EXPECT_FALSE(f);
   EXPECT_NE(error.find("/nonexistent-nasd-dir/v0.fence"), std::string::npos) << error;
 }

@@ -40,7 +40,7 @@ pid_of() { cat "$dir/$1/data/nasd.pid"; }
 admin_on() { "$admin" --socket "$dir/$1/data/nasd.sock" "${@:2}"; }
 
 start_pair() {
-  "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; fail "start-cluster.sh"; }
+  EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; fail "start-cluster.sh"; }
   cluster_line a "^virtual server a .*: served here" || fail "node a does not serve its own address"
 }
 

@@ -11,15 +11,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/net.h"
+
 namespace nasd::e2e {
 namespace {
 
 sockaddr_in loopback(uint16_t port) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sa;
+  return *reinterpret_cast<const sockaddr_in*>(util::parse_socket_address("127.0.0.1", port).get());
 }
 
 std::runtime_error sys_error(const std::string& what) {
@@ -73,6 +71,36 @@ Fd tcp_connect(uint16_t port) {
   int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
+}
+
+Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) throw sys_error("socket");
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  src.sin_port = htons(source_port);
+  if (inet_pton(AF_INET, source_address.c_str(), &src.sin_addr) != 1)
+    throw std::runtime_error("bad source address " + source_address);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&src), sizeof src) != 0)
+    throw sys_error("bind " + source_address + ":" + std::to_string(source_port));
+  sockaddr_in sa = loopback(port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect 127.0.0.1:" + std::to_string(port));
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+Fd tcp_connect_reserved(uint16_t port, const std::string& source_address) {
+  for (uint16_t p = 1023; p >= 600; --p) {
+    try {
+      return tcp_connect_from(port, source_address, p);
+    } catch (const std::runtime_error&) {
+      // in use (or in TIME_WAIT towards this server): the next one
+    }
+  }
+  throw std::runtime_error("no free reserved port between 600 and 1023");
 }
 
 Fd udp_connect(uint16_t port) {

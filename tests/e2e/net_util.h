@@ -35,6 +35,11 @@ class Fd {
 
 // Connected TCP / UDP sockets to 127.0.0.1:port; throw on failure.
 Fd tcp_connect(uint16_t port);
+// As tcp_connect, from a chosen source: another loopback address ("127.0.0.2", so a test can be
+// a host no export lists) and/or a source port (0: any). reserved_port picks a free port below
+// 1024, as a root NFS client does (needs root); it throws when none is free.
+Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port = 0);
+Fd tcp_connect_reserved(uint16_t port, const std::string& source_address = "127.0.0.1");
 Fd udp_connect(uint16_t port);
 
 // Sends all bytes (throws on error). Returns false if the peer has closed the connection.

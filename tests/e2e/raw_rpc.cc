@@ -176,11 +176,6 @@ std::string mkdir_args(const std::string& dir_fh, const std::string& name) {
   return w.bytes();
 }
 
-std::string rename_args(const std::string& from_dir_fh, const std::string& from_name,
-                        const std::string& to_dir_fh, const std::string& to_name) {
-  return XdrWriter().opaque(from_dir_fh).opaque(from_name).opaque(to_dir_fh).opaque(to_name).bytes();
-}
-
 std::string link_args(const std::string& file_fh, const std::string& dir_fh,
                       const std::string& name) {
   return XdrWriter().opaque(file_fh).opaque(dir_fh).opaque(name).bytes();
@@ -191,6 +186,13 @@ std::string created_handle(const std::string& results) {
   if (r.u32() != 0) throw XdrError("not a successful reply");
   if (r.u32() != 1) throw XdrError("no handle in the reply");
   return r.opaque(64);
+}
+
+std::string rename_args(const std::string& from_dir, const std::string& from_name,
+                        const std::string& to_dir, const std::string& to_name) {
+  XdrWriter w;
+  w.opaque(from_dir).opaque(from_name).opaque(to_dir).opaque(to_name);
+  return w.bytes();
 }
 
 std::string mnt_args(const std::string& path) { return XdrWriter().opaque(path).bytes(); }

@@ -59,6 +59,8 @@ Reply parse_reply(const std::string& message);
 class TcpConnection {
  public:
   explicit TcpConnection(uint16_t port) : fd_(tcp_connect(port)) {}
+  // A connection made elsewhere (tcp_connect_from, tcp_connect_reserved).
+  explicit TcpConnection(Fd fd) : fd_(std::move(fd)) {}
   int fd() const { return fd_.get(); }
   // False when the peer already closed the connection.
   bool send_bytes(const std::string& bytes) { return send_all(fd_.get(), bytes.data(), bytes.size()); }
@@ -97,13 +99,13 @@ std::string fh_args(const std::string& fh);  // GETATTR, FSINFO, ... (one nfs_fh
 std::string dirop_args(const std::string& dir_fh, const std::string& name);  // LOOKUP, REMOVE
 std::string create_guarded_args(const std::string& dir_fh, const std::string& name);
 std::string mkdir_args(const std::string& dir_fh, const std::string& name);
-std::string rename_args(const std::string& from_dir_fh, const std::string& from_name,
-                        const std::string& to_dir_fh, const std::string& to_name);
 std::string link_args(const std::string& file_fh, const std::string& dir_fh,
                       const std::string& name);
 // The new object's handle in a successful CREATE/MKDIR/SYMLINK/MKNOD reply's results.
 std::string created_handle(const std::string& results);
 std::string mnt_args(const std::string& path);
+std::string rename_args(const std::string& from_dir, const std::string& from_name,
+                        const std::string& to_dir, const std::string& to_name);
 
 // The export root via a raw MOUNT call over TCP (throws unless MNT3_OK).
 std::string mount_root_fh(uint16_t mount_port, const std::string& path);

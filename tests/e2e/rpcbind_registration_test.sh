@@ -27,6 +27,7 @@ volume = v0
 clients = 127.0.0.0/8
 access = rw
 squash = none
+secure = no                       # the test's clients send from unreserved ports
 CONF
 rpcbind -f & rpcbind_pid=$!
 for _ in $(seq 50); do rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break; sleep 0.1; done

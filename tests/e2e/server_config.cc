@@ -4,7 +4,7 @@
 
 namespace nasd::e2e {
 
-std::string nasd_config_text(const ServerLayout& l) {
+std::string nasd_config_without_exports(const ServerLayout& l) {
   std::ostringstream c;
   c << "# Written by the nasd e2e harness for one test run.\n"
     << "[node]\n"
@@ -31,12 +31,19 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "size = 2G\n"
     << "segment_size = 4M\n"
     << "cache = 64M\n"
-    << "atime = off\n"
-    << "\n[export " << kExportPath << "]\n"
+    << "atime = off\n";
+  return c.str();
+}
+
+std::string nasd_config_text(const ServerLayout& l) {
+  std::ostringstream c;
+  c << nasd_config_without_exports(l) << "\n[export " << kExportPath << "]\n"
     << "volume = v0\n"
     << "clients = 127.0.0.0/8\n"
     << "access = rw\n"
     << "squash = none\n"
+    // The raw-RPC clients of the suite send from unreserved ports.
+    << "secure = no\n"
     << "anonuid = 65534\n"
     << "anongid = 65534\n"
     // Short, so that the lock tests can wait out the grace period that follows every start.

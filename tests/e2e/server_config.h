@@ -20,8 +20,12 @@ struct ServerLayout {
 };
 
 // A one-node nasd config: one volume exported rw at kExportPath, no root squashing (the tests
-// exercise root and non-root credentials themselves), sizes small enough for a test machine.
+// exercise root and non-root credentials themselves) and `secure = no` (their raw sockets use
+// unreserved ports), sizes small enough for a test machine.
 std::string nasd_config_text(const ServerLayout& layout);
+// The same config up to and including [volume v0], without any export: tests of export
+// layouts (exports_test.cc) append their own [volume] and [export] sections.
+std::string nasd_config_without_exports(const ServerLayout& layout);
 
 // The folder ganesha exports, inside the data dir.
 std::filesystem::path ganesha_export_dir(const ServerLayout& layout);

@@ -124,6 +124,17 @@ void ServerProcess::write_config() {
   if (!out) throw std::runtime_error("cannot write " + config_path_.string());
 }
 
+void ServerProcess::rewrite_config(const std::string& text) {
+  if (choice_.kind != ServerKind::Nasd) throw std::logic_error("rewrite_config is for nasd");
+  const std::filesystem::path tmp = config_path_.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, config_path_);  // the server never reads half a file
+}
+
 void ServerProcess::start() {
   if (running()) throw std::logic_error("server already running");
   std::vector<std::string> argv;

@@ -51,6 +51,13 @@ class ServerProcess {
   bool restart();
   bool running();
 
+  // Replaces the config file (nasd only) with `text`, for tests of other export layouts and
+  // of reloading; `text` comes from the layout (nasd_config_text and its variations).
+  void rewrite_config(const std::string& text);
+  const ServerLayout& layout() const { return layout_; }
+  const std::filesystem::path& config_path() const { return config_path_; }
+  pid_t pid() const { return child_.pid(); }
+
   const ServerChoice& choice() const { return choice_; }
   ServerKind kind() const { return choice_.kind; }
   uint16_t nfs_port() const { return layout_.nfs_port; }

@@ -22,7 +22,7 @@ fail() { echo "FAIL: $*"; for n in a b; do echo "--- node $n log"; tail -20 "$di
 BUILD_DIR=$(dirname "$(dirname "$nasd")")
 export CLUSTER_DIR="$dir" BUILD_DIR
 [[ -x $BUILD_DIR/cluster/nasd ]] || { echo "SKIP: $nasd is not inside a build folder"; exit 77; }
-"$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; fail "start-cluster.sh"; }
+EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; fail "start-cluster.sh"; }
 url() { echo "nfs://127.0.0.1/r${2:+/$2}$3?nfsport=$1&mountport=$(( $1 == 2049 ? 20048 : 20148 ))&version=3"; }
 
 head -c 3000000 /dev/urandom > "$dir/payload"

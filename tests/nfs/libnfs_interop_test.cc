@@ -105,7 +105,6 @@ class LibnfsInterop : public ::testing::Test {
     options.workers = 1;
     options.threads = 2;
     options.rpcbind.mode = rpc::RpcbindMode::Off;
-    options.log = [](const std::string&) {};
     server_ = std::make_unique<rpc::RpcServer>(options);
     server_->add_service(std::make_shared<Nfs3Service>(resolver_, exports, codec));
     server_->add_service(std::make_shared<MountService>(resolver_, exports, codec,

@@ -41,20 +41,22 @@ TEST_F(Nfs3Policy, HandleOfRemovedFileIsStale) {
 TEST_F(Nfs3Policy, UnlistedClientGetsAcces) {
   call_.peer = ipv4_peer("192.168.7.7");
   EXPECT_EQ(getattr(root()), NFS3ERR_ACCES);
-  // A volume that exists but is not exported at all is refused the same way.
+  // A handle of a volume that exists but is not exported names no export: stale.
   call_.peer = ipv4_peer("127.0.0.1");
-  EXPECT_EQ(getattr(root_handle(hidden_)), NFS3ERR_ACCES);
+  EXPECT_EQ(getattr(root_handle(hidden_)), NFS3ERR_STALE);
 }
 
 TEST_F(Nfs3Policy, ReadOnlyExportRefusesEveryChange) {
-  FileHandle file;
-  ASSERT_EQ(create(root(), "f", &file), NFS3_OK);  // via the rw export
-  call_.peer = ipv4_peer("10.1.0.5");              // now via the ro export of the same volume
+  ASSERT_EQ(create(root(), "f"), NFS3_OK);  // via the rw export
+  call_.peer = ipv4_peer("10.1.0.5");       // now via the ro export of the same volume
+  EXPECT_EQ(getattr(root()), NFS3ERR_ACCES) << "the rw export's handles are not this client's";
+  FileHandle ro_root = root_handle(main_, "/r/main-ro"), file;
+  ASSERT_EQ(lookup(ro_root, "f", &file), NFS3_OK);
   EXPECT_EQ(getattr(file), NFS3_OK);
-  EXPECT_EQ(create(root(), "g"), NFS3ERR_ROFS);
-  EXPECT_EQ(mkdir(root(), "d"), NFS3ERR_ROFS);
+  EXPECT_EQ(create(ro_root, "g"), NFS3ERR_ROFS);
+  EXPECT_EQ(mkdir(ro_root, "d"), NFS3ERR_ROFS);
   EXPECT_EQ(write(file, 0, "x"), NFS3ERR_ROFS);
-  EXPECT_EQ(remove(root(), "f"), NFS3ERR_ROFS);
+  EXPECT_EQ(remove(ro_root, "f"), NFS3ERR_ROFS);
 
   SETATTR3args sa{};
   sa.object = wire(file);
@@ -65,21 +67,21 @@ TEST_F(Nfs3Policy, ReadOnlyExportRefusesEveryChange) {
   EXPECT_EQ(r->status, NFS3ERR_ROFS);
 
   RENAME3args rn{};
-  FileHandle dir = root();
+  FileHandle dir = ro_root;
   rn.from.dir = rn.to.dir = wire(dir);
   rn.from.name = const_cast<char*>("f");
   rn.to.name = const_cast<char*>("h");
   Reply<RENAME3res> rr(xdr_RENAME3res);
   call(NFSPROC3_RENAME, xdr_RENAME3args, rn, xdr_RENAME3res, &rr);
   EXPECT_EQ(rr->status, NFS3ERR_ROFS);
-  EXPECT_EQ(lookup(root(), "f"), NFS3_OK);  // nothing changed
+  EXPECT_EQ(lookup(ro_root, "f"), NFS3_OK);  // nothing changed
 }
 
 TEST_F(Nfs3Policy, AccessOnReadOnlyExportGrantsNoWriting) {
   // uid 1000 owns the directory, so the volume grants everything; the export must not.
   call_.peer = ipv4_peer("10.1.0.5");
   ACCESS3args a{};
-  FileHandle fh = root();
+  FileHandle fh = root_handle(main_, "/r/main-ro");
   a.object = wire(fh);
   a.access = ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE;
   Reply<ACCESS3res> r(xdr_ACCESS3res);
@@ -196,6 +198,100 @@ TEST_F(Nfs3Policy, RepliesAreAppendedAfterExistingBytes) {
   ASSERT_EQ(out.size(), 4u + 4u + 84u);
   EXPECT_EQ(out[0], 9);
   EXPECT_EQ(out[7], 0);  // NFS3_OK
+}
+
+}  // namespace
+}  // namespace nasd::nfs::fixture
+
+namespace nasd::nfs::fixture {
+namespace {
+
+// REMOVE3args by hand: a name with a NUL byte inside, which xdr_string would cut at the NUL.
+std::vector<uint8_t> remove_args_with_raw_name(const FileHandle& dir, const std::string& name) {
+  std::vector<uint8_t> b;
+  auto u32 = [&](uint32_t v) {
+    for (int i = 3; i >= 0; i--) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  };
+  u32(FileHandle::kSize);
+  b.insert(b.end(), dir.bytes.begin(), dir.bytes.end());
+  u32(static_cast<uint32_t>(name.size()));
+  b.insert(b.end(), name.begin(), name.end());
+  while (b.size() % 4) b.push_back(0);
+  return b;
+}
+
+class Nfs3Hardening : public Nfs3Ops {};
+
+TEST_F(Nfs3Hardening, NameWithNulIsInvalNeverAShorterName) {
+  ASSERT_EQ(create(root(), "a"), NFS3_OK);
+  Reply<REMOVE3res> r(xdr_REMOVE3res);
+  call_raw(NFSPROC3_REMOVE, remove_args_with_raw_name(root(), std::string("a\0x", 3)), &r);
+  ASSERT_EQ(r.result.accept, rpc::AcceptStat::Success);
+  EXPECT_EQ(r->status, NFS3ERR_INVAL);
+  Reply<REMOVE3res> r2(xdr_REMOVE3res);
+  call_raw(NFSPROC3_REMOVE, remove_args_with_raw_name(root(), std::string("a\0", 2)), &r2);
+  EXPECT_EQ(r2->status, NFS3ERR_INVAL) << "a trailing NUL inside the length";
+  EXPECT_EQ(lookup(root(), "a"), NFS3_OK) << "\"a\" must still exist";
+  Reply<REMOVE3res> ok(xdr_REMOVE3res);
+  call_raw(NFSPROC3_REMOVE, remove_args_with_raw_name(root(), "a"), &ok);
+  EXPECT_EQ(ok->status, NFS3_OK) << "the hand-made encoding itself is right";
+}
+
+TEST_F(Nfs3Hardening, SecureExportRefusesUnreservedPorts) {
+  exports_->replace(Exports::parse(Config::parse(R"(
+[volume main]
+id = 7
+[export /r/main]
+volume = main
+clients = 127.0.0.0/8
+access = rw
+)")));
+  reinterpret_cast<sockaddr_in*>(&call_.peer)->sin_port = htons(40000);
+  EXPECT_EQ(getattr(root()), NFS3ERR_PERM);
+  reinterpret_cast<sockaddr_in*>(&call_.peer)->sin_port = htons(800);
+  EXPECT_EQ(getattr(root()), NFS3_OK);
+}
+
+TEST_F(Nfs3Hardening, HandleFromReadOnlyExportCannotWriteEvenWhenTheClientHasRw) {
+  exports_->replace(Exports::parse(Config::parse(R"(
+[volume main]
+id = 7
+[export /pub]
+volume = main
+clients = 127.0.0.0/8
+options = ro, insecure
+[export /adm]
+volume = main
+clients = 127.0.0.1
+options = rw, insecure
+)")));
+  FileHandle pub = root_handle(main_, "/pub"), adm = root_handle(main_, "/adm");
+  EXPECT_EQ(create(pub, "nope"), NFS3ERR_ROFS);
+  EXPECT_EQ(create(adm, "yes"), NFS3_OK);
+  FileHandle via_pub;
+  ASSERT_EQ(lookup(pub, "yes", &via_pub), NFS3_OK);
+  EXPECT_EQ(write(via_pub, 0, "x"), NFS3ERR_ROFS) << "a handle found through /pub stays /pub's";
+  // Forging the export id breaks the tag.
+  FileHandle forged = via_pub;
+  uint32_t adm_id = export_id_for_path("/adm");
+  forged.bytes[1] = static_cast<uint8_t>(adm_id >> 16);
+  forged.bytes[2] = static_cast<uint8_t>(adm_id >> 8);
+  forged.bytes[3] = static_cast<uint8_t>(adm_id);
+  EXPECT_EQ(getattr(forged), NFS3ERR_BADHANDLE);
+}
+
+TEST_F(Nfs3Hardening, OnlyCallersAnExportListsMayTakeACacheEntry) {
+  FileHandle dir = root();
+  std::vector<uint8_t> args = remove_args_with_raw_name(dir, "x");
+  rpc::CallContext c = call_;
+  c.proc = NFSPROC3_REMOVE;
+  EXPECT_TRUE(nfs_->may_cache(c, args));
+  c.peer = ipv4_peer("192.168.7.7");  // in no export
+  EXPECT_FALSE(nfs_->may_cache(c, args));
+  c = call_;
+  std::vector<uint8_t> garbage(args.size(), 0x41);
+  EXPECT_FALSE(nfs_->may_cache(c, garbage));
+  EXPECT_FALSE(nfs_->may_cache(c, std::span<const uint8_t>(args.data(), 10)));
 }
 
 }  // namespace

@@ -240,12 +240,12 @@ TEST_F(Nfs3Procs, TwoHandleProceduresAcrossVolumesAreXdev) {
   ASSERT_EQ(create(root(), "file", &f), NFS3_OK);
   LINK3args a{};
   a.file = wire(f);
-  FileHandle foreign = root_handle(hidden_);  // volume 9 is not exported: ACCES first
+  FileHandle foreign = root_handle(hidden_);  // volume 9 is not exported: STALE first
   a.link.dir = wire(foreign);
   a.link.name = const_cast<char*>("l");
   Reply<LINK3res> r(xdr_LINK3res);
   call(NFSPROC3_LINK, xdr_LINK3args, a, xdr_LINK3res, &r);
-  EXPECT_EQ(r->status, NFS3ERR_ACCES);
+  EXPECT_EQ(r->status, NFS3ERR_STALE);
 
   // Re-export volume 8 read-write to see XDEV itself.
   exports_ = Exports::from_config(Config::parse(std::string(kHarnessConfig) +
@@ -253,7 +253,7 @@ TEST_F(Nfs3Procs, TwoHandleProceduresAcrossVolumesAreXdev) {
                                                 "clients = 127.0.0.1\naccess = rw\n"));
   Exports rw_first({exports_->all()[3], exports_->all()[0]});
   nfs_ = std::make_unique<Nfs3Service>(resolver_, std::make_shared<Exports>(rw_first), codec_);
-  FileHandle archive_root = root_handle(archive_);
+  FileHandle archive_root = root_handle(archive_, "/r/archive-rw");
   a.link.dir = wire(archive_root);
   Reply<LINK3res> x(xdr_LINK3res);
   call(NFSPROC3_LINK, xdr_LINK3args, a, xdr_LINK3res, &x);

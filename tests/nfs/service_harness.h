@@ -130,8 +130,16 @@ class ServiceHarness : public ::testing::Test {
     return nfs_->dispatch(c, bytes, &out);
   }
 
-  FileHandle root_handle(const test_support::MemoryFs& v) {
-    return codec_->encode(v.id(), v.root());
+  // The volume's root handle as MNT issues it: under `export_path`, or by default under the
+  // volume's first export (none: a handle that names no export, as made before handles did).
+  FileHandle root_handle(const test_support::MemoryFs& v, const std::string& export_path = "") {
+    uint32_t export_id = 0;
+    for (const auto& e : exports_->all())
+      if (e.volume_id == v.id() && (export_path.empty() || e.path == export_path)) {
+        export_id = e.export_id;
+        break;
+      }
+    return codec_->encode(v.id(), v.root(), export_id);
   }
 
   test_support::MemoryFs main_, archive_, hidden_;

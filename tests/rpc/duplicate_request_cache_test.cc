@@ -90,6 +90,34 @@ TEST(DuplicateRequestCache, BoundedWithLeastRecentlyUsedEviction) {
   EXPECT_EQ(remembered, 0u) << "old entries should have been evicted";
 }
 
+// A running call's entry is what turns its retransmission away; evicting it would let a flood
+// of other calls make a retransmitted RENAME or REMOVE run twice.
+TEST(DuplicateRequestCache, RunningCallsAreNeverEvicted) {
+  DuplicateRequestCache::Options o;
+  o.capacity = 16;  // one per shard
+  DuplicateRequestCache drc(o);
+  DrcKey running = DrcKey::make(call_from("10.0.0.1", 800, 7, 14), kArgs);
+  ASSERT_EQ(drc.begin(running).state, State::New);
+  size_t full = 0;
+  for (uint32_t xid = 1000; xid < 3000; ++xid) {
+    DrcKey k = DrcKey::make(call_from("10.0.0.9", 900, xid), kArgs);
+    State s = drc.begin(k).state;
+    if (s == State::Full) {
+      ++full;
+      continue;
+    }
+    ASSERT_EQ(s, State::New);
+    drc.complete(k, reply(xid));
+  }
+  EXPECT_GT(full, 0u) << "the running call's shard turns new calls away instead";
+  EXPECT_EQ(drc.begin(running).state, State::InProgress) << "the running call was evicted";
+  auto r = reply(7);
+  drc.complete(running, r);
+  auto hit = drc.begin(running);
+  EXPECT_EQ(hit.state, State::Done);
+  EXPECT_EQ(hit.reply, r);
+}
+
 TEST(DuplicateRequestCache, AbandonForgetsInProgressCall) {
   DuplicateRequestCache drc;
   DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, 5), kArgs);

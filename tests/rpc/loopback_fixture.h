@@ -24,7 +24,6 @@ class LoopbackTest : public ::testing::Test {
     o.threads = 8;
     o.tcp.max_record = 256 << 10;
     o.rpcbind.mode = RpcbindMode::Off;
-    o.log = [](const std::string&) {};
     tune(o);
     service_ = std::make_shared<EchoService>();
     server_ = std::make_unique<RpcServer>(o);

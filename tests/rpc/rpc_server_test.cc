@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "server/rpc/rpc_server_options.h"
-#include "server/rpc/socket_util.h"
+#include "util/net.h"
 #include "tests/rpc/echo_service.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "util/config.h"
@@ -30,7 +30,6 @@ RpcServerOptions quiet_options() {
   o.workers = 1;
   o.threads = 4;
   o.rpcbind.mode = RpcbindMode::Off;
-  o.log = [](const std::string&) {};
   return o;
 }
 
@@ -75,10 +74,10 @@ TEST(RpcServerOptions, BadValuesAreConfigErrors) {
 }
 
 TEST(RpcServer, StartFailsCleanlyWhenThePortIsTaken) {
-  SocketAddress addr = parse_socket_address("127.0.0.1", 0);
-  int taken = open_tcp_listener(addr);
+  util::SocketAddress addr = util::parse_socket_address("127.0.0.1", 0);
+  int taken = util::open_tcp_listener(addr);
   RpcServerOptions o = quiet_options();
-  o.ports = {bound_port(taken)};
+  o.ports = {util::bound_port(taken)};
   RpcServer server(o);
   EXPECT_THROW(server.start(), std::system_error);
   EXPECT_FALSE(server.running());

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "util/net.h"
+
 namespace nasd::rpc::testing {
 
 XdrBuilder& XdrBuilder::u32(uint32_t v) {
@@ -112,11 +114,7 @@ ParsedReply parse_reply(std::span<const uint8_t> m) {
 namespace {
 
 sockaddr_in loopback(uint16_t port) {
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sin;
+  return *reinterpret_cast<const sockaddr_in*>(util::parse_socket_address("127.0.0.1", port).get());
 }
 
 bool wait_readable(int fd, int timeout_ms) {

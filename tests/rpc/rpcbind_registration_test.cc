@@ -109,9 +109,9 @@ TEST(RpcbindRegistration, ParsesModes) {
 }
 
 TEST(RpcbindRegistration, UniversalAddress) {
-  EXPECT_EQ(RpcbindRegistration::universal_address(parse_socket_address("127.0.0.1", 2049)),
+  EXPECT_EQ(RpcbindRegistration::universal_address(util::parse_socket_address("127.0.0.1", 2049)),
             "127.0.0.1.8.1");
-  EXPECT_EQ(RpcbindRegistration::universal_address(parse_socket_address("::1", 20048)),
+  EXPECT_EQ(RpcbindRegistration::universal_address(util::parse_socket_address("::1", 20048)),
             "::1.78.80");
 }
 
@@ -119,8 +119,8 @@ TEST(RpcbindRegistration, RegistersAndUnregisters) {
   FakeRpcbind fake;
   {
     RpcbindRegistration reg(options(RpcbindMode::On, fake.path()));
-    EXPECT_TRUE(reg.add(100003, 3, true, parse_socket_address("127.0.0.1", 2049)));
-    EXPECT_TRUE(reg.add(100003, 3, false, parse_socket_address("127.0.0.1", 2049)));
+    EXPECT_TRUE(reg.add(100003, 3, true, util::parse_socket_address("127.0.0.1", 2049)));
+    EXPECT_TRUE(reg.add(100003, 3, false, util::parse_socket_address("127.0.0.1", 2049)));
     EXPECT_EQ(reg.registered_count(), 2u);
   }  // destructor unregisters
   auto calls = fake.calls();
@@ -143,7 +143,7 @@ TEST(RpcbindRegistration, RefusalFailsInModeOn) {
     g_refuse_set = true;
   }
   RpcbindRegistration reg(options(RpcbindMode::On, fake.path()));
-  EXPECT_THROW(reg.add(100005, 3, true, parse_socket_address("127.0.0.1", 20048)),
+  EXPECT_THROW(reg.add(100005, 3, true, util::parse_socket_address("127.0.0.1", 20048)),
                std::runtime_error);
   EXPECT_EQ(reg.registered_count(), 0u);
 }
@@ -153,8 +153,8 @@ TEST(RpcbindRegistration, AbsentRpcbindIsSkippedQuicklyInAuto) {
   RpcbindRegistration reg(options(RpcbindMode::Auto, nowhere));
   auto t0 = std::chrono::steady_clock::now();
   std::string note;
-  EXPECT_FALSE(reg.add(100003, 3, true, parse_socket_address("127.0.0.1", 2049), &note));
-  EXPECT_FALSE(reg.add(100003, 3, false, parse_socket_address("127.0.0.1", 2049), &note));
+  EXPECT_FALSE(reg.add(100003, 3, true, util::parse_socket_address("127.0.0.1", 2049), &note));
+  EXPECT_FALSE(reg.add(100003, 3, false, util::parse_socket_address("127.0.0.1", 2049), &note));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1500));
   EXPECT_NE(note.find("skipped"), std::string::npos) << note;
 }
@@ -162,14 +162,14 @@ TEST(RpcbindRegistration, AbsentRpcbindIsSkippedQuicklyInAuto) {
 TEST(RpcbindRegistration, AbsentRpcbindFailsInModeOn) {
   std::string nowhere = "/tmp/nasd-rpc-test-no-rpcbind-" + std::to_string(getpid()) + ".sock";
   RpcbindRegistration reg(options(RpcbindMode::On, nowhere));
-  EXPECT_THROW(reg.add(100003, 3, true, parse_socket_address("127.0.0.1", 2049)),
+  EXPECT_THROW(reg.add(100003, 3, true, util::parse_socket_address("127.0.0.1", 2049)),
                std::runtime_error);
 }
 
 TEST(RpcbindRegistration, ModeOffNeverCallsRpcbind) {
   FakeRpcbind fake;
   RpcbindRegistration reg(options(RpcbindMode::Off, fake.path()));
-  EXPECT_FALSE(reg.add(100003, 3, true, parse_socket_address("127.0.0.1", 2049)));
+  EXPECT_FALSE(reg.add(100003, 3, true, util::parse_socket_address("127.0.0.1", 2049)));
   EXPECT_TRUE(fake.calls().empty());
 }
 

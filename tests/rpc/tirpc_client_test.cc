@@ -3,16 +3,13 @@
 #include <rpc/rpc.h>
 
 #include "tests/rpc/loopback_fixture.h"
+#include "util/net.h"
 
 namespace nasd::rpc::testing {
 namespace {
 
 sockaddr_in server_address(uint16_t port) {
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sin;
+  return *reinterpret_cast<const sockaddr_in*>(util::parse_socket_address("127.0.0.1", port).get());
 }
 
 struct Bytes {

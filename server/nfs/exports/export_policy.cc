@@ -1,8 +1,29 @@
 #include "server/nfs/exports/export_policy.h"
 
+#include <netinet/in.h>
+
 #include <algorithm>
 
 namespace nasd::nfs {
+
+uint32_t export_id_for_path(const std::string& path) {
+  uint32_t h = 2166136261u;  // FNV-1a: stable across builds and machines, unlike std::hash
+  for (unsigned char c : path) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  h = (h ^ (h >> 24)) & 0xffffffu;
+  return h == 0 ? 1 : h;
+}
+
+bool ExportPolicy::port_allowed(const sockaddr_storage& peer) const {
+  if (!secure) return true;
+  uint16_t port = 0;
+  if (peer.ss_family == AF_INET) port = ntohs(reinterpret_cast<const sockaddr_in&>(peer).sin_port);
+  else if (peer.ss_family == AF_INET6) port = ntohs(reinterpret_cast<const sockaddr_in6&>(peer).sin6_port);
+  else return false;
+  return port < 1024;
+}
 
 bool ExportPolicy::allows(const sockaddr_storage& peer) const {
   return std::any_of(clients.begin(), clients.end(),

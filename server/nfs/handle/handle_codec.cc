@@ -38,10 +38,11 @@ void HandleCodec::compute_tag(std::span<const uint8_t> body, uint8_t* tag) const
   std::copy(mac.begin(), mac.begin() + kTagBytes, tag);
 }
 
-FileHandle HandleCodec::encode(uint32_t volume_id, fs::InodeId inode) const {
+FileHandle HandleCodec::encode(uint32_t volume_id, fs::InodeId inode, uint32_t export_id) const {
   FileHandle fh;
   uint8_t* b = fh.bytes.data();
   b[0] = kVersion;
+  put_be(b + 1, export_id & 0xffffffu, 3);
   put_be(b + 4, volume_id, 4);
   put_be(b + 8, inode.ino, 8);
   put_be(b + 16, inode.gen, 4);
@@ -52,11 +53,12 @@ FileHandle HandleCodec::encode(uint32_t volume_id, fs::InodeId inode) const {
 fs::Status HandleCodec::decode(std::span<const uint8_t> handle, HandleTarget* out) const {
   if (handle.size() != FileHandle::kSize) return fs::Status::BadHandle;
   const uint8_t* b = handle.data();
-  if (b[0] != kVersion || b[1] != 0 || b[2] != 0 || b[3] != 0) return fs::Status::BadHandle;
+  if (b[0] != kVersion) return fs::Status::BadHandle;
   uint8_t tag[kTagBytes];
   compute_tag({b, kTagOffset}, tag);
   // Constant-time compare: timing must not reveal how many tag bytes a forgery got right.
   if (CRYPTO_memcmp(tag, b + kTagOffset, kTagBytes) != 0) return fs::Status::BadHandle;
+  out->export_id = static_cast<uint32_t>(get_be(b + 1, 3));
   out->volume_id = static_cast<uint32_t>(get_be(b + 4, 4));
   out->inode.ino = get_be(b + 8, 8);
   out->inode.gen = static_cast<uint32_t>(get_be(b + 16, 4));

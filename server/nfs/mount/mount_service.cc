@@ -114,9 +114,11 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
   if (std::strchr(path, '\n')) return MNT3ERR_INVAL;  // could not be recorded in the table
   if (!split_export_path(path, &components)) return path[0] == '/' ? MNT3ERR_INVAL : MNT3ERR_NOENT;
   size_t matched = 0;
-  const ExportPolicy* policy = exports_->for_path(components, &matched);
+  Exports::Policy policy = exports_->for_path(components, &matched);
   if (!policy) return MNT3ERR_NOENT;
   if (!policy->allows(call.peer)) return MNT3ERR_ACCES;
+  // As mountd: a `secure` export answers only a reserved source port.
+  if (!policy->port_allowed(call.peer)) return MNT3ERR_ACCES;
   fs::Volume* volume = volumes_->find(policy->volume_id);
   if (!volume) return MNT3ERR_SERVERFAULT;  // configured, but the volume is not online
 
@@ -134,7 +136,14 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
     fs::InodeId next;
     fs::Status st = volume->lookup(ctx, inode, components[i], &next, &attr, &dir_attr);
     if (st != fs::Status::Ok) return to_mountstat(st);
-    if (auto other = fs::junction_target(next)) {  // /r/vN: continue at that volume's root
+    if (auto other = fs::junction_target(next)) {
+      // /r/vN: continue at that volume's root, under that volume's own export for this
+      // client; a volume none of whose exports lists the client is not entered.
+      std::vector<std::string> crossed(components.begin(), components.begin() + i + 1);
+      policy = exports_->for_crossing(*other, join_path(crossed), call.peer);
+      if (!policy) return MNT3ERR_ACCES;
+      if (!policy->port_allowed(call.peer)) return MNT3ERR_ACCES;
+      ctx.cred = policy->credential_for(call.cred);
       volume = volumes_->find(*other);
       if (!volume) return MNT3ERR_NOENT;
       volume_id = *other;
@@ -151,7 +160,7 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
     if (attr->type != fs::FileType::Dir) return MNT3ERR_NOTDIR;
     inode = next;
   }
-  out->handle = handles_->encode(volume_id, inode);
+  out->handle = handles_->encode(volume_id, inode, policy->export_id);
   out->path = join_path(components);
   return MNT3_OK;
 }
@@ -161,7 +170,9 @@ rpc::DispatchResult MountService::mnt(const rpc::CallContext& call, std::span<co
   xdr::Decoded<mnt_dirpath> path(xdr_mnt_dirpath);
   if (!path.decode(args)) return accepted(rpc::AcceptStat::GarbageArgs);
   Mounted m;
-  uint32_t status = resolve(call, *path, &m);
+  // A path with a NUL byte would be cut short at it and name another directory.
+  uint32_t status = path.encodes_back_to(args) ? resolve(call, *path, &m)
+                                               : static_cast<uint32_t>(MNT3ERR_INVAL);
   if (status == MNT3_OK) mounts_->add(peer_host(call.peer), m.path);
 
   if (call.vers < 3) {

@@ -16,8 +16,8 @@ struct Created {
 // The four *3resok structures share one shape; so do the *3resfail ones.
 template <typename ResOk>
 void put_created(Nfs3Call& call, const Target& dir, Created& c, ResOk* ok) {
-  c.handle = call.handle_for(dir, c.inode);
-  ok->obj = to_post_op_fh(c.handle);
+  // A new object is never a junction, so its handle is always issued under dir's export.
+  if (call.handle_for(dir, c.inode, &c.handle) == NFS3_OK) ok->obj = to_post_op_fh(c.handle);
   ok->obj_attributes = to_post_op(c.attr);
   ok->dir_wcc = to_wcc(c.dir_wcc);
 }
@@ -25,7 +25,7 @@ void put_created(Nfs3Call& call, const Target& dir, Created& c, ResOk* ok) {
 // Opens the parent directory for a new entry named `where.name`.
 nfsstat3 open_parent(Nfs3Call& call, const diropargs3& where, Target* dir) {
   nfsstat3 st = call.open_for_change(where.dir, dir);
-  return st == NFS3_OK ? check_name(where.name) : st;
+  return st == NFS3_OK ? call.check_name(where.name) : st;
 }
 
 }  // namespace

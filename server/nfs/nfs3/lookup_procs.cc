@@ -15,12 +15,12 @@ rpc::DispatchResult proc_lookup(Nfs3Call& call) {
   std::optional<fs::Attr> obj_attr, dir_attr;
   FileHandle fh;
   res.status = call.open(args->what.dir, &dir);
-  if (res.status == NFS3_OK) res.status = check_name(args->what.name);
+  if (res.status == NFS3_OK) res.status = call.check_name(args->what.name);
   if (res.status == NFS3_OK)
     res.status = to_nfsstat(
         dir.volume->lookup(dir.ctx, dir.inode, args->what.name, &found, &obj_attr, &dir_attr));
+  if (res.status == NFS3_OK) res.status = call.handle_for(dir, found, &fh, args->what.name);
   if (res.status == NFS3_OK) {
-    fh = call.handle_for(dir, found);
     res.LOOKUP3res_u.resok.object = to_wire(fh);
     res.LOOKUP3res_u.resok.obj_attributes = to_post_op(obj_attr);
     res.LOOKUP3res_u.resok.dir_attributes = to_post_op(dir_attr);

@@ -11,14 +11,16 @@ nfsstat3 Nfs3Call::open(const nfs_fh3& fh, Target* out) const {
   if (deps_.handles->decode(bytes, &named) != fs::Status::Ok) return NFS3ERR_BADHANDLE;
   fs::Volume* volume = deps_.volumes->find(named.volume_id);
   if (!volume) return NFS3ERR_STALE;
-  const ExportPolicy* policy = deps_.exports->for_volume(named.volume_id, call_.peer);
-  if (!policy) return NFS3ERR_ACCES;
+  Exports::Policy policy = deps_.exports->for_handle(named.volume_id, named.export_id, call_.peer);
+  if (!policy) return NFS3ERR_STALE;
+  if (!policy->allows(call_.peer)) return NFS3ERR_ACCES;
+  if (!policy->port_allowed(call_.peer)) return NFS3ERR_PERM;
   out->volume = volume;
   out->volume_id = named.volume_id;
   out->inode = named.inode;
-  out->policy = policy;
+  out->policy = std::move(policy);
   out->ctx = fs::OpContext{};
-  out->ctx.cred = policy->credential_for(call_.cred);
+  out->ctx.cred = out->policy->credential_for(call_.cred);
   return NFS3_OK;
 }
 
@@ -40,8 +42,26 @@ rpc::DispatchResult Nfs3Call::garbage_args() {
   return r;
 }
 
-nfsstat3 check_name(const char* name) {
-  return std::strchr(name, '/') ? NFS3ERR_INVAL : NFS3_OK;
+nfsstat3 Nfs3Call::handle_for(const Target& t, fs::InodeId inode, FileHandle* out,
+                              std::string_view name) const {
+  if (auto other = fs::junction_target(inode)) {
+    std::string crossed = t.policy->path == "/" ? "" : t.policy->path;
+    crossed += "/";
+    crossed += name;
+    Exports::Policy entered = deps_.exports->for_crossing(*other, crossed, call_.peer);
+    if (!entered) return NFS3ERR_ACCES;
+    fs::Volume* v = deps_.volumes->find(*other);
+    *out = deps_.handles->encode(*other, v ? v->root() : fs::InodeId{}, entered->export_id);
+    return NFS3_OK;
+  }
+  *out = deps_.handles->encode(t.volume_id, inode, t.policy->export_id);
+  return NFS3_OK;
+}
+
+nfsstat3 Nfs3Call::check_name(const char* name) const {
+  if (std::strchr(name, '/')) return NFS3ERR_INVAL;
+  if (decoded_intact_ && !decoded_intact_()) return NFS3ERR_INVAL;
+  return NFS3_OK;
 }
 
 }  // namespace nasd::nfs::nfs3

@@ -2,8 +2,10 @@
 // turn a file handle into a volume + inode under the caller's export policy, encode the reply.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "fs/volume.h"
@@ -33,7 +35,7 @@ struct Target {
   fs::Volume* volume = nullptr;
   uint32_t volume_id = 0;
   fs::InodeId inode;
-  const ExportPolicy* policy = nullptr;
+  Exports::Policy policy;  // the export the handle was issued under, kept for the whole call
   fs::OpContext ctx;  // the caller's credential after the export's squashing
 };
 
@@ -45,24 +47,31 @@ class Nfs3Call {
 
   template <typename T>
   bool decode(xdr::Decoded<T>& args) {
-    return args.decode(args_);
+    if (!args.decode(args_)) return false;
+    decoded_intact_ = [&args, bytes = args_] { return args.encodes_back_to(bytes); };
+    return true;
   }
   std::span<const uint8_t> raw_args() const { return args_; }
 
-  // BADHANDLE for a malformed or forged handle, STALE when no volume has its id, ACCES when
-  // the export policy does not list the caller. NFS3_OK fills `out`.
+  // BADHANDLE for a malformed or forged handle, STALE when no volume has its id or the export
+  // it was issued under no longer exports that volume, ACCES when that export does not list
+  // the caller, PERM (as knfsd) when the export is `secure` and the call came from an
+  // unreserved port. NFS3_OK fills `out`.
   nfsstat3 open(const nfs_fh3& fh, Target* out) const;
   // As open(), and ROFS when the export is read-only: for procedures that change the volume.
   nfsstat3 open_for_change(const nfs_fh3& fh, Target* out) const;
 
-  // The handle of `inode` in t's volume; a junction becomes the root of the volume it names.
-  FileHandle handle_for(const Target& t, fs::InodeId inode) const {
-    if (auto other = fs::junction_target(inode)) {
-      fs::Volume* v = deps_.volumes->find(*other);
-      return deps_.handles->encode(*other, v ? v->root() : fs::InodeId{});
-    }
-    return deps_.handles->encode(t.volume_id, inode);
-  }
+  // The handle of `inode` (entry `name` of a directory) in t's volume, issued under t's
+  // export. A junction becomes the root of the volume it names, issued under the export of
+  // that volume that lets this client in (Exports::for_crossing): ACCES when none does.
+  nfsstat3 handle_for(const Target& t, fs::InodeId inode, FileHandle* out,
+                      std::string_view name = {}) const;
+
+  // A name a client sent for a directory entry: INVAL for one containing '/', which no
+  // directory entry can hold, and for arguments whose strings held a NUL byte (the decoded
+  // name would be cut short and name another entry); NFS3_OK otherwise (empty names are the
+  // volume's to reject).
+  nfsstat3 check_name(const char* name) const;
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 
   template <typename T>
@@ -77,10 +86,7 @@ class Nfs3Call {
   const rpc::CallContext& call_;
   std::span<const uint8_t> args_;
   std::vector<uint8_t>* results_;
+  std::function<bool()> decoded_intact_;  // whether the decoded arguments lost no byte
 };
-
-// A name a client sent for a directory entry: NFS3ERR_INVAL for one containing '/', which no
-// directory entry can hold; NFS3_OK otherwise (empty names are the volume's to reject).
-nfsstat3 check_name(const char* name);
 
 }  // namespace nasd::nfs::nfs3

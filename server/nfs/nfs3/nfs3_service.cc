@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "fs/call_identity.h"
+#include "server/nfs/nfs3/nfs3_call.h"
 #include "server/nfs/nfs3/procedures.h"
 #include "server/nfs/nfs3/recovered_replies.h"
 #include "server/rpc/duplicate_request_cache.h"
@@ -65,6 +66,17 @@ std::string_view Nfs3Service::proc_name(uint32_t proc) const {
 
 bool Nfs3Service::cacheable(uint32_t proc) const {
   return proc < kNumProcs && kProcs[proc].cacheable;
+}
+
+bool Nfs3Service::may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const {
+  // nfs_fh3: a 4-byte big-endian length (at most NFS3_FHSIZE) and the handle's bytes.
+  if (args.size() < 4) return false;
+  uint32_t len = (uint32_t{args[0]} << 24) | (uint32_t{args[1]} << 16) | (uint32_t{args[2]} << 8) | args[3];
+  if (len > NFS3_FHSIZE || args.size() - 4 < len) return false;
+  HandleTarget named;
+  if (deps_->handles->decode(args.subspan(4, len), &named) != fs::Status::Ok) return false;
+  Exports::Policy policy = deps_->exports->for_handle(named.volume_id, named.export_id, call.peer);
+  return policy && policy->allows(call.peer) && policy->port_allowed(call.peer);
 }
 
 rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,

@@ -27,6 +27,9 @@ class Nfs3Service : public rpc::Service {
   uint32_t num_procs() const override;
   std::string_view proc_name(uint32_t proc) const override;
   bool cacheable(uint32_t proc) const override;
+  // True when the call's first argument, which for every NFSv3 procedure is a file handle,
+  // verifies and names an export that lists the caller and accepts its source port.
+  bool may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const override;
   rpc::DispatchResult dispatch(const rpc::CallContext& call, std::span<const uint8_t> args,
                                std::vector<uint8_t>* results) override;
 

@@ -107,13 +107,15 @@ rpc::DispatchResult proc_readdirplus(Nfs3Call& call) {
     handles.reserve(listing.entries.size());  // entries point into it: it must not reallocate
     for (fs::DirEntry& e : listing.entries) {
       if (!budget.take(entryplus3_bytes(e.name, e.attr.has_value()), entry3_bytes(e.name))) break;
-      handles.push_back(call.handle_for(dir, e.id));
+      handles.emplace_back();
+      // A junction into a volume whose exports refuse this client is listed without a handle.
+      bool has_handle = call.handle_for(dir, e.id, &handles.back(), e.name) == NFS3_OK;
       entryplus3 plus{};
       plus.fileid = e.fileid;
       plus.name = e.name.data();
       plus.cookie = e.cookie;
       plus.name_attributes = to_post_op(e.attr);
-      plus.name_handle = to_post_op_fh(handles.back());
+      if (has_handle) plus.name_handle = to_post_op_fh(handles.back());
       entries.push_back(plus);
     }
     if (entries.empty() && !listing.entries.empty()) res.status = NFS3ERR_TOOSMALL;

@@ -7,7 +7,7 @@ namespace {
 
 nfsstat3 open_entry(Nfs3Call& call, const diropargs3& entry, Target* dir) {
   nfsstat3 st = call.open_for_change(entry.dir, dir);
-  return st == NFS3_OK ? check_name(entry.name) : st;
+  return st == NFS3_OK ? call.check_name(entry.name) : st;
 }
 
 // Both objects of a two-handle procedure must live on one volume.

@@ -28,4 +28,10 @@ bool append_encoded(xdrproc_t routine, const void* value, std::vector<uint8_t>* 
   return ok;
 }
 
+bool encodes_back_to(xdrproc_t routine, const void* value, std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> again;
+  if (!append_encoded(routine, value, &again)) return false;
+  return again.size() <= bytes.size() && std::memcmp(again.data(), bytes.data(), again.size()) == 0;
+}
+
 }  // namespace nasd::nfs::xdr

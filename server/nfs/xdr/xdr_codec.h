@@ -27,6 +27,11 @@ bool decode_into(xdrproc_t routine, void* value, std::span<const uint8_t> bytes)
 // Appends the encoding of `value` to `out`, growing it by exactly the encoded size.
 bool append_encoded(xdrproc_t routine, const void* value, std::vector<uint8_t>* out);
 
+// True when encoding `value` again gives exactly the first bytes of `bytes` it was decoded
+// from. False when decoding lost something, which for XDR strings means an embedded NUL byte:
+// the decoded C string ends at it, so "a\0x" would silently become "a".
+bool encodes_back_to(xdrproc_t routine, const void* value, std::span<const uint8_t> bytes);
+
 template <typename T>
 bool append(Routine<T> routine, const T& value, std::vector<uint8_t>* out) {
   return append_encoded(as_proc(routine), &value, out);
@@ -43,6 +48,10 @@ class Decoded {
   Decoded& operator=(const Decoded&) = delete;
 
   bool decode(std::span<const uint8_t> bytes) { return decode_into(as_proc(routine_), &value_, bytes); }
+
+  bool encodes_back_to(std::span<const uint8_t> bytes) const {
+    return xdr::encodes_back_to(as_proc(routine_), &value_, bytes);
+  }
 
   T& operator*() { return value_; }
   T* operator->() { return &value_; }

@@ -159,7 +159,12 @@ struct World {
     for (size_t i = 0; i + 4 + FileHandle::kSize <= args->size(); i += 4) {
       uint8_t* p = args->data() + i;
       if (p[0] != 0 || p[1] != 0 || p[2] != 0 || p[3] != 32 || p[4] != kHandleMarker) continue;
-      FileHandle fh = codec->encode(7 + p[5] % 3, {p[6], 1});
+      // Issued under the volume's first export, as MNT would (volume 9 has none: id 0).
+      const uint32_t volume = 7 + p[5] % 3;
+      const uint32_t export_id = volume == 7   ? export_id_for_path("/r/main")
+                                 : volume == 8 ? export_id_for_path("/r/archive")
+                                               : 0;
+      FileHandle fh = codec->encode(volume, {p[6], 1}, export_id);
       std::memcpy(p + 4, fh.bytes.data(), FileHandle::kSize);
       i += FileHandle::kSize;
     }
@@ -188,6 +193,7 @@ void run_call(World& world, uint8_t selector, uint8_t flags, std::vector<uint8_t
 
   std::vector<uint8_t> results;
   rpc::Service& service = is_nfs ? static_cast<rpc::Service&>(*world.nfs) : *world.mount;
+  service.may_cache(call, args);  // the reply cache's admission check decodes a handle too
   rpc::DispatchResult r = service.dispatch(call, args, &results);
   if (r.kind == rpc::DispatchResult::Accepted && r.accept == rpc::AcceptStat::Success)
     check_decodes(is_nfs ? kNfsResults[call.proc] : mount_result(call.proc, call.vers), results);

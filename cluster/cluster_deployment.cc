@@ -1,0 +1,119 @@
+#include "cluster/cluster_deployment.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "cluster/interconnect/interconnect_server.h"
+#include "cluster/interconnect/peer_client.h"
+#include "cluster/interconnect/router.h"
+#include "cluster/interconnect/volume_server.h"
+#include "util/log.h"
+
+namespace nasd::cluster {
+
+ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted)
+    : plan_(plan), hosted_(hosted) {
+  router_ = std::make_shared<interconnect::ClusterRouter>(
+      plan_.node.name, [this](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
+        auto it = peers_.find(node);
+        return it == peers_.end() ? nullptr : it->second;
+      });
+  for (const auto& p : plan_.cluster->peers) {
+    interconnect::PeerClientOptions po;
+    po.host = p.host;
+    po.port = p.port;
+    po.cluster_name = plan_.cluster->name;
+    po.local_node = plan_.node.name;
+    po.expected_peer = p.name;
+    peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
+  }
+}
+
+ClusterDeployment::~ClusterDeployment() = default;
+
+std::shared_ptr<fs::VolumeResolver> ClusterDeployment::resolver() { return router_; }
+
+// Each volume this node owns is served here; a peer's is forwarded to it and its root is
+// learned from the owner.
+void ClusterDeployment::open_volumes() {
+  for (const PlannedVolume& v : plan_.volumes) {
+    if (v.owner.empty()) {
+      serve_local(hosted_.open(*plan_.config.section("volume", v.name), plan_.config, plan_.node.data_dir));
+      continue;
+    }
+    router_->add_remote(v.id);
+    router_->set_owner(v.id, v.owner);
+    util::log("cluster").info("volume " + v.name + " (id " + std::to_string(v.id) + "): owned by " +
+                              v.owner + ", forwarded over the interconnect");
+  }
+}
+
+void ClusterDeployment::serve_local(std::shared_ptr<fs::Volume> volume) {
+  uint32_t id = volume->id();
+  router_->add_local(std::move(volume));
+  router_->set_owner(id, plan_.node.name);
+}
+
+void ClusterDeployment::start(const rpc::RpcServerOptions& options,
+                              const std::vector<std::shared_ptr<rpc::Service>>& programs) {
+  home_server_ = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
+  if (!home_server_->bind()) throw std::runtime_error("cannot serve NFS on " + home_server_->describe());
+  start_interconnect({});
+}
+
+void ClusterDeployment::start_interconnect(
+    const std::function<void(interconnect::InterconnectServer&)>& attach) {
+  const ClusterOptions& c = *plan_.cluster;
+  interconnect::InterconnectServerOptions io;
+  io.host = c.host;
+  io.port = c.port;
+  io.cluster_name = c.name;
+  io.local_node = plan_.node.name;
+  interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
+  volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
+  volume_server_->attach(*interconnect_);
+  if (attach) attach(*interconnect_);
+  interconnect_->start();
+  for (auto& [name, peer] : peers_) peer->start();
+  util::log("cluster").info("cluster " + c.name + ": interconnect on " + c.host + ":" +
+                            std::to_string(interconnect_->port()) + ", " +
+                            std::to_string(peers_.size()) + " peer(s)");
+}
+
+void ClusterDeployment::stop() {
+  if (home_server_) home_server_->release();
+  stop_interconnect();
+}
+
+// Peers' forwarded calls stop before the volumes they run on close.
+void ClusterDeployment::stop_interconnect() {
+  if (interconnect_) interconnect_->stop();
+  for (auto& [name, peer] : peers_) peer->stop();
+}
+
+std::string ClusterDeployment::status() const {
+  std::ostringstream out;
+  out << "cluster " << plan_.cluster->name << ", node " << plan_.node.name
+      << ": static ownership, no failover\n";
+  for (uint32_t id : router_->volume_ids()) {
+    auto owner = router_->owner(id);
+    out << "volume id " << id << ": owned by "
+        << (owner && *owner == plan_.node.name ? "this node" : owner ? *owner : "nobody") << "\n";
+  }
+  return out.str() + peer_lines();
+}
+
+std::vector<std::pair<std::string, bool>> ClusterDeployment::peer_links() const {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const auto& [name, peer] : peers_) out.emplace_back(name, peer->connected());
+  return out;
+}
+
+std::string ClusterDeployment::peer_lines() const {
+  std::string out;
+  for (const auto& [name, peer] : peers_)
+    out += "peer " + name + ": interconnect " + (peer->connected() ? "up" : "down") + "\n";
+  return out;
+}
+
+}  // namespace nasd::cluster

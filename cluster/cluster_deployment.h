@@ -1,0 +1,57 @@
+// A node of a cluster with static ownership ([cluster] without shared_dir): the router serves
+// the volumes this node owns and forwards the others to their owner over the interconnect; the
+// interconnect listener runs peers' forwarded calls on the volumes served here.
+// HaPairDeployment builds on the same wiring.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cluster/deployment.h"
+#include "cluster/virtual_server.h"
+
+namespace nasd::interconnect {
+class ClusterRouter;
+class InterconnectServer;
+class PeerClient;
+class VolumeServer;
+}
+
+namespace nasd::cluster {
+
+class ClusterDeployment : public Deployment {
+ public:
+  ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted);
+  ~ClusterDeployment() override;
+
+  std::shared_ptr<fs::VolumeResolver> resolver() override;
+  void open_volumes() override;
+  void serve_local(std::shared_ptr<fs::Volume> volume) override;
+  void start(const rpc::RpcServerOptions& options,
+             const std::vector<std::shared_ptr<rpc::Service>>& programs) override;
+  void stop() override;
+  std::string status() const override;
+  std::vector<std::pair<std::string, bool>> peer_links() const override;
+  const interconnect::ClusterRouter* router() const override { return router_.get(); }
+
+ protected:
+  // The interconnect listener (with `attach` run on it before it starts) and the peer links.
+  void start_interconnect(const std::function<void(interconnect::InterconnectServer&)>& attach);
+  void stop_interconnect();
+  // One line per peer: its interconnect link up or down.
+  std::string peer_lines() const;
+
+  const NodePlan& plan_;
+  HostedVolumes& hosted_;
+  std::shared_ptr<interconnect::ClusterRouter> router_;
+  std::map<std::string, std::shared_ptr<interconnect::PeerClient>> peers_;
+
+ private:
+  std::unique_ptr<interconnect::VolumeServer> volume_server_;
+  std::unique_ptr<interconnect::InterconnectServer> interconnect_;
+  std::unique_ptr<VirtualServer> home_server_;
+};
+
+}  // namespace nasd::cluster

@@ -1,0 +1,24 @@
+#include "cluster/deployment.h"
+
+#include <stdexcept>
+
+#include "cluster/cluster_deployment.h"
+#include "cluster/ha_pair_deployment.h"
+#include "cluster/standalone_deployment.h"
+
+namespace nasd::cluster {
+
+std::string Deployment::failover(bool) {
+  throw std::invalid_argument("this node is not one of an HA pair ([cluster] shared_dir)");
+}
+
+std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes& hosted) {
+  switch (plan.role) {
+    case NodeRole::Alone: return std::make_unique<StandaloneDeployment>(plan, hosted);
+    case NodeRole::StaticCluster: return std::make_unique<ClusterDeployment>(plan, hosted);
+    case NodeRole::HaPair: return std::make_unique<HaPairDeployment>(plan, hosted);
+  }
+  throw std::logic_error("unknown node role");
+}
+
+}  // namespace nasd::cluster

@@ -1,0 +1,73 @@
+// How a node serves its volumes: one small strategy per NodeRole of its plan (node_plan.h).
+//   alone           StandaloneDeployment: every volume local, the node's address bound at start.
+//   static cluster  ClusterDeployment: the router serves local volumes here and forwards a
+//                   peer's to it; the interconnect listener and a link to every peer.
+//   HA pair         HaPairDeployment: the cluster wiring, but no volume is opened at start:
+//                   the membership (Failover) opens, serves and hands over volumes and both
+//                   virtual server addresses.
+// The node does what is common (journal, hosted volumes, NFS and MOUNT programs, /r, admin)
+// and asks its deployment for the rest. Calls come from the node's start/stop thread and the
+// admin thread (serve_local, status), never concurrently with start() or stop().
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/failover.h"
+#include "cluster/hosted_volumes.h"
+#include "cluster/node_plan.h"
+#include "fs/volume.h"
+#include "server/rpc/rpc_server.h"
+#include "server/rpc/service.h"
+
+namespace nasd::interconnect {
+class ClusterRouter;
+}
+
+namespace nasd::cluster {
+
+class Deployment {
+ public:
+  virtual ~Deployment() = default;
+
+  // What the NFS and MOUNT programs ask for a volume.
+  virtual std::shared_ptr<fs::VolumeResolver> resolver() = 0;
+  // Opens or declares every planned volume; before start().
+  virtual void open_volumes() = 0;
+  // Serves a volume opened on this node (the /r root, an admin-created volume).
+  virtual void serve_local(std::shared_ptr<fs::Volume> volume) = 0;
+  // Serves the NFS and MOUNT programs on the node's address(es) with `options`, and starts
+  // whatever links the role needs. Throws naming what failed.
+  virtual void start(const rpc::RpcServerOptions& options,
+                     const std::vector<std::shared_ptr<rpc::Service>>& programs) = 0;
+  // No new requests from outside, the role's links stopped; the node then closes the volumes.
+  virtual void stop() = 0;
+  // The `cluster` admin command's lines about the role, its volumes and its peers.
+  virtual std::string status() const = 0;
+  // `volume create` needs every node to know every volume; an HA pair refuses it (why, or "").
+  virtual std::string why_no_volume_create() const { return ""; }
+  // Called when the membership opens a volume here (`home`: one of this node's own) or closes
+  // one that goes to the other node, so the lock manager can start that volume's grace period;
+  // before start(). Only an HA pair moves volumes, so the others ignore them.
+  virtual void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
+                                std::function<void(uint32_t id)> closed) {}
+  // Planned failover / failback; throws std::invalid_argument outside an HA pair.
+  virtual std::string failover(bool back);
+
+  // What the management page and the metrics show of the role (cluster/node_http.cc).
+  // Each peer's name and whether its interconnect link is up; none when alone.
+  virtual std::vector<std::pair<std::string, bool>> peer_links() const { return {}; }
+  // The router with its ownership table; nullptr when alone (every volume is served here).
+  virtual const interconnect::ClusterRouter* router() const { return nullptr; }
+  // The HA membership's state; nullopt outside an HA pair.
+  virtual std::optional<Failover::Report> failover_report() const { return std::nullopt; }
+};
+
+// The strategy for `plan.role`. `plan` and `hosted` outlive it.
+std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes& hosted);
+
+}  // namespace nasd::cluster
