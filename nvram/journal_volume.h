@@ -35,13 +35,17 @@
 // successful check reached the mirror before the lease could lapse, so before any takeover copy.
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "fs/volume.h"
 #include "nvram/journal.h"
 #include "fs/call/calls.h"
+#include "fs/call/recovered_call_sink.h"
 #include "fs/journal_target.h"
 #include "nvram/replay.h"
 
@@ -56,7 +60,22 @@ class JournalVolume : public fs::Volume {
 
   // Replays the journal's records for this volume (seq > target durable_seq, in seq order),
   // flushes the fs, trims, and opens the volume for mutations. Call once, before serving.
-  ReplayReport recover();
+  //
+  // The reply cache moves with the data: every record of the volume that carries a client
+  // call's identity (fs/call_identity.h) -- replayed or already durable, both were executed
+  // and answered -- goes to `sink` with its reply, and so does each of `carried_replies`
+  // (Call payloads from the reply window a previous owner handed over, see reply_window()).
+  // All of them also seed this volume's own reply window.
+  ReplayReport recover(fs::RecoveredCallSink* sink = nullptr,
+                       const std::vector<std::vector<uint8_t>>& carried_replies = {});
+
+  // The most recent kReplyWindow journalled calls that carry a client identity, as Call
+  // payloads (call_record.h), oldest first. The journal trims its records once the fs has
+  // them, so a volume handed over cleanly (planned failover, failback, stop) would lose its
+  // replies; the node saves this window beside the volume and the next opener passes it to
+  // recover() as carried_replies.
+  static constexpr size_t kReplyWindow = 1024;
+  std::vector<std::vector<uint8_t>> reply_window() const;
 
   // Refuses every further mutation (NFS3ERR_JUKEBOX) and returns once none is running on the
   // fs. Everything executed is then in the fs's memory, so a flush after seal() makes the whole
@@ -124,6 +143,8 @@ class JournalVolume : public fs::Volume {
   fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
   fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
+  // Adds a Call payload to the reply window; caller holds mutation_mu_.
+  void remember_reply(std::vector<uint8_t> payload);
   // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
   fs::Status acknowledged(fs::Status committed) const;
 
@@ -132,10 +153,11 @@ class JournalVolume : public fs::Volume {
   const uint32_t id_;
   const std::function<bool()> acknowledge_gate_;
 
-  std::mutex mutation_mu_;
+  mutable std::mutex mutation_mu_;
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
   uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
+  std::deque<std::vector<uint8_t>> reply_window_;  // guarded by mutation_mu_
 };
 
 }  // namespace nasd::nvram
