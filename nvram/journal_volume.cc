@@ -12,7 +12,8 @@ namespace nasd::nvram {
 JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
                              std::shared_ptr<fs::JournalTarget> target,
                              std::function<bool()> acknowledge_gate)
-    : journal_(std::move(journal)),
+    : fs::WrappedVolume(target),
+      journal_(std::move(journal)),
       target_(std::move(target)),
       id_(target_->id()),
       acknowledge_gate_(std::move(acknowledge_gate)) {
@@ -177,46 +178,6 @@ fs::Status JournalVolume::write_through(uint64_t seq) {
   fs::Status st = target_->flush(&durable);
   if (st != fs::Status::Ok) return fs::Status::Io;
   return durable >= seq ? fs::Status::Ok : fs::Status::Io;
-}
-
-// --- reads pass through -------------------------------------------------------------------
-
-fs::Status JournalVolume::getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) {
-  return target_->getattr(ctx, id, out);
-}
-
-fs::Status JournalVolume::lookup(const fs::OpContext& ctx, fs::InodeId dir,
-                                 std::string_view name, fs::InodeId* out,
-                                 std::optional<fs::Attr>* obj_attr,
-                                 std::optional<fs::Attr>* dir_attr) {
-  return target_->lookup(ctx, dir, name, out, obj_attr, dir_attr);
-}
-
-fs::Status JournalVolume::access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
-                                 uint32_t* granted, std::optional<fs::Attr>* attr) {
-  return target_->access(ctx, id, requested, granted, attr);
-}
-
-fs::Status JournalVolume::readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
-                                   std::optional<fs::Attr>* attr) {
-  return target_->readlink(ctx, id, target, attr);
-}
-
-fs::Status JournalVolume::read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                               uint32_t count, std::vector<uint8_t>* data, bool* eof,
-                               std::optional<fs::Attr>* attr) {
-  return target_->read(ctx, id, offset, count, data, eof, attr);
-}
-
-fs::Status JournalVolume::readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
-                                  uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
-                                  fs::ReaddirResult* out) {
-  return target_->readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
-}
-
-fs::Status JournalVolume::fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
-                                 std::optional<fs::Attr>* attr) {
-  return target_->fsstat(ctx, id, out, attr);
 }
 
 // --- mutations: one call struct each, journalled ---------------------------------------------

@@ -42,16 +42,16 @@
 #include <mutex>
 #include <vector>
 
-#include "fs/volume.h"
-#include "nvram/journal.h"
 #include "fs/call/calls.h"
 #include "fs/call/recovered_call_sink.h"
 #include "fs/journal_target.h"
+#include "fs/wrapped_volume.h"
+#include "nvram/journal.h"
 #include "nvram/replay.h"
 
 namespace nasd::nvram {
 
-class JournalVolume : public fs::Volume {
+class JournalVolume : public fs::WrappedVolume {
  public:
   // Attaches `target` to the journal. Mutations answer NFS3ERR_JUKEBOX until recover() ran.
   JournalVolume(std::shared_ptr<Journal> journal, std::shared_ptr<fs::JournalTarget> target,
@@ -84,24 +84,11 @@ class JournalVolume : public fs::Volume {
 
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 
-  uint32_t id() const override { return id_; }
-  fs::InodeId root() const override { return target_->root(); }
-  fs::VolumeLimits limits() const override { return target_->limits(); }
-  // The fs's verifier: it changes at every start, so clients resend what was only UNSTABLE.
-  uint64_t write_verifier() const override { return target_->write_verifier(); }
-
-  fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
+  // Reads, id(), root(), limits() and write_verifier() (the fs's: it changes at every start, so
+  // clients resend what was only UNSTABLE) pass straight to the fs (fs::WrappedVolume). The
+  // mutations below are journalled; COMMIT waits for the journal instead of syncing the fs.
   fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
                      std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
-  fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                    std::optional<fs::Attr>* dir_attr) override;
-  fs::Status access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
-                    uint32_t* granted, std::optional<fs::Attr>* attr) override;
-  fs::Status readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
-                      std::optional<fs::Attr>* attr) override;
-  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
-                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override;
   fs::Status write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                    std::span<const uint8_t> data, fs::Stability stable, fs::Stability* committed,
                    fs::Wcc* wcc) override;
@@ -129,11 +116,6 @@ class JournalVolume : public fs::Volume {
   fs::Status link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
                   std::string_view name, std::optional<fs::Attr>* file_attr,
                   fs::Wcc* dir_wcc) override;
-  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
-                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
-                     fs::ReaddirResult* out) override;
-  fs::Status fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
-                    std::optional<fs::Attr>* attr) override;
   fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
                     fs::Wcc* wcc) override;
 
@@ -150,7 +132,7 @@ class JournalVolume : public fs::Volume {
 
   const std::shared_ptr<Journal> journal_;
   const std::shared_ptr<fs::JournalTarget> target_;
-  const uint32_t id_;
+  const uint32_t id_;  // the fs's, read once for the journal's bookkeeping
   const std::function<bool()> acknowledge_gate_;
 
   mutable std::mutex mutation_mu_;
