@@ -8,6 +8,7 @@
 #include "fs/lfs/options.h"
 #include "nvram/journal.h"
 #include "nvram/journal_volume.h"
+#include "nvram/reply_window.h"
 #include "util/log.h"
 
 namespace nasd::cluster {
@@ -23,8 +24,11 @@ std::string describe(const nvram::ReplayReport& r) {
 
 // The partner's records, from this node's copy of its NVRAM, with the ordinary journal code.
 // The replay ends with the file system flushed, so the copy is not needed afterwards.
+// `carried` (the reply window so far) gains the partner's recorded replies.
 nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
-                                         std::shared_ptr<fs::JournalTarget> target) {
+                                         std::shared_ptr<fs::JournalTarget> target,
+                                         fs::RecoveredCallSink* replies,
+                                         std::vector<std::vector<uint8_t>>* carried) {
   nvram::JournalOptions o;
   o.path = region_copy;
   o.size = 0;  // whatever size the partner's region has
@@ -33,7 +37,8 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
   nvram::ReplayReport report;
   {
     nvram::JournalVolume replaying(journal, std::move(target));
-    report = replaying.recover();
+    report = replaying.recover(replies, *carried);
+    *carried = replaying.reply_window();
   }
   journal->shutdown();
   return report;
@@ -41,8 +46,9 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
 
 }  // namespace
 
-HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal)
-    : journal_(std::move(journal)) {}
+HostedVolumes::HostedVolumes(std::shared_ptr<nvram::Journal> journal,
+                             std::shared_ptr<fs::RecoveredCallSink> replies)
+    : journal_(std::move(journal)), replies_(std::move(replies)) {}
 
 HostedVolumes::~HostedVolumes() {
   std::lock_guard lock(mu_);
@@ -60,10 +66,22 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   std::string err;
   std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
   if (!lfs) throw std::runtime_error(what + ": " + err);
-  Hosted h{section.name(), lfs, nullptr};
+  // Beside the volume where every opener finds it (the shared folder of an HA pair), not beside
+  // the backing, which may be a block device.
+  const std::string replies_file =
+      (base_dir.empty() ? std::string(".") : base_dir) + "/" + section.name() + ".replies";
+  Hosted h{section.name(), replies_file, lfs, nullptr};
+  std::vector<std::vector<uint8_t>> carried;
+  if (journal_) {
+    std::string error;
+    if (!nvram::load_reply_window(h.replies_file, &carried, &error))
+      util::log("cluster").warn(what + ": saved replies ignored (the reply cache starts without them): " + error);
+  }
   if (!partner_nvram.empty()) {
     try {
-      util::log("cluster").info(what + ": partner's NVRAM " + describe(replay_partner_nvram(partner_nvram, lfs)));
+      util::log("cluster").info(
+          what + ": partner's NVRAM " +
+          describe(replay_partner_nvram(partner_nvram, lfs, replies_.get(), &carried)));
     } catch (const std::exception& e) {
       lfs->abandon();
       throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
@@ -72,7 +90,8 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   std::shared_ptr<fs::Volume> served = lfs;
   if (journal_) {
     h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
-    util::log("cluster").info(what + ": " + describe(h.journaled->recover()));
+    util::log("cluster").info(what + ": " +
+                              describe(h.journaled->recover(replies_.get(), carried)));
     served = h.journaled;
   }
   std::lock_guard lock(mu_);
@@ -88,6 +107,13 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
   // The router already sends new requests elsewhere, but some may be running: wait for them,
   // so that the flush below holds every mutation the next owner has no record of.
   if (h.journaled) h.journaled->seal();
+  if (clean && h.journaled) {
+    // Before the flush lets the journal trim the records that hold them.
+    std::string error;
+    if (!nvram::save_reply_window(h.replies_file, h.journaled->reply_window(), &error))
+      util::log("cluster").warn("volume " + h.name + ": saving its recent replies failed (" + error +
+           "): retransmissions after the hand-over run again");
+  }
   if (clean) {
     uint64_t durable = 0;
     h.lfs->flush(&durable);

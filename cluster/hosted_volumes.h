@@ -6,6 +6,12 @@
 //
 // Closing is clean (flush and checkpoint: the volume may move to the partner) or an abandon
 // (the lease ran out and the partner may own the volume already: nothing more is written).
+//
+// The reply cache moves with the data: recovery hands every journalled call with a client
+// identity, and its reply, to the node's RecoveredCallSink (the NFS server's duplicate request
+// cache). A clean close trims the volume's records, so it first saves the volume's reply window
+// in the folder of the volume (<base_dir>/<name>.replies, nvram/reply_window.h); the next opener -- this
+// node, or the partner after a planned failover or failback -- hands it on the same way.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/call/recovered_call_sink.h"
 #include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/write_gate.h"
 #include "fs/volume.h"
@@ -31,7 +38,9 @@ namespace nasd::cluster {
 class HostedVolumes {
  public:
   // `journal` null: the journal is off and every stable operation is written through.
-  explicit HostedVolumes(std::shared_ptr<nvram::Journal> journal);
+  // `replies` (may be null) receives the recorded replies of every volume opened.
+  explicit HostedVolumes(std::shared_ptr<nvram::Journal> journal,
+                         std::shared_ptr<fs::RecoveredCallSink> replies = nullptr);
   ~HostedVolumes();  // abandons whatever is still open (a crash, to the volumes)
 
   // Opens [volume NAME] (formatting it the first time) with its backing file taken inside
@@ -63,12 +72,14 @@ class HostedVolumes {
  private:
   struct Hosted {
     std::string name;
+    std::string replies_file;  // the reply window saved at a clean close
     std::shared_ptr<fs::lfs::LfsVolume> lfs;
     std::shared_ptr<nvram::JournalVolume> journaled;  // null when the journal is off
   };
   void close_hosted(uint32_t id, Hosted& h, bool clean);
 
   const std::shared_ptr<nvram::Journal> journal_;
+  const std::shared_ptr<fs::RecoveredCallSink> replies_;
   mutable std::mutex mu_;
   std::map<uint32_t, Hosted> open_;
 };

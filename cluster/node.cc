@@ -11,6 +11,7 @@
 #include "server/admin/stats_command.h"
 #include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
+#include "server/nfs/nfs3/recovered_replies.h"
 #include "server/nfs/nfs_programs.h"
 #include "server/nlm/lock_state.h"
 #include "server/rpc/call_stats.h"
@@ -31,7 +32,7 @@ void Node::start() {
   umask(022);
   if (plan_.cluster) load_cluster_key();
   open_journal();
-  hosted_ = std::make_unique<HostedVolumes>(journal_);
+  hosted_ = std::make_unique<HostedVolumes>(journal_, make_reply_cache());
   deployment_ = make_deployment(plan_, *hosted_);
   // Each volume is recovered in two steps before it is served (HostedVolumes): the LFS rolls
   // forward from its last checkpoint, then the journal replays what the LFS had not absorbed.
@@ -56,6 +57,17 @@ void Node::load_cluster_key() {
   } catch (const std::invalid_argument& e) {
     throw ConfigError(std::string("[cluster] ") + e.what());
   }
+}
+
+// The reply cache moves with the data: every volume's recovery (start, takeover, hand-over)
+// puts the replies its journal recorded into the node's cache (nfs::RecoveredReplies).
+std::shared_ptr<fs::RecoveredCallSink> Node::make_reply_cache() {
+  const rpc::RpcServerOptions ro =
+      rpc::rpc_server_options_from_config(*plan_.config.section("node"));
+  if (!ro.duplicate_request_cache) return nullptr;
+  drc_ = std::make_shared<rpc::DuplicateRequestCache>(ro.drc);
+  return std::make_shared<nfs::RecoveredReplies>(
+      nfs::HandleCodec::from_key_file(plan_.node.handle_key), drc_);
 }
 
 // `[nvram] mode = off` runs the node as an appliance whose NVRAM failed: the volumes sync every
@@ -84,6 +96,7 @@ void Node::open_journal() {
 
 void Node::start_rpc() {
   rpc::RpcServerOptions ro = rpc::rpc_server_options_from_config(*plan_.config.section("node"));
+  ro.shared_drc = drc_;
   stats_ = std::make_shared<rpc::CallStats>();
   ro.stats = stats_;
   // One set of connection caps for the node, whichever of its addresses a client uses.

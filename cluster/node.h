@@ -15,6 +15,7 @@
 #include "cluster/data_dir_lock.h"
 #include "cluster/deployment.h"
 #include "cluster/hosted_volumes.h"
+#include "server/rpc/duplicate_request_cache.h"
 #include "cluster/namespace_root.h"
 #include "cluster/node_plan.h"
 #include "util/config.h"
@@ -73,6 +74,7 @@ class Node {
  private:
   void load_cluster_key();
   void open_journal();
+  std::shared_ptr<fs::RecoveredCallSink> make_reply_cache();
   // `volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] [--squash MODE]`
   // (node_admin_volumes.cc): a new volume served at once, exported as /r/NAME, and recorded in
   // <data_dir>/volumes.conf so that every later start serves it too.
@@ -105,6 +107,9 @@ class Node {
   std::unique_ptr<DataDirLock> lock_;
   std::shared_ptr<nvram::Journal> journal_;
   std::unique_ptr<HostedVolumes> hosted_;
+  // The node's one duplicate request cache (all its virtual servers), which the volumes'
+  // recovery fills from the journal before the first call is served.
+  std::shared_ptr<rpc::DuplicateRequestCache> drc_;
   std::unique_ptr<Deployment> deployment_;
   std::shared_ptr<nfs::Exports> exports_;
   std::shared_ptr<NamespaceRoot> namespace_root_;  // /r: one entry per volume, on every node

@@ -5,6 +5,7 @@
 
 #include "fs/call/codec.h"
 #include "nvram/record.h"
+#include "nvram/reply_window.h"
 
 namespace nasd::nvram {
 
@@ -62,6 +63,11 @@ int fuzz_journal_record(const uint8_t* data, size_t size) {
   // The payload decoder alone, on bytes no CRC vouches for.
   CallRecord rec;
   decode_call_record({data, size}, &rec, nullptr);
+  // The reply window file (reply_window.h), whose entries are Call payloads.
+  std::vector<std::vector<uint8_t>> window;
+  std::string error;
+  if (parse_reply_window({data, data + size}, &window, &error))
+    for (const auto& payload : window) decode_call_record(payload, &rec, nullptr);
   return 0;
 }
 

@@ -12,7 +12,8 @@ namespace nasd::nvram {
 JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
                              std::shared_ptr<fs::JournalTarget> target,
                              std::function<bool()> acknowledge_gate)
-    : journal_(std::move(journal)),
+    : fs::WrappedVolume(target),
+      journal_(std::move(journal)),
       target_(std::move(target)),
       id_(target_->id()),
       acknowledge_gate_(std::move(acknowledge_gate)) {
@@ -21,9 +22,32 @@ JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
 
 JournalVolume::~JournalVolume() { journal_->detach(id_, target_.get()); }
 
-ReplayReport JournalVolume::recover() {
+void JournalVolume::remember_reply(std::vector<uint8_t> payload) {
+  reply_window_.push_back(std::move(payload));
+  while (reply_window_.size() > kReplyWindow) reply_window_.pop_front();
+}
+
+std::vector<std::vector<uint8_t>> JournalVolume::reply_window() const {
+  std::lock_guard lk(mutation_mu_);
+  return {reply_window_.begin(), reply_window_.end()};
+}
+
+ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
+                                    const std::vector<std::vector<uint8_t>>& carried_replies) {
   std::lock_guard lk(mutation_mu_);
   const std::vector<RecordView> records = journal_->recovered(id_);
+  // The replies first: a record with an identity was executed and answered whether or not the
+  // fs already holds it. Undecodable payloads are the replay's to report.
+  const auto hand_on = [&](std::span<const uint8_t> payload) {
+    CallRecord call;
+    if (!decode_call_record(payload, &call, nullptr) || !call.request.identity) return;
+    if (call.request.volume_id != id_) return;
+    if (sink) sink->recovered(*call.request.identity, call.request, call.reply);
+    remember_reply({payload.begin(), payload.end()});
+  };
+  for (const auto& payload : carried_replies) hand_on(payload);
+  for (const RecordView& rec : records)
+    if (rec.type == RecordType::Call) hand_on(rec.payload);
   ReplayReport rep = replay_records(fs::JournalPass{}, *target_, id_, records);
   next_seq_ = std::max({next_seq_, target_->durable_seq(), journal_->max_recovered_seq(id_)}) + 1;
   if (rep.applied > 0 || rep.failed > 0) {
@@ -91,6 +115,10 @@ fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
   req.volume_id = id_;
   req.ctx.cred = ctx.cred;
   req.args = std::move(args);
+  // Which client call this is (set by the NFS program, or by the interconnect for a forwarded
+  // call): recorded so the reply cache can be rebuilt from the journal.
+  if (const fs::CallIdentity* identity = fs::CallIdentityScope::current())
+    req.identity = *identity;
   return req;
 }
 
@@ -124,6 +152,12 @@ fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& r
       return reply;
     }
     last_ticket_ = ticket;
+    // WRITE is idempotent (no identity from NFS); never copy its data into the window.
+    if (req.identity && op != fs::call::VolumeOp::Write) {
+      std::vector<uint8_t> payload(pieces.prefix.data());
+      payload.insert(payload.end(), pieces.suffix.data().begin(), pieces.suffix.data().end());
+      remember_reply(std::move(payload));
+    }
   }
   if (wait) reply.status = acknowledged(journal_->wait_committed(ticket));
   return reply;
@@ -144,46 +178,6 @@ fs::Status JournalVolume::write_through(uint64_t seq) {
   fs::Status st = target_->flush(&durable);
   if (st != fs::Status::Ok) return fs::Status::Io;
   return durable >= seq ? fs::Status::Ok : fs::Status::Io;
-}
-
-// --- reads pass through -------------------------------------------------------------------
-
-fs::Status JournalVolume::getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) {
-  return target_->getattr(ctx, id, out);
-}
-
-fs::Status JournalVolume::lookup(const fs::OpContext& ctx, fs::InodeId dir,
-                                 std::string_view name, fs::InodeId* out,
-                                 std::optional<fs::Attr>* obj_attr,
-                                 std::optional<fs::Attr>* dir_attr) {
-  return target_->lookup(ctx, dir, name, out, obj_attr, dir_attr);
-}
-
-fs::Status JournalVolume::access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
-                                 uint32_t* granted, std::optional<fs::Attr>* attr) {
-  return target_->access(ctx, id, requested, granted, attr);
-}
-
-fs::Status JournalVolume::readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
-                                   std::optional<fs::Attr>* attr) {
-  return target_->readlink(ctx, id, target, attr);
-}
-
-fs::Status JournalVolume::read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                               uint32_t count, std::vector<uint8_t>* data, bool* eof,
-                               std::optional<fs::Attr>* attr) {
-  return target_->read(ctx, id, offset, count, data, eof, attr);
-}
-
-fs::Status JournalVolume::readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
-                                  uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
-                                  fs::ReaddirResult* out) {
-  return target_->readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
-}
-
-fs::Status JournalVolume::fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
-                                 std::optional<fs::Attr>* attr) {
-  return target_->fsstat(ctx, id, out, attr);
 }
 
 // --- mutations: one call struct each, journalled ---------------------------------------------

@@ -35,19 +35,23 @@
 // successful check reached the mirror before the lease could lapse, so before any takeover copy.
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
-#include "fs/volume.h"
-#include "nvram/journal.h"
 #include "fs/call/calls.h"
+#include "fs/call/recovered_call_sink.h"
 #include "fs/journal_target.h"
+#include "fs/wrapped_volume.h"
+#include "nvram/journal.h"
 #include "nvram/replay.h"
 
 namespace nasd::nvram {
 
-class JournalVolume : public fs::Volume {
+class JournalVolume : public fs::WrappedVolume {
  public:
   // Attaches `target` to the journal. Mutations answer NFS3ERR_JUKEBOX until recover() ran.
   JournalVolume(std::shared_ptr<Journal> journal, std::shared_ptr<fs::JournalTarget> target,
@@ -56,7 +60,22 @@ class JournalVolume : public fs::Volume {
 
   // Replays the journal's records for this volume (seq > target durable_seq, in seq order),
   // flushes the fs, trims, and opens the volume for mutations. Call once, before serving.
-  ReplayReport recover();
+  //
+  // The reply cache moves with the data: every record of the volume that carries a client
+  // call's identity (fs/call_identity.h) -- replayed or already durable, both were executed
+  // and answered -- goes to `sink` with its reply, and so does each of `carried_replies`
+  // (Call payloads from the reply window a previous owner handed over, see reply_window()).
+  // All of them also seed this volume's own reply window.
+  ReplayReport recover(fs::RecoveredCallSink* sink = nullptr,
+                       const std::vector<std::vector<uint8_t>>& carried_replies = {});
+
+  // The most recent kReplyWindow journalled calls that carry a client identity, as Call
+  // payloads (call_record.h), oldest first. The journal trims its records once the fs has
+  // them, so a volume handed over cleanly (planned failover, failback, stop) would lose its
+  // replies; the node saves this window beside the volume and the next opener passes it to
+  // recover() as carried_replies.
+  static constexpr size_t kReplyWindow = 1024;
+  std::vector<std::vector<uint8_t>> reply_window() const;
 
   // Refuses every further mutation (NFS3ERR_JUKEBOX) and returns once none is running on the
   // fs. Everything executed is then in the fs's memory, so a flush after seal() makes the whole
@@ -65,24 +84,11 @@ class JournalVolume : public fs::Volume {
 
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 
-  uint32_t id() const override { return id_; }
-  fs::InodeId root() const override { return target_->root(); }
-  fs::VolumeLimits limits() const override { return target_->limits(); }
-  // The fs's verifier: it changes at every start, so clients resend what was only UNSTABLE.
-  uint64_t write_verifier() const override { return target_->write_verifier(); }
-
-  fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
+  // Reads, id(), root(), limits() and write_verifier() (the fs's: it changes at every start, so
+  // clients resend what was only UNSTABLE) pass straight to the fs (fs::WrappedVolume). The
+  // mutations below are journalled; COMMIT waits for the journal instead of syncing the fs.
   fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
                      std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
-  fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                    std::optional<fs::Attr>* dir_attr) override;
-  fs::Status access(const fs::OpContext& ctx, fs::InodeId id, uint32_t requested,
-                    uint32_t* granted, std::optional<fs::Attr>* attr) override;
-  fs::Status readlink(const fs::OpContext& ctx, fs::InodeId id, std::string* target,
-                      std::optional<fs::Attr>* attr) override;
-  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
-                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override;
   fs::Status write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                    std::span<const uint8_t> data, fs::Stability stable, fs::Stability* committed,
                    fs::Wcc* wcc) override;
@@ -110,11 +116,6 @@ class JournalVolume : public fs::Volume {
   fs::Status link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
                   std::string_view name, std::optional<fs::Attr>* file_attr,
                   fs::Wcc* dir_wcc) override;
-  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
-                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
-                     fs::ReaddirResult* out) override;
-  fs::Status fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
-                    std::optional<fs::Attr>* attr) override;
   fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
                     fs::Wcc* wcc) override;
 
@@ -124,18 +125,21 @@ class JournalVolume : public fs::Volume {
   fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
   fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
+  // Adds a Call payload to the reply window; caller holds mutation_mu_.
+  void remember_reply(std::vector<uint8_t> payload);
   // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
   fs::Status acknowledged(fs::Status committed) const;
 
   const std::shared_ptr<Journal> journal_;
   const std::shared_ptr<fs::JournalTarget> target_;
-  const uint32_t id_;
+  const uint32_t id_;  // the fs's, read once for the journal's bookkeeping
   const std::function<bool()> acknowledge_gate_;
 
-  std::mutex mutation_mu_;
+  mutable std::mutex mutation_mu_;
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
   uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
+  std::deque<std::vector<uint8_t>> reply_window_;  // guarded by mutation_mu_
 };
 
 }  // namespace nasd::nvram

@@ -15,10 +15,12 @@ namespace nasd::nvram {
 // What the payload describes. Values are on-media; never renumber.
 //
 // Record version 1 had one type per operation (10 WRITE ... 19 SETATTR) and the journal's own
-// flat payload. Version 2 (this one) has a single operation type, Call, whose payload is the
+// flat payload. Version 2 has a single operation type, Call, whose payload is the
 // project-wide encoding of a Volume call (nvram/call_record.h), so the procedure is named inside
 // the payload and 10-19 are retired. A region that still holds version-1 records is refused at
-// open with an error that says so (decode_record reports OldVersion): they are never silently
+// open with an error that says so (decode_record reports OldVersion). Version 3 (this one) adds
+// the client call's identity to a Call payload (fs/call/codec.h version 3), so the reply cache
+// is rebuilt from the journal; version-2 records are refused the same way: they are never silently
 // taken for the end of the log, and never replayed by this build. Drain such a journal with the
 // build that wrote it (a clean stop flushes every volume and empties the journal) before
 // upgrading.
@@ -30,7 +32,7 @@ enum class RecordType : uint16_t {
 const char* record_type_name(RecordType t);
 
 constexpr uint32_t kRecordMagic = 0x4e565243;  // "NVRC"
-constexpr uint16_t kRecordVersion = 2;
+constexpr uint16_t kRecordVersion = 3;
 constexpr size_t kRecordAlign = 8;
 
 // Little-endian on media (the appliance is x86-64 only; a static_assert guards it).

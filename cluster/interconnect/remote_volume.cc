@@ -24,7 +24,10 @@ fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
     ForwardSlots& s;
     ~Release() { s.release(); }
   } release{*slots_};
-  VolumeRequest req{volume_id_, ctx, args};
+  VolumeRequest req{volume_id_, ctx, args, std::nullopt};
+  // The client call being served travels with it, so the owner's journal records it.
+  if (const fs::CallIdentity* identity = fs::CallIdentityScope::current())
+    req.identity = *identity;
   CallOutcome outcome = owner_->call(MessageType::VolumeCall, encode_request(req), timeout);
   switch (outcome.error) {
     case CallError::None: break;

@@ -46,6 +46,8 @@ void VolumeServer::execute(const IncomingRequest& request) {
   if (!decode_request(request.payload, &req)) {
     reply = refused_volume_call(op_of(request.payload), fs::Status::ServerFault);
   } else if (fs::Volume* volume = volumes_->find(req.volume_id)) {
+    // The forwarding node's client call, for this node's journal (fs/call_identity.h).
+    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
     reply = execute_volume_call(*volume, req);
   } else {
     reply = refused_volume_call(req.op(), fs::Status::Stale);

@@ -28,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "fs/call_identity.h"
 #include "fs/volume.h"
 
 namespace nasd::fs::call {
@@ -301,6 +302,10 @@ struct VolumeRequest {
   uint32_t volume_id = 0;
   fs::OpContext ctx;
   CallArgs args;
+  // The client call this one executes for (fs/call_identity.h), when it is a non-idempotent
+  // NFS procedure: the journal records it so the reply cache can be rebuilt. Never affects how
+  // the call runs.
+  std::optional<fs::CallIdentity> identity;
 
   VolumeOp op() const {
     return std::visit([](const auto& a) { return a.kOp; }, args);

@@ -135,6 +135,18 @@ void put(WireWriter& w, const fs::VolumeLimits& l) {
 // The credential is all of OpContext that travels (see the header).
 void put_context(WireWriter& w, const fs::OpContext& ctx) { put(w, ctx.cred); }
 
+void put(WireWriter& w, const fs::CallIdentity& id) {
+  w.raw(id.address);
+  w.u16(id.family);
+  w.u16(id.port);
+  w.u32(id.xid);
+  w.u32(id.prog);
+  w.u32(id.vers);
+  w.u32(id.proc);
+  w.u64(id.args_hash);
+  w.u32(id.export_id);
+}
+
 // ---- decoding ----
 
 bool valid(fs::FileType t) {
@@ -262,6 +274,22 @@ bool get(WireReader& r, fs::VolumeLimits& l) {
 
 bool get_context(WireReader& r, fs::OpContext& ctx) { return get(r, ctx.cred); }
 
+bool get_identity(WireReader& r, std::optional<fs::CallIdentity>& out) {
+  bool present;
+  if (!r.boolean(&present)) return false;
+  out.reset();
+  if (!present) return true;
+  fs::CallIdentity id;
+  std::span<const uint8_t> address;
+  if (!r.raw(id.address.size(), &address)) return false;
+  std::copy(address.begin(), address.end(), id.address.begin());
+  if (!(r.u16(&id.family) && r.u16(&id.port) && r.u32(&id.xid) && r.u32(&id.prog) &&
+        r.u32(&id.vers) && r.u32(&id.proc) && r.u64(&id.args_hash) && r.u32(&id.export_id)))
+    return false;
+  out = id;
+  return true;
+}
+
 // Decodes the argument struct whose kOp is `op` into *out.
 template <size_t I = 0>
 bool get_args(WireReader& r, VolumeOp op, CallArgs* out) {
@@ -316,6 +344,8 @@ void write_request(WireWriter& w, const VolumeRequest& req, bool omit_write_data
   w.u8(static_cast<uint8_t>(req.op()));
   w.u32(req.volume_id);
   put_context(w, req.ctx);
+  w.boolean(req.identity.has_value());
+  if (req.identity) put(w, *req.identity);
   const auto* write = std::get_if<WriteArgs>(&req.args);
   if (write && omit_write_data) {
     // WriteArgs::fields ends with `data`: everything before it, then its length only.
@@ -336,7 +366,7 @@ std::span<const uint8_t> write_data(const VolumeRequest& req) {
 bool read_request(WireReader& r, VolumeRequest* out) {
   VolumeOp op{};
   return get_header(r, &op) && r.u32(&out->volume_id) && get_context(r, out->ctx) &&
-         get_args(r, op, &out->args);
+         get_identity(r, out->identity) && get_args(r, op, &out->args);
 }
 
 void write_reply(WireWriter& w, const VolumeReply& reply) {
@@ -447,7 +477,9 @@ struct Describer {
 std::string describe_request(const VolumeRequest& req) {
   std::string out = volume_op_name(req.op());
   std::visit(Describer{out}, req.args);
-  return out + " uid=" + std::to_string(req.ctx.cred.uid);
+  out += " uid=" + std::to_string(req.ctx.cred.uid);
+  if (req.identity) out += " xid=" + std::to_string(req.identity->xid);
+  return out;
 }
 
 bool is_mutation(VolumeOp op) {

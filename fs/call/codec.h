@@ -1,7 +1,9 @@
 // The one binary form of a Volume call (see calls.h for what each carries), used by the
 // interconnect frame (a forwarded call) and by the NVRAM journal record (a journalled call).
 //
-// Request: u8 codec version, u8 op, u32 volume id, credential (uid, gid, u32 count + gids), then
+// Request: u8 codec version, u8 op, u32 volume id, credential (uid, gid, u32 count + gids), the
+//          optional call identity (presence byte; then 16 address bytes, u16 family, u16 port,
+//          u32 xid, prog, vers, proc, u64 args hash, u32 export id: fs/call_identity.h), then
 //          the op's argument fields. Nothing else of OpContext is encoded: a request cannot set a
 //          journal sequence or force an inode.
 // Reply:   u8 codec version, u8 op, u32 status, u64 write verifier, u8 has-result, then (if set)
@@ -12,9 +14,10 @@
 // either a valid message or an error with a reason, never a crash or an allocation sized by the
 // sender.
 //
-// Compatibility: the version byte is on the wire and in NVRAM. Version 2 (this one) dropped the
+// Compatibility: the version byte is on the wire and in NVRAM. Version 2 dropped the
 // journal fields from the encoded context and moved WRITE's data to the end of its arguments;
-// a version 1 message is refused with a clear error (both ends of a pair run the same build, and
+// version 3 (this one) added the call identity, so the reply cache moves with the data. A
+// version 1 or 2 message is refused with a clear error (both ends of a pair run the same build, and
 // the journal refuses an old record format at open, see nvram/record.h).
 #pragma once
 
@@ -29,7 +32,7 @@
 
 namespace nasd::fs::call {
 
-inline constexpr uint8_t kVolumeCodecVersion = 2;
+inline constexpr uint8_t kVolumeCodecVersion = 3;
 // Upper bounds a decoder enforces (a sender exceeding them is broken or hostile).
 inline constexpr size_t kMaxNameBytes = 4096;       // names and symlink targets
 inline constexpr size_t kMaxDataBytes = 8u << 20;   // READ/WRITE payloads

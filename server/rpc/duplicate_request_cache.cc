@@ -63,6 +63,7 @@ DrcKey DrcKey::make(const CallContext& call, std::span<const uint8_t> args) {
 struct DrcEntry : boost::intrusive::list_base_hook<> {
   DrcKey key;
   bool done = false;
+  bool recovered = false;  // the reply was rebuilt from the journal: it is what happened
   DuplicateRequestCache::Reply reply;
   DuplicateRequestCache::Clock::time_point completed_at{};
 };
@@ -133,7 +134,25 @@ void DuplicateRequestCache::complete(const DrcKey& key, Reply reply, Clock::time
   DrcEntry& e = pos->second;
   if (inserted) e.key = key;  // complete() without begin(): keep the reply anyway
   s.touch(e);
+  // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
+  // to a node that no longer has it) must not replace the reply the journal recorded.
+  if (e.recovered) return;
   e.done = true;
+  e.reply = std::move(reply);
+  e.completed_at = now;
+  s.trim(per_shard_capacity_, now, options_.ttl);
+}
+
+void DuplicateRequestCache::insert_completed(const DrcKey& key, Reply reply,
+                                             Clock::time_point now) {
+  Shard& s = shard_for(key);
+  std::lock_guard lock(s.mu);
+  auto [pos, inserted] = s.entries.try_emplace(key);
+  DrcEntry& e = pos->second;
+  if (inserted) e.key = key;
+  s.touch(e);  // completed now, so it belongs on the LRU list
+  e.done = true;
+  e.recovered = true;
   e.reply = std::move(reply);
   e.completed_at = now;
   s.trim(per_shard_capacity_, now, options_.ttl);

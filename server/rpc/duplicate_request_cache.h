@@ -72,6 +72,13 @@ class DuplicateRequestCache {
   void complete(const DrcKey& key, Reply reply, Clock::time_point now = Clock::now());
   // Forgets a call begun with New that produced no reply.
   void abandon(const DrcKey& key);
+  // Records the reply of a call that completed before this cache existed -- rebuilt from the
+  // journal after a restart, takeover or hand-over (server/nfs/nfs3/recovered_replies.h) -- as
+  // a Done entry whose time to live starts `now`. The recorded reply is what happened, so it
+  // replaces whatever the entry held (e.g. a JUKEBOX answered to a retransmission that arrived
+  // while the volume was still being recovered), and a copy of the call still running keeps
+  // it: that copy's complete() does not overwrite it.
+  void insert_completed(const DrcKey& key, Reply reply, Clock::time_point now = Clock::now());
 
   size_t size() const;
   size_t capacity() const { return options_.capacity; }

@@ -41,7 +41,11 @@ RpcServer::RpcServer(RpcServerOptions options)
       // its threads idle until calls arrive.
       executor_(std::make_unique<util::TaskQueue>(util::TaskQueue::Options{
           .threads = options_.threads ? options_.threads : 16, .room = "rpc"})),
-      dispatcher_(executor_.get(), options_.duplicate_request_cache ? &drc_ : nullptr, stats_.get()),
+      dispatcher_(executor_.get(),
+                  !options_.duplicate_request_cache ? nullptr
+                  : options_.shared_drc             ? options_.shared_drc.get()
+                                                    : &drc_,
+                  stats_.get()),
       rpcbind_(options_.rpcbind) {}
 
 RpcServer::~RpcServer() { stop(); }

@@ -45,6 +45,10 @@ struct RpcServerOptions {
   size_t udp_max_in_flight = 1024;  // per loop and UDP socket
   bool duplicate_request_cache = true;
   DuplicateRequestCache::Options drc;
+  // The node's one cache, shared by the servers of its virtual addresses so that replies
+  // rebuilt from the journal (a takeover) are found whichever address a client retransmits
+  // to; this server's own cache (of `drc` options) when null.
+  std::shared_ptr<DuplicateRequestCache> shared_drc;
   RpcbindRegistration::Options rpcbind;
   // Counters to add to, shared by the servers of one node (each virtual server address has its
   // own RpcServer); a server of its own when null.
@@ -80,7 +84,9 @@ class RpcServer {
   const std::vector<uint16_t>& bound_ports() const { return bound_ports_; }
   CallStats& stats() { return *stats_; }
   const CallStats& stats() const { return *stats_; }
-  DuplicateRequestCache& duplicate_request_cache() { return drc_; }
+  DuplicateRequestCache& duplicate_request_cache() {
+    return options_.shared_drc ? *options_.shared_drc : drc_;
+  }
   const RpcServerOptions& options() const { return options_; }
 
  private:

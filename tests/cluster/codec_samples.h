@@ -53,7 +53,7 @@ inline std::vector<fs::call::VolumeRequest> sample_requests() {
   };
   std::vector<VolumeRequest> out;
   uint32_t vol = 5;
-  for (auto& args : all) out.push_back(VolumeRequest{vol++, sample_context(), args});
+  for (auto& args : all) out.push_back(VolumeRequest{vol++, sample_context(), args, std::nullopt});
   return out;
 }
 

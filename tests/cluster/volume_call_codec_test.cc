@@ -79,7 +79,7 @@ TEST(VolumeCallCodec, ArgumentsSurviveFieldByField) {
 }
 
 TEST(VolumeCallCodec, DefaultCredential) {
-  VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}};
+  VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}, std::nullopt};
   std::vector<uint8_t> buf;
   VolumeRequest got = round_trip(req, &buf);
   EXPECT_EQ(got.ctx.cred.uid, 65534u);
@@ -90,11 +90,12 @@ TEST(VolumeCallCodec, DefaultCredential) {
 // codec version 1 (a journal sequence and a forced inode) make a request malformed now, and a
 // version 1 request is refused outright.
 TEST(VolumeCallCodec, NoJournalFieldsTravelWithACall) {
-  VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}};
+  VolumeRequest req{1, fs::OpContext{}, GetattrArgs{{1, 1}}, std::nullopt};
   req.ctx.cred = {0, 0, {}};
   std::vector<uint8_t> buf = encode_request(req);
-  // version, op, volume id, uid, gid, gid count, then the argument (ino, gen).
-  ASSERT_EQ(buf.size(), 1u + 1 + 4 + 4 + 4 + 4 + 8 + 4);
+  // version, op, volume id, uid, gid, gid count, call identity absent, then the argument
+  // (ino, gen). The identity only names the client call; it cannot steer the journal.
+  ASSERT_EQ(buf.size(), 1u + 1 + 4 + 4 + 4 + 4 + 1 + 8 + 4);
   std::vector<uint8_t> forged(buf.begin(), buf.begin() + 18);
   for (int i = 0; i < 8; ++i) forged.push_back(0x11);  // journal_seq
   forged.push_back(1);                                 // forced_inode present
@@ -224,7 +225,7 @@ TEST(VolumeCallCodec, MalformedFieldsAreRejectedWithAReason) {
   // MKNOD with an out-of-range file type.
   MknodArgs m = std::get<MknodArgs>(reqs[10].args);
   m.type = static_cast<fs::FileType>(99);
-  bad = encode_request({1, fs::OpContext{}, m});
+  bad = encode_request({1, fs::OpContext{}, m, std::nullopt});
   EXPECT_FALSE(decode_request(bad, &out, &error));
   EXPECT_NE(error.find("enum"), std::string::npos) << error;
 

@@ -176,8 +176,8 @@ def m_hello(uuid, log_size, head, tail, epoch=1):
     return m_frame(M_HELLO, struct.pack("<5Q", uuid, log_size, head, tail, epoch))
 
 
-def record(pos, payload, seq=1, volume=1, rtype=2, epoch=1, version=2):
-    # nvram/record.h: a Call record (type 2) of record version 2.
+def record(pos, payload, seq=1, volume=1, rtype=2, epoch=1, version=3):
+    # nvram/record.h: a Call record (type 2) of record version 3.
     head = struct.pack("<IIQQIIHHI", 0x4E565243, 0, pos, seq, len(payload), volume, rtype,
                        version, epoch)
     crc = crc32c(head + payload)

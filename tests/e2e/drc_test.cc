@@ -8,7 +8,7 @@
 namespace nasd::e2e {
 namespace {
 
-constexpr uint32_t kCreate = 8, kRemove = 12;
+constexpr uint32_t kCreate = 8, kMkdir = 9, kRemove = 12, kRename = 14, kLink = 15;
 
 class DrcTest : public E2eTest {
  protected:
@@ -84,6 +84,79 @@ TEST_F(DrcTest, UdpRetransmissionIsAnsweredFromTheCache) {
   auto again = retransmit(sock, create);
   EXPECT_EQ(status_of(again), 0u) << "UDP retransmission executed again (EXIST)";
   EXPECT_EQ(again->results, first->results);
+}
+
+// The reply cache moves with the data: each of these calls is journalled with the client call's
+// identity and its reply, and the cache is rebuilt from the journal when the server starts
+// (after kill -9: the records are still in NVRAM) or from the reply window saved when the
+// volume was closed (a clean restart trims the journal).
+class DrcAcrossRestartTest : public DrcTest {
+ protected:
+  struct Sent {
+    raw::Call call;
+    std::string results;
+  };
+
+  // One CREATE (guarded), MKDIR, REMOVE, RENAME and LINK in the root, sent from `sock`.
+  std::vector<Sent> send_all(raw::UdpConnection& sock, const std::string& prefix) {
+    make_file(root(), prefix + "-doomed");
+    make_file(root(), prefix + "-moved");
+    Fh target = make_file(root(), prefix + "-target");
+    std::vector<raw::Call> calls = {
+        call(kCreate, raw::create_guarded_args(root().bytes, prefix + "-created"), raw::next_xid()),
+        call(kMkdir, raw::mkdir_args(root().bytes, prefix + "-dir"), raw::next_xid()),
+        call(kRemove, raw::dirop_args(root().bytes, prefix + "-doomed"), raw::next_xid()),
+        call(kRename, raw::rename_args(root().bytes, prefix + "-moved", root().bytes,
+                                       prefix + "-renamed"), raw::next_xid()),
+        call(kLink, raw::link_args(target.bytes, root().bytes, prefix + "-link"), raw::next_xid()),
+    };
+    std::vector<Sent> sent;
+    for (const raw::Call& c : calls) {
+      auto r = retransmit(sock, c);
+      EXPECT_EQ(status_of(r), 0u) << "original call, procedure " << c.proc;
+      sent.push_back({c, r->results});
+    }
+    return sent;
+  }
+
+  // The same calls again, same xids, same socket: each must get its original reply.
+  void expect_original_replies(raw::UdpConnection& sock, const std::vector<Sent>& sent) {
+    for (const Sent& s : sent) {
+      auto again = retransmit(sock, s.call);
+      ASSERT_TRUE(again) << "no reply to the retransmission of procedure " << s.call.proc;
+      EXPECT_EQ(status_of(again), 0u)
+          << "procedure " << s.call.proc << " was executed again (EXIST / NOENT)";
+      EXPECT_EQ(again->results, s.results)
+          << "procedure " << s.call.proc << ": not byte-identical to the original reply";
+    }
+  }
+
+  // What a second execution would have changed is not there.
+  void expect_executed_once(const std::string& prefix) {
+    EXPECT_EQ(nfs().lookup(root(), prefix + "-doomed").status, NFS3ERR_NOENT);
+    EXPECT_EQ(nfs().lookup(root(), prefix + "-moved").status, NFS3ERR_NOENT);
+    EXPECT_EQ(nfs().lookup(root(), prefix + "-renamed").status, NFS3_OK);
+    EXPECT_EQ(attrs_of(nfs().resolve(root(), prefix + "-target")).nlink, 2u);
+    EXPECT_EQ(attrs_of(nfs().resolve(root(), prefix + "-dir")).type, NF3DIR);
+  }
+};
+
+TEST_F(DrcAcrossRestartTest, RetransmissionsAfterKill9AndRestartGetTheOriginalReplies) {
+  raw::UdpConnection sock(server().nfs_port());  // one client address and port throughout
+  std::vector<Sent> sent = send_all(sock, "k9");
+  server().kill9();
+  server().start();
+  reconnect();
+  expect_original_replies(sock, sent);
+  expect_executed_once("k9");
+}
+
+TEST_F(DrcAcrossRestartTest, RetransmissionsAfterACleanRestartGetTheOriginalReplies) {
+  raw::UdpConnection sock(server().nfs_port());
+  std::vector<Sent> sent = send_all(sock, "clean");
+  restart_server();  // the journal is drained and trimmed: the saved reply window carries them
+  expect_original_replies(sock, sent);
+  expect_executed_once("clean");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "tests/e2e/raw_rpc.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -111,6 +113,24 @@ std::optional<Reply> TcpConnection::call(const Call& c, std::chrono::millisecond
   }
 }
 
+UdpConnection::UdpConnection(uint16_t port, uint16_t local_port) {
+  Fd fd(socket(AF_INET, SOCK_DGRAM, 0));
+  if (!fd) throw std::runtime_error("socket");
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  local.sin_port = htons(local_port);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0)
+    throw std::runtime_error("bind udp 127.0.0.1:" + std::to_string(local_port));
+  sockaddr_in peer = local;
+  peer.sin_port = htons(port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&peer), sizeof peer) != 0)
+    throw std::runtime_error("connect udp 127.0.0.1:" + std::to_string(port));
+  fd_ = std::move(fd);
+}
+
 std::optional<Reply> UdpConnection::call(const Call& c, std::chrono::milliseconds timeout) {
   std::string msg = encode_call(c);
   if (send(fd_.get(), msg.data(), msg.size(), 0) != static_cast<ssize_t>(msg.size()))
@@ -147,6 +167,25 @@ std::string create_guarded_args(const std::string& dir_fh, const std::string& na
   // sattr3: set mode 0644, leave uid/gid/size/atime/mtime alone.
   w.u32(1).u32(0644).u32(0).u32(0).u32(0).u32(0).u32(0);
   return w.bytes();
+}
+
+std::string mkdir_args(const std::string& dir_fh, const std::string& name) {
+  XdrWriter w;
+  w.opaque(dir_fh).opaque(name);
+  w.u32(1).u32(0755).u32(0).u32(0).u32(0).u32(0).u32(0);  // sattr3: mode only
+  return w.bytes();
+}
+
+std::string link_args(const std::string& file_fh, const std::string& dir_fh,
+                      const std::string& name) {
+  return XdrWriter().opaque(file_fh).opaque(dir_fh).opaque(name).bytes();
+}
+
+std::string created_handle(const std::string& results) {
+  XdrReader r(results);
+  if (r.u32() != 0) throw XdrError("not a successful reply");
+  if (r.u32() != 1) throw XdrError("no handle in the reply");
+  return r.opaque(64);
 }
 
 std::string rename_args(const std::string& from_dir, const std::string& from_name,

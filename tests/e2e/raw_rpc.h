@@ -80,6 +80,9 @@ class TcpConnection {
 class UdpConnection {
  public:
   explicit UdpConnection(uint16_t port) : fd_(udp_connect(port)) {}
+  // From a fixed local port: a client that retransmits after the server restarted or failed
+  // over still sends from the address and port the reply cache keys its calls by.
+  UdpConnection(uint16_t port, uint16_t local_port);
   std::optional<Reply> call(const Call& c,
                             std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
@@ -95,6 +98,11 @@ std::optional<Reply> udp_call(uint16_t port, const Call& c,
 std::string fh_args(const std::string& fh);  // GETATTR, FSINFO, ... (one nfs_fh3)
 std::string dirop_args(const std::string& dir_fh, const std::string& name);  // LOOKUP, REMOVE
 std::string create_guarded_args(const std::string& dir_fh, const std::string& name);
+std::string mkdir_args(const std::string& dir_fh, const std::string& name);
+std::string link_args(const std::string& file_fh, const std::string& dir_fh,
+                      const std::string& name);
+// The new object's handle in a successful CREATE/MKDIR/SYMLINK/MKNOD reply's results.
+std::string created_handle(const std::string& results);
 std::string mnt_args(const std::string& path);
 std::string rename_args(const std::string& from_dir, const std::string& from_name,
                         const std::string& to_dir, const std::string& to_name);

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <set>
 
+#include "fs/call/codec.h"
+#include "fs/call_identity.h"
 #include "nvram/journal_volume.h"
+#include "nvram/reply_window.h"
 #include "tests/support/memory_fs.h"
 #include "tests/nvram/test_util.h"
 
@@ -260,6 +263,133 @@ TEST(JournalVolumeLifecycle, AcknowledgeGateTurnsCommittedMutationsIntoJukebox) 
   JournalVolume v(journal, target);
   v.recover();
   EXPECT_EQ(v.lookup(ctx, v.root(), "d", &d, &a, &a), Status::Ok);
+}
+
+}  // namespace
+}  // namespace nasd::nvram
+
+namespace nasd::nvram {
+namespace {
+
+// What recovery hands to the reply cache.
+struct CollectingSink : fs::RecoveredCallSink {
+  struct Entry {
+    fs::CallIdentity identity;
+    fs::call::VolumeOp op;
+    fs::call::VolumeReply reply;
+  };
+  std::vector<Entry> entries;
+  void recovered(const fs::CallIdentity& identity, const fs::call::VolumeRequest& request,
+                 const fs::call::VolumeReply& reply) override {
+    entries.push_back({identity, request.op(), reply});
+  }
+};
+
+fs::CallIdentity identity(uint32_t xid, uint32_t proc) {
+  fs::CallIdentity id;
+  id.family = 2;
+  id.address = {10, 0, 0, 9};
+  id.port = 801;
+  id.xid = xid;
+  id.prog = 100003;
+  id.vers = 3;
+  id.proc = proc;
+  id.args_hash = 0x1234567890abcdefull ^ xid;
+  return id;
+}
+
+// The encoded form of a result (what the client's reply is rebuilt from).
+std::vector<uint8_t> encoded(fs::call::VolumeOp op, fs::call::CallResult result) {
+  fs::call::VolumeReply r;
+  r.op = op;
+  r.status = Status::Ok;
+  r.result = std::move(result);
+  return fs::call::encode_reply(r);
+}
+
+class ReplyCacheRebuildTest : public JournalVolumeTest {};
+
+TEST_F(ReplyCacheRebuildTest, AfterACrashEveryIdentifiedCallComesBackWithTheReplyItGave) {
+  const fs::InodeId root = volume->root();
+  fs::InodeId made;
+  std::optional<fs::Attr> made_attr;
+  fs::Wcc made_wcc;
+  {
+    fs::CallIdentity id = identity(1001, 8);
+    fs::CallIdentityScope scope(&id);
+    ASSERT_EQ(volume->create(ctx, root, "f", fs::CreateMode::Guarded, {}, 0, &made, &made_attr,
+                             &made_wcc), Status::Ok);
+  }
+  fs::Wcc removed_wcc;
+  create(root, "g");  // no identity: an internal call, not for the cache
+  {
+    fs::CallIdentity id = identity(1002, 12);
+    fs::CallIdentityScope scope(&id);
+    ASSERT_EQ(volume->remove(ctx, root, "g", &removed_wcc), Status::Ok);
+  }
+  EXPECT_EQ(volume->reply_window().size(), 2u);
+
+  crash();
+  journal = Journal::open(opts);
+  volume = std::make_unique<JournalVolume>(journal, target);
+  CollectingSink sink;
+  report = volume->recover(&sink);
+
+  ASSERT_EQ(sink.entries.size(), 2u) << "the call without an identity is not handed on";
+  EXPECT_EQ(sink.entries[0].identity, identity(1001, 8));
+  EXPECT_EQ(sink.entries[0].op, fs::call::VolumeOp::Create);
+  EXPECT_EQ(encoded(fs::call::VolumeOp::Create, sink.entries[0].reply.result),
+            encoded(fs::call::VolumeOp::Create,
+                    fs::call::CreatedResult{made, made_attr, made_wcc}))
+      << "the inode, attributes and WCC data the client got";
+  EXPECT_EQ(sink.entries[1].identity, identity(1002, 12));
+  EXPECT_EQ(encoded(fs::call::VolumeOp::Remove, sink.entries[1].reply.result),
+            encoded(fs::call::VolumeOp::Remove, fs::call::WccResult{removed_wcc}));
+  EXPECT_EQ(volume->reply_window().size(), 2u) << "recovered replies seed the window";
+}
+
+TEST_F(ReplyCacheRebuildTest, AReplyWindowSavedAtACleanHandOverComesBackAfterTheTrim) {
+  {
+    fs::CallIdentity id = identity(2001, 9);
+    fs::CallIdentityScope scope(&id);
+    mkdir(volume->root(), "d");
+  }
+  const std::string path = dir.file("v.replies");
+  std::string error;
+  ASSERT_TRUE(save_reply_window(path, volume->reply_window(), &error)) << error;
+  // A clean hand-over: flushed, so the next open replays (and finds) no record.
+  uint64_t durable = 0;
+  volume->seal();
+  ASSERT_EQ(target->flush(&durable), Status::Ok);
+  volume.reset();
+  journal->trim();  // as HostedVolumes' clean close: the fs holds the record, so it goes
+  journal.reset();
+  journal = Journal::open(opts);
+  volume = std::make_unique<JournalVolume>(journal, target);
+
+  std::vector<std::vector<uint8_t>> carried;
+  ASSERT_TRUE(load_reply_window(path, &carried, &error)) << error;
+  CollectingSink sink;
+  report = volume->recover(&sink, carried);
+  EXPECT_EQ(report.applied, 0u);
+  ASSERT_EQ(sink.entries.size(), 1u);
+  EXPECT_EQ(sink.entries[0].identity, identity(2001, 9));
+  EXPECT_EQ(sink.entries[0].op, fs::call::VolumeOp::Mkdir);
+}
+
+TEST(ReplyWindowFile, DamageIsRefusedAsAWholeAndAMissingFileIsEmpty) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("w");
+  std::vector<std::vector<uint8_t>> out;
+  std::string error;
+  EXPECT_TRUE(load_reply_window(path, &out, &error));
+  EXPECT_TRUE(out.empty());
+  ASSERT_TRUE(save_reply_window(path, {{1, 2, 3}, {4}}, &error)) << error;
+  ASSERT_TRUE(load_reply_window(path, &out, &error)) << error;
+  EXPECT_EQ(out, (std::vector<std::vector<uint8_t>>{{1, 2, 3}, {4}}));
+  std::vector<uint8_t> file_bytes = {0x4e, 0x56, 0x52, 0x57, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_FALSE(parse_reply_window(file_bytes, &out, &error));
+  EXPECT_TRUE(out.empty());
 }
 
 }  // namespace

@@ -150,5 +150,32 @@ TEST(DuplicateRequestCache, ConcurrentRetransmissionsExecuteOnce) {
   EXPECT_GT(hits.load(), 0);
 }
 
+// A reply rebuilt from the journal (after a restart or failover) answers retransmissions, and
+// wins over a copy of the call that ran while the volume was still being recovered.
+TEST(DuplicateRequestCache, InsertedCompletedReplyAnswersRetransmissions) {
+  DuplicateRequestCache drc;
+  DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, 77), kArgs);
+  auto recorded = reply(77);
+  drc.insert_completed(key, recorded);
+  auto seen = drc.begin(key);
+  EXPECT_EQ(seen.state, State::Done);
+  EXPECT_EQ(seen.reply, recorded);
+}
+
+TEST(DuplicateRequestCache, RecordedReplyWinsOverACopyThatRanDuringRecovery) {
+  DuplicateRequestCache drc;
+  DrcKey running = DrcKey::make(call_from("10.0.0.1", 800, 78), kArgs);
+  DrcKey answered = DrcKey::make(call_from("10.0.0.1", 800, 79), kArgs);
+  ASSERT_EQ(drc.begin(running).state, State::New);   // still executing (JUKEBOX to come)
+  ASSERT_EQ(drc.begin(answered).state, State::New);
+  drc.complete(answered, reply(1));                   // answered JUKEBOX before the rebuild
+  auto recorded_running = reply(78), recorded_answered = reply(79);
+  drc.insert_completed(running, recorded_running);
+  drc.insert_completed(answered, recorded_answered);
+  drc.complete(running, reply(2));                    // the copy's late JUKEBOX
+  EXPECT_EQ(drc.begin(running).reply, recorded_running);
+  EXPECT_EQ(drc.begin(answered).reply, recorded_answered);
+}
+
 }  // namespace
 }  // namespace nasd::rpc

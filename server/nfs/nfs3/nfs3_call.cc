@@ -21,6 +21,11 @@ nfsstat3 Nfs3Call::open(const nfs_fh3& fh, Target* out) const {
   out->policy = std::move(policy);
   out->ctx = fs::OpContext{};
   out->ctx.cred = out->policy->credential_for(call_.cred);
+  // The first handle a call opens is the one its new object's handle is issued under (the
+  // parent directory of CREATE, MKDIR, SYMLINK, MKNOD): the journal records that export so the
+  // rebuilt reply names it too (export ids are never 0). A legacy handle (id 0) is answered
+  // under its policy's real id, so that is the one recorded.
+  if (identity_ && identity_->export_id == 0) identity_->export_id = out->policy->export_id;
   return NFS3_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fs/call_identity.h"
 #include "fs/volume.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/handle/handle_codec.h"
@@ -41,9 +42,11 @@ struct Target {
 
 class Nfs3Call {
  public:
+  // `identity` (optional) names this call for the journal (fs/call_identity.h); open() fills
+  // in its export id, which the reply's new handles carry, before any volume call is made.
   Nfs3Call(const Nfs3Deps& deps, const rpc::CallContext& call, std::span<const uint8_t> args,
-           std::vector<uint8_t>* results)
-      : deps_(deps), call_(call), args_(args), results_(results) {}
+           std::vector<uint8_t>* results, fs::CallIdentity* identity = nullptr)
+      : deps_(deps), call_(call), args_(args), results_(results), identity_(identity) {}
 
   template <typename T>
   bool decode(xdr::Decoded<T>& args) {
@@ -86,6 +89,7 @@ class Nfs3Call {
   const rpc::CallContext& call_;
   std::span<const uint8_t> args_;
   std::vector<uint8_t>* results_;
+  fs::CallIdentity* identity_;  // null for procedures whose reply is not rebuilt
   std::function<bool()> decoded_intact_;  // whether the decoded arguments lost no byte
 };
 

@@ -2,8 +2,11 @@
 
 #include <exception>
 
+#include "fs/call_identity.h"
 #include "server/nfs/nfs3/nfs3_call.h"
 #include "server/nfs/nfs3/procedures.h"
+#include "server/nfs/nfs3/recovered_replies.h"
+#include "server/rpc/duplicate_request_cache.h"
 
 namespace nasd::nfs {
 namespace {
@@ -89,7 +92,15 @@ rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,
     r.accept = rpc::AcceptStat::ProcUnavail;
     return r;
   }
-  Nfs3Call nfs_call(*deps_, call, args, results);
+  // Names this call for the journal, which records it with the volume's reply so the reply
+  // cache can be rebuilt after a restart or failover (recovered_replies.h). The key is the
+  // duplicate request cache's own, so a rebuilt entry matches the retransmission; Nfs3Call
+  // adds the export its handles are issued under.
+  std::optional<fs::CallIdentity> identity;
+  if (reply_rebuilt_from_journal(call.proc))
+    identity = call_identity_of(rpc::DrcKey::make(call, args));
+  fs::CallIdentityScope scope(identity ? &*identity : nullptr);
+  Nfs3Call nfs_call(*deps_, call, args, results, identity ? &*identity : nullptr);
   try {
     return kProcs[call.proc].run(nfs_call);
   } catch (const std::exception&) {

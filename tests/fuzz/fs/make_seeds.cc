@@ -9,6 +9,7 @@
 #include "fs/call/codec.h"
 #include "nvram/call_record.h"
 #include "nvram/record.h"
+#include "nvram/reply_window.h"
 
 using namespace nasd;
 using namespace nasd::fs::call;
@@ -68,11 +69,25 @@ int main(int argc, char** argv) {
       {"rename", RenameArgs{dir, "a", dir, "b"}},
       {"link", LinkArgs{file, dir, "l"}},
   };
+  std::vector<std::vector<uint8_t>> window;
   for (const auto& [name, args] : calls) {
     VolumeRequest req;
     req.volume_id = 1;
     req.ctx.cred = {1000, 100, {4, 24}};
     req.args = args;
+    if (req.op() != VolumeOp::Write) {  // as the NFS program names its non-idempotent calls
+      fs::CallIdentity id;
+      id.address = {127, 0, 0, 1};
+      id.family = 2;
+      id.port = 801;
+      id.xid = 0x1000 + static_cast<uint32_t>(req.op());
+      id.prog = 100003;
+      id.vers = 3;
+      id.proc = 8;
+      id.args_hash = 0x0123456789abcdefull;
+      id.export_id = 0x00a1b2c3;
+      req.identity = id;
+    }
     VolumeReply reply = reply_for(req.op());
     save(std::string(argv[1]) + "/request-" + name, encode_request(req));
     save(std::string(argv[1]) + "/reply-" + name, encode_reply(reply));
@@ -86,6 +101,16 @@ int main(int argc, char** argv) {
     nvram::RecordKey key{0, 7, 1, 1, nvram::RecordType::Call};
     nvram::encode_record(record.data(), key, parts);
     save(std::string(argv[2]) + "/record-" + name, record);
+    if (req.op() == VolumeOp::Write) continue;
+    window.push_back(pieces.prefix.data());
+    window.back().insert(window.back().end(), pieces.suffix.data().begin(),
+                         pieces.suffix.data().end());
+  }
+  // A reply window file (nvram/reply_window.h) of the non-WRITE calls, for the same fuzzer.
+  std::string error;
+  if (!nvram::save_reply_window(std::string(argv[2]) + "/reply-window", window, &error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 1;
   }
   return 0;
 }

@@ -1,0 +1,57 @@
+// fs::CallIdentity: which client call a volume mutation answers, so that the reply cache can
+// move with the data (issue 10). It names the call the way the RPC duplicate request cache keys
+// it: the client's address and port, the xid, program/version/procedure and a hash of the
+// argument bytes -- plus the export the call came through, which the NFS reply's new file handle
+// names (a handle carries its export's id), so the reply rebuilt from the journal is the one the
+// client was sent, byte for byte.
+//
+// It travels beside the call, never inside OpContext (which holds the credential only):
+//  - the NFS program opens a CallIdentityScope on the executor thread for the duration of a
+//    non-idempotent procedure;
+//  - nvram::JournalVolume reads CallIdentityScope::current() when it journals a mutation and
+//    records the identity with the call and its reply;
+//  - a call forwarded over the interconnect carries it as an optional part of the encoded
+//    request (fs/call/codec.h), and the owner's VolumeServer opens the scope again, so the
+//    owner's journal records it.
+// An identity is only a name: nothing about how the call executes depends on it, so a forged
+// one can at worst place a wrong entry in a reply cache keyed by the forger's own claim.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace nasd::fs {
+
+struct CallIdentity {
+  std::array<uint8_t, 16> address{};  // IPv4 uses the first 4 bytes
+  uint16_t family = 0;                // AF_INET / AF_INET6
+  uint16_t port = 0;
+  uint32_t xid = 0, prog = 0, vers = 0, proc = 0;
+  uint64_t args_hash = 0;             // the RPC layer's hash of the procedure's argument bytes
+  // The export (NFS export id, 24 bits; 0 when none) under which the call opened its first file
+  // handle -- for CREATE, MKDIR, SYMLINK and MKNOD the parent directory's, under which the new
+  // object's handle was issued. Not part of the reply cache's key: the cache's key is the call,
+  // this is what its reply said.
+  uint32_t export_id = 0;
+
+  bool operator==(const CallIdentity&) const = default;
+};
+
+// Sets the identity of the call running on this thread until destroyed (scopes nest; a null
+// identity hides an outer one). Not copyable: it lives on the stack of one call.
+class CallIdentityScope {
+ public:
+  explicit CallIdentityScope(const CallIdentity* identity);
+  ~CallIdentityScope();
+  CallIdentityScope(const CallIdentityScope&) = delete;
+  CallIdentityScope& operator=(const CallIdentityScope&) = delete;
+
+  // The identity of the client call this thread is serving; nullptr when none (a read, an
+  // internal call, a replay).
+  static const CallIdentity* current();
+
+ private:
+  const CallIdentity* previous_;
+};
+
+}  // namespace nasd::fs
