@@ -22,6 +22,14 @@
 //   missed_heartbeats = 5
 //   lease_ms = 4000                  # how long a volume lease lasts at the authority
 //   startup_grace_ms = 10000         # after a start, wait this long for a silent partner
+//   authority = file                 # who grants the volume leases: file (the lease files in
+//                                    # <shared_dir>/leases) or etcd:
+//   etcd_endpoints = http://10.0.0.1:2379, http://10.0.0.2:2379, http://10.0.0.3:2379
+//   etcd_prefix = /nasd/lab/         # default /nasd/<name>/
+//   etcd_ca = /etc/nasd/etcd-ca.pem  # https endpoints: the members' CA, and this node's client
+//   etcd_cert = /etc/nasd/etcd-client.pem   # certificate and key (etcd --client-cert-auth)
+//   etcd_key = /etc/nasd/etcd-client.key
+//   etcd_timeout_ms = 1500           # every lease call ends within this, answered or not
 //   [peer node1]
 //   mirror = 127.0.0.1:7102          # the partner's mirror: this node's journal is copied there
 //   listen = 127.0.0.1               # the partner's virtual server, served here after a takeover
@@ -36,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/membership/authority_options.h"
 #include "util/config.h"
 
 namespace nasd::cluster {
@@ -83,6 +92,9 @@ struct ClusterOptions {
   AddressList allowed_peers;
   std::vector<PeerOptions> peers;
   std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; then peers.size()==1
+  // Who grants the volume leases (membership::make_lease_authority). File: lease_dir is
+  // <shared_dir>/leases (empty without a shared folder).
+  membership::AuthorityOptions authority;
   // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at
   // most forward_slots of them wait on one owner at once (more get Jukebox at once), so a
   // paused partner cannot take every executor thread ([node] threads).
@@ -98,6 +110,9 @@ struct ClusterOptions {
   const PeerOptions& partner() const { return peers.front(); }
 
  private:
+  static membership::AuthorityOptions authority_from_config(const Config& config,
+                                                           const ConfigSection& cluster,
+                                                           const std::string& cluster_name);
   static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,
                                               const std::vector<PeerOptions>& peers);
 };

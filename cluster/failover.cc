@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "cluster/interconnect/router.h"
-#include "cluster/membership/file_lease_authority.h"
+#include "cluster/membership/lease_authority_factory.h"
 #include "cluster/membership/membership_service.h"
 #include "cluster/volume_fence.h"
 #include "util/log.h"
@@ -15,12 +15,6 @@ namespace nasd::cluster {
 namespace {
 
 using std::chrono::milliseconds;
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 membership::PairConfig pair_config(const FailoverWiring& w, const std::set<uint32_t>& home,
                                    const std::set<uint32_t>& partner_home) {
@@ -55,9 +49,14 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
                                             w_.options.mirror_host, w_.options.mirror_port,
                                             w_.mirror_server);
-  const std::string lease_dir = w_.options.shared_dir + "/leases";
-  std::filesystem::create_directories(lease_dir);
-  leases_ = std::make_shared<membership::FileLeaseAuthority>(lease_dir);
+  // The fence files stay in the shared folder whatever the authority.
+  std::filesystem::create_directories(w_.options.shared_dir + "/leases");
+  if (w_.authority.lease_dir.empty()) w_.authority.lease_dir = w_.options.shared_dir + "/leases";
+  try {
+    leases_ = membership::make_lease_authority(w_.authority);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] authority: ") + e.what());
+  }
 
   membership::MembershipHooks hooks;
   hooks.open = [this](uint32_t v) { open_volume(v); };
@@ -87,7 +86,9 @@ void Failover::start() {
   mirror_->start();
   membership_->start();
   util::log("cluster").info("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
-         w_.options.shared_dir + ", failback " + (w_.options.auto_failback ? "auto" : "manual"));
+         w_.options.shared_dir + ", lease authority " +
+         membership::authority_kind_name(w_.authority.kind) + ", failback " +
+         (w_.options.auto_failback ? "auto" : "manual"));
 }
 
 void Failover::stop() {
@@ -198,7 +199,7 @@ std::string Failover::status() const {
   out << "node " << w_.self << ", partner " << w_.partner.name << ": "
       << membership_->status() << (membership_->standby() ? " (standby: planned failover)" : "")
       << "\n";
-  const int64_t now = wall_ms();
+  const int64_t now = leases_->now_ms();
   for (const auto& [id, section] : sections_) {
     out << "volume " << section->name() << " (id " << id << "): home "
         << (is_home(id) ? w_.self : w_.partner.name);

@@ -1,5 +1,5 @@
 // Failover for an HA pair: the membership service decides (heartbeats over the interconnect,
-// leases on the shared folder as the fencing authority); this class carries its decisions out
+// leases from the fencing authority: files on the shared folder, or etcd); this class carries its decisions out
 // on the node:
 //   serve a volume     open it from the shared folder (for a partner volume: replay this
 //                      node's copy of the partner's NVRAM first), route its requests here,
@@ -34,7 +34,7 @@ class ClusterRouter;
 class InterconnectServer;
 }  // namespace nasd::interconnect
 namespace nasd::membership {
-class FileLeaseAuthority;
+class LeaseAuthority;
 class MembershipService;
 }  // namespace nasd::membership
 
@@ -43,6 +43,7 @@ namespace nasd::cluster {
 struct FailoverWiring {
   std::string self;
   FailoverOptions options;
+  membership::AuthorityOptions authority;  // who grants the leases (file: <shared_dir>/leases)
   PeerOptions partner;
   const Config* config = nullptr;  // the [volume] sections; outlives the Failover
   std::string data_dir;
@@ -118,7 +119,7 @@ class Failover {
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::set<uint32_t> home_, partner_home_;
   std::unique_ptr<PartnerMirror> mirror_;
-  std::shared_ptr<membership::FileLeaseAuthority> leases_;
+  std::shared_ptr<membership::LeaseAuthority> leases_;
   std::unique_ptr<membership::MembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;  // volumes routed here (for the addresses)

@@ -28,6 +28,7 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
   FailoverWiring w;
   w.self = plan_.node.name;
   w.options = *plan_.cluster->failover;
+  w.authority = plan_.cluster->authority;
   w.partner = partner;
   w.config = &plan_.config;
   w.data_dir = plan_.node.data_dir;
