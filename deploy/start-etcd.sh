@@ -37,7 +37,8 @@ for i in $(seq 0 $((MEMBERS - 1))); do initial+="${initial:+,}m$i=$(peer_url "$i
 endpoints=""
 for i in $(seq 0 $((MEMBERS - 1))); do
   endpoints+="${endpoints:+, }$(client_url "$i")"
-  if [ -f "$DIR/m$i.pid" ] && kill -0 "$(cat "$DIR/m$i.pid")" 2>/dev/null; then
+  if [ -f "$DIR/m$i.pid" ] && kill -0 "$(cat "$DIR/m$i.pid")" 2>/dev/null &&
+     grep -q etcd "/proc/$(cat "$DIR/m$i.pid")/cmdline" 2>/dev/null; then
     echo "etcd member m$i already running (pid $(cat "$DIR/m$i.pid"))"; continue
   fi
   # A member that has data rejoins with it; a fresh one starts the cluster with the others.

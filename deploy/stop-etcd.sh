@@ -13,13 +13,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -d "$DIR" ] || exit 0
+# Running, and not a zombie left for a parent that does not reap (a test's namespace init).
+alive() { local s; s="$(ps -o stat= -p "$1" 2>/dev/null)" && [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
 for f in "$DIR"/m*.pid; do
   [ -f "$f" ] || continue
   pid="$(cat "$f")"
-  if kill -0 "$pid" 2>/dev/null && grep -q etcd "/proc/$pid/cmdline" 2>/dev/null; then
+  if alive "$pid" && grep -q etcd "/proc/$pid/cmdline" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+    alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$f"
 done
