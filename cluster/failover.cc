@@ -139,9 +139,22 @@ bool Failover::try_open(uint32_t id) {
     // First the fence: a write the previous owner had begun must be done before we read.
     const auto owned = [this, id] { return lease_trusted_now(id); };
     std::string error;
-    auto fence = VolumeFence::take(w_.options.shared_dir + "/leases/" + section.name() + ".fence",
-                                   w_.self, owned, milliseconds(w_.options.lease_ms),
-                                   &error);
+    // With etcd the lease's epoch (an etcd revision, larger for every new holder) is the
+    // fence's token; the file authority's fence counts its own.
+    std::optional<uint64_t> epoch;
+    const bool epochs = w_.authority.kind == membership::AuthorityOptions::Kind::Etcd;
+    if (epochs) {
+      membership::Lease lease;
+      if (!leases_->inspect(id, &lease, &error))
+        throw std::runtime_error("reading the lease for its epoch: " + error);
+      if (lease.holder != w_.self)
+        throw std::runtime_error("the lease is held by " +
+                                 (lease.holder.empty() ? std::string("nobody") : lease.holder));
+      epoch = lease.epoch;
+    }
+    auto fence = VolumeFence::take(
+        VolumeFence::fence_path(w_.options.shared_dir + "/leases", section.name(), epochs),
+        w_.self, owned, milliseconds(w_.options.lease_ms), &error, epoch);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
     if (!is_home(id)) {
       // A takeover: the partner's acknowledged operations that its file system may not hold
