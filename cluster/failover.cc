@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "cluster/interconnect/router.h"
-#include "cluster/membership/lease_authority_factory.h"
+#include "cluster/membership/lease_authority.h"
 #include "cluster/membership/membership_service.h"
 #include "cluster/volume_fence.h"
 #include "util/log.h"
@@ -49,14 +49,8 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
                                             w_.options.mirror_host, w_.options.mirror_port,
                                             w_.mirror_server);
-  // The fence files stay in the shared folder whatever the authority.
-  std::filesystem::create_directories(w_.options.shared_dir + "/leases");
-  if (w_.authority.lease_dir.empty()) w_.authority.lease_dir = w_.options.shared_dir + "/leases";
-  try {
-    leases_ = membership::make_lease_authority(w_.authority);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(std::string("[cluster] authority: ") + e.what());
-  }
+  std::filesystem::create_directories(w_.options.shared_dir + "/leases");  // the fences
+  leases_ = w_.authority;
 
   membership::MembershipHooks hooks;
   hooks.open = [this](uint32_t v) { open_volume(v); };
@@ -86,8 +80,7 @@ void Failover::start() {
   mirror_->start();
   membership_->start();
   util::log("cluster").info("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
-         w_.options.shared_dir + ", lease authority " +
-         membership::authority_kind_name(w_.authority.kind) + ", failback " +
+         w_.options.shared_dir + ", failback " +
          (w_.options.auto_failback ? "auto" : "manual"));
 }
 
@@ -142,7 +135,7 @@ bool Failover::try_open(uint32_t id) {
     // With etcd the lease's epoch (an etcd revision, larger for every new holder) is the
     // fence's token; the file authority's fence counts its own.
     std::optional<uint64_t> epoch;
-    const bool epochs = w_.authority.kind == membership::AuthorityOptions::Kind::Etcd;
+    const bool epochs = leases_->epochs_fence();
     if (epochs) {
       membership::Lease lease;
       if (!leases_->inspect(id, &lease, &error))

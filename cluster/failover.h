@@ -43,7 +43,6 @@ namespace nasd::cluster {
 struct FailoverWiring {
   std::string self;
   FailoverOptions options;
-  membership::AuthorityOptions authority;  // who grants the leases (file: <shared_dir>/leases)
   PeerOptions partner;
   const Config* config = nullptr;  // the [volume] sections; outlives the Failover
   std::string data_dir;
@@ -52,6 +51,8 @@ struct FailoverWiring {
   nvram::MirrorServerOptions mirror_server;
   HostedVolumes* volumes = nullptr;
   interconnect::ClusterRouter* router = nullptr;
+  // Who decides ownership (make_lease_authority: [cluster] authority).
+  std::shared_ptr<membership::LeaseAuthority> authority;
   std::shared_ptr<interconnect::CallChannel> partner_channel;
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover

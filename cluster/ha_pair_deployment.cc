@@ -2,6 +2,7 @@
 
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
+#include "cluster/lease_authority_factory.h"
 
 namespace nasd::cluster {
 
@@ -28,7 +29,6 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
   FailoverWiring w;
   w.self = plan_.node.name;
   w.options = *plan_.cluster->failover;
-  w.authority = plan_.cluster->authority;
   w.partner = partner;
   w.config = &plan_.config;
   w.data_dir = plan_.node.data_dir;
@@ -41,6 +41,7 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
     };
   w.volumes = &hosted_;
   w.router = router_.get();
+  w.authority = make_lease_authority(*plan_.cluster);
   w.partner_channel = peers_.at(partner.name);
   w.home_server = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
   w.partner_server = std::make_unique<VirtualServer>(partner.name, po, programs, false);

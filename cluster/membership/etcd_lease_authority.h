@@ -48,6 +48,8 @@ class EtcdLeaseAuthority : public LeaseAuthority {
   bool release(uint32_t volume_id, const std::string& node) override;
   bool inspect(uint32_t volume_id, Lease* out, std::string* error) override;
   int64_t now_ms() const override;
+  // Revisions of one etcd cluster only grow.
+  bool epochs_fence() const override { return true; }
 
   std::string key_of(uint32_t volume_id) const;
 

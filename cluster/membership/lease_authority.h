@@ -42,6 +42,9 @@ class LeaseAuthority {
   // The clock `Lease::expires_ms` is on, in milliseconds (default: the wall clock), so a
   // status line can say how long a lease has left.
   virtual int64_t now_ms() const;
+  // True when `Lease::epoch` may stand as the storage fence's token (VolumeFence): it grows
+  // with every new holder and never repeats, across restarts of every node.
+  virtual bool epochs_fence() const { return false; }
 };
 
 // The grant rule every authority applies to a record, so the file and the simulated one agree.
