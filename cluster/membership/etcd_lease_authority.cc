@@ -32,7 +32,8 @@ EtcdLeaseAuthority::EtcdLeaseAuthority(EtcdOptions options)
   if (prefix_.empty() || prefix_.size() > kMaxPrefix)
     throw std::invalid_argument("etcd: the key prefix must have 1 to 200 bytes");
   if (timeout_ < milliseconds(100)) throw std::invalid_argument("etcd: timeout below 100 ms");
-  client_ = std::make_unique<EtcdClient>(std::move(options));
+  client_ = std::make_unique<EtcdClient>(options);
+  inspect_client_ = std::make_unique<EtcdClient>(std::move(options));
 }
 
 int64_t EtcdLeaseAuthority::now_ms() const {
@@ -43,20 +44,15 @@ std::string EtcdLeaseAuthority::key_of(uint32_t volume_id) const {
   return prefix_ + "volume-" + std::to_string(volume_id);
 }
 
-EtcdClient::Reply EtcdLeaseAuthority::call(const char* path, const std::string& body,
-                                           TimePoint deadline) {
-  return client_->call(path, body, deadline);
-}
-
 static std::string failure_of(const EtcdClient::Reply& r) {
   return r.kind == EtcdClient::Reply::Kind::Refused
              ? "etcd refused: " + r.error.message + " (code " + std::to_string(r.error.code) + ")"
              : r.failure;
 }
 
-bool EtcdLeaseAuthority::read(const std::string& key, TimePoint deadline,
+bool EtcdLeaseAuthority::read(EtcdClient& client, const std::string& key, TimePoint deadline,
                               std::optional<etcd::KeyValue>* kv, std::string* error) {
-  EtcdClient::Reply r = call("/v3/kv/range", etcd::range_request(key), deadline);
+  EtcdClient::Reply r = client.call("/v3/kv/range", etcd::range_request(key), deadline);
   if (!r.ok()) {
     *error = failure_of(r);
     return false;
@@ -80,15 +76,15 @@ void EtcdLeaseAuthority::revoke(int64_t lease, TimePoint deadline) {
   if (lease != 0) call("/v3/lease/revoke", etcd::lease_id_request(lease), deadline);
 }
 
-Lease EtcdLeaseAuthority::describe(const etcd::KeyValue& kv, int64_t start, bool with_expiry,
+Lease EtcdLeaseAuthority::describe(EtcdClient& client, const etcd::KeyValue& kv, int64_t start,
                                    TimePoint deadline) {
   Lease lease;
   lease.holder = kv.value;
   lease.epoch = static_cast<uint64_t>(kv.create_revision);
   lease.expires_ms = start;
-  if (with_expiry && kv.lease != 0) {
+  if (kv.lease != 0) {
     EtcdClient::Reply r =
-        call("/v3/lease/timetolive", etcd::lease_id_request(kv.lease), deadline);
+        client.call("/v3/lease/timetolive", etcd::lease_id_request(kv.lease), deadline);
     etcd::LeaseReply ttl;
     std::string ignored;
     // TTL is whole seconds left, rounded down: the lease ends within a second after this.
@@ -199,7 +195,7 @@ LeaseAnswer EtcdLeaseAuthority::acquire(uint32_t volume_id, const std::string& n
     for (int round = 0; round < 3; ++round) {
       std::optional<etcd::KeyValue> kv;
       std::string error;
-      if (!read(key, deadline, &kv, &error)) return unreachable(error);
+      if (!read(*client_, key, deadline, &kv, &error)) return unreachable(error);
       if (!kv) {
         LeaseAnswer a = take(key, node, ttl_s, start, deadline, &kv);
         if (a.verdict != LeaseVerdict::HeldByOther) return a;
@@ -214,7 +210,7 @@ LeaseAnswer EtcdLeaseAuthority::acquire(uint32_t volume_id, const std::string& n
       }
       LeaseAnswer held;
       held.verdict = LeaseVerdict::HeldByOther;
-      held.lease = describe(*kv, start, true, deadline);
+      held.lease = describe(*client_, *kv, start, deadline);
       return held;
     }
     return unreachable(last);
@@ -231,7 +227,7 @@ bool EtcdLeaseAuthority::release(uint32_t volume_id, const std::string& node) {
     const std::string key = key_of(volume_id);
     std::optional<etcd::KeyValue> kv;
     std::string error;
-    if (!read(key, deadline, &kv, &error) || !kv || kv->value != node) return false;
+    if (!read(*client_, key, deadline, &kv, &error) || !kv || kv->value != node) return false;
     EtcdClient::Reply r = call("/v3/kv/txn", etcd::delete_txn(key, kv->mod_revision), deadline);
     etcd::TxnReply txn;
     const bool deleted = r.ok() && etcd::decode_txn(r.body, &txn, &error) && txn.succeeded;
@@ -249,8 +245,8 @@ bool EtcdLeaseAuthority::inspect(uint32_t volume_id, Lease* out, std::string* er
     const int64_t start = now_ms();
     const TimePoint deadline = SteadyClock::now() + timeout_;
     std::optional<etcd::KeyValue> kv;
-    if (!read(key_of(volume_id), deadline, &kv, error)) return false;
-    *out = kv ? describe(*kv, start, true, deadline) : Lease{};
+    if (!read(*inspect_client_, key_of(volume_id), deadline, &kv, error)) return false;
+    *out = kv ? describe(*inspect_client_, *kv, start, deadline) : Lease{};
     return true;
   } catch (const std::exception& e) {
     *error = std::string("etcd: ") + e.what();

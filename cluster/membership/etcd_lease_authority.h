@@ -55,13 +55,15 @@ class EtcdLeaseAuthority : public LeaseAuthority {
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;
-  EtcdClient::Reply call(const char* path, const std::string& body, TimePoint deadline);
+  EtcdClient::Reply call(const char* path, const std::string& body, TimePoint deadline) {
+    return client_->call(path, body, deadline);
+  }
   // Reads the volume's key; false (and *error) when etcd cannot be asked.
-  bool read(const std::string& key, TimePoint deadline, std::optional<etcd::KeyValue>* kv,
-            std::string* error);
-  // The Lease a key stands for; asks etcd how long the key's etcd lease has left when
-  // `with_expiry` (best effort: unknown leaves expires_ms at `start`).
-  Lease describe(const etcd::KeyValue& kv, int64_t start, bool with_expiry, TimePoint deadline);
+  bool read(EtcdClient& client, const std::string& key, TimePoint deadline,
+            std::optional<etcd::KeyValue>* kv, std::string* error);
+  // The Lease a key stands for, with how long the key's etcd lease has left (best effort:
+  // unknown leaves expires_ms at `start`).
+  Lease describe(EtcdClient& client, const etcd::KeyValue& kv, int64_t start, TimePoint deadline);
   LeaseAnswer take(const std::string& key, const std::string& node, int64_t ttl_s, int64_t start,
                    TimePoint deadline, std::optional<etcd::KeyValue>* seen);
   LeaseAnswer renew(const std::string& key, const std::string& node, const etcd::KeyValue& kv,
@@ -70,7 +72,9 @@ class EtcdLeaseAuthority : public LeaseAuthority {
 
   const std::string prefix_;
   const std::chrono::milliseconds timeout_;
-  std::unique_ptr<EtcdClient> client_;
+  // Lease calls and status reads on separate clients (each serializes its calls): an admin
+  // asking for the status while etcd is slow must not hold a renewal back.
+  std::unique_ptr<EtcdClient> client_, inspect_client_;
 };
 
 }  // namespace nasd::membership
