@@ -226,6 +226,8 @@ bool base64_decode(std::string_view text, size_t max_bytes, std::string* out) {
   }
   bytes.resize(bytes.size() - pad);
   if (bytes.size() > max_bytes) return false;
+  // One text per value: unused low bits before the padding must be zero (etcd never sets them).
+  if (base64_encode(bytes) != text) return false;
   *out = std::move(bytes);
   return true;
 }

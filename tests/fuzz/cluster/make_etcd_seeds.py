@@ -28,6 +28,7 @@ seeds = {
     "etcd_error_bad_code": (5, '{"error":"x","message":"x","code":99}'),
     "etcd_base64": (6, 'bm9kZUE='),
     "etcd_base64_bad_padding": (6, 'bm9k=UE='),
+    "etcd_base64_noncanonical": (6, 'b9kmZUC='),
 }
 d = os.path.join(here, "seeds")
 os.makedirs(d, exist_ok=True)
