@@ -16,12 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-int64_t wall_ms() {
-  return std::chrono::duration_cast<milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wiring)) {
@@ -167,8 +161,22 @@ bool ClusterFailover::try_open(uint32_t id) {
   try {
     const auto owned = [this, id] { return lease_trusted_now(id); };
     std::string error;
-    auto fence = VolumeFence::take(shared + "/leases/" + section.name() + ".fence", w_.self, owned,
-                                   milliseconds(w_.cluster->failover->lease_ms), &error);
+    // With etcd the lease's epoch (an etcd revision, larger for every new holder) is the
+    // fence's token; the file authority's fence counts its own.
+    std::optional<uint64_t> epoch;
+    const bool epochs = leases_->epochs_fence();
+    if (epochs) {
+      membership::Lease lease;
+      if (!leases_->inspect(id, &lease, &error))
+        throw std::runtime_error("reading the lease for its epoch: " + error);
+      if (lease.holder != w_.self)
+        throw std::runtime_error("the lease is held by " +
+                                 (lease.holder.empty() ? std::string("nobody") : lease.holder));
+      epoch = lease.epoch;
+    }
+    auto fence = VolumeFence::take(VolumeFence::fence_path(shared + "/leases", section.name(), epochs),
+                                   w_.self, owned, milliseconds(w_.cluster->failover->lease_ms),
+                                   &error, epoch);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
     const std::string& home = home_.at(id);
     if (home != w_.self) {
@@ -233,7 +241,7 @@ std::string ClusterFailover::status() const {
   const auto alive = membership_->peers_alive();
   out << "node " << w_.self << ": " << membership_->status()
       << (membership_->standby() ? " (planned failover: its volumes handed over)" : "") << "\n";
-  const int64_t now = wall_ms();
+  const int64_t now = leases_->now_ms();  // the clock the leases' expiry is on
   for (const MemberOptions& m : c.members) {
     out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
     if (m.name == w_.self)

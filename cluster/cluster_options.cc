@@ -64,13 +64,14 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
                                       "failback", "heartbeat_ms", "missed_heartbeats",
                                       "lease_ms", "startup_grace_ms", "key", "allowed_peers",
                                       "forward_timeout_ms", "forward_slots", "authority",
-                                      "etcd_endpoints"});
+                                      "etcd_endpoints", "etcd_prefix", "etcd_ca", "etcd_cert",
+                                      "etcd_key", "etcd_timeout_ms"});
       !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
   o.name = c->get("name");
   if (o.name.empty()) throw ConfigError("[cluster] name is required");
-  o.authority = authority_from_config(*c);
+  o.authority = authority_from_config(config, *c, o.name);
   if (!config.sections("member").empty()) {
     const ConfigSection* node = config.section("node");
     o.members_from_config(config, node ? node->get("name", "node0") : "node0");
@@ -124,16 +125,52 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   return o;
 }
 
-membership::AuthorityOptions ClusterOptions::authority_from_config(const ConfigSection& c) {
+membership::AuthorityOptions ClusterOptions::authority_from_config(const Config& config,
+                                                                   const ConfigSection& c,
+                                                                   const std::string& name) {
   membership::AuthorityOptions a;
   const std::string kind = c.get("authority", "file");
-  if (kind == "etcd")
+  if (kind == "etcd") {
     a.kind = membership::AuthorityOptions::Kind::Etcd;
-  else if (kind != "file")
+  } else if (kind != "file") {
     throw ConfigError("[cluster] authority = " + kind + ": expected file or etcd");
-  a.etcd.endpoints = c.get_list("etcd_endpoints");
-  if (a.kind == membership::AuthorityOptions::Kind::Etcd && a.etcd.endpoints.empty())
-    throw ConfigError("[cluster] authority = etcd needs etcd_endpoints");
+  }
+  const bool etcd = a.kind == membership::AuthorityOptions::Kind::Etcd;
+  for (const char* key : {"etcd_endpoints", "etcd_prefix", "etcd_ca", "etcd_cert", "etcd_key",
+                          "etcd_timeout_ms"}) {
+    if (!etcd && c.has(key))
+      throw ConfigError(std::string("[cluster] ") + key + " needs authority = etcd");
+  }
+  if (!etcd) return a;
+  membership::EtcdOptions& e = a.etcd;
+  e.endpoints = c.get_list("etcd_endpoints");
+  if (e.endpoints.empty())
+    throw ConfigError("[cluster] authority = etcd needs etcd_endpoints (http(s)://host:port, ...)");
+  for (const std::string& url : e.endpoints) {
+    const bool tls = url.rfind("https://", 0) == 0;
+    if (!tls && url.rfind("http://", 0) != 0)
+      throw ConfigError("[cluster] etcd_endpoints: '" + url + "' is not an http:// or https:// URL");
+    if (url.find_first_of(" \t\r\n") != std::string::npos || url.size() > 200)
+      throw ConfigError("[cluster] etcd_endpoints: bad URL '" + url + "'");
+  }
+  e.prefix = c.get("etcd_prefix", "/nasd/" + name + "/");
+  if (e.prefix.empty() || e.prefix.size() > 200)
+    throw ConfigError("[cluster] etcd_prefix must have 1 to 200 bytes");
+  const auto path = [&](const char* key) {
+    return c.has(key) ? std::filesystem::absolute(config.resolve_path(c.get(key)))
+                            .lexically_normal()
+                            .string()
+                      : std::string();
+  };
+  e.ca_file = path("etcd_ca");
+  e.cert_file = path("etcd_cert");
+  e.key_file = path("etcd_key");
+  if (e.cert_file.empty() != e.key_file.empty())
+    throw ConfigError("[cluster] etcd_cert and etcd_key go together");
+  const int64_t timeout = c.get_int("etcd_timeout_ms", 1500);
+  if (timeout < 100 || timeout > 60000)
+    throw ConfigError("[cluster] etcd_timeout_ms out of range (100..60000)");
+  e.timeout = std::chrono::milliseconds(timeout);
   return a;
 }
 

@@ -22,6 +22,14 @@
 //   missed_heartbeats = 5
 //   lease_ms = 4000                  # how long a volume lease lasts at the authority
 //   startup_grace_ms = 10000         # after a start, wait this long for a silent partner
+//   authority = file                 # who grants the volume leases: file (the lease files in
+//                                    # <shared_dir>/leases) or etcd:
+//   etcd_endpoints = http://10.0.0.1:2379, http://10.0.0.2:2379, http://10.0.0.3:2379
+//   etcd_prefix = /nasd/lab/         # default /nasd/<name>/
+//   etcd_ca = /etc/nasd/etcd-ca.pem  # https endpoints: the members' CA, and this node's client
+//   etcd_cert = /etc/nasd/etcd-client.pem   # certificate and key (etcd --client-cert-auth)
+//   etcd_key = /etc/nasd/etcd-client.key
+//   etcd_timeout_ms = 1500           # every lease call ends within this, answered or not
 //   [peer node1]
 //   mirror = 127.0.0.1:7102          # the partner's mirror: this node's journal is copied there
 //   listen = 127.0.0.1               # the partner's virtual server, served here after a takeover
@@ -159,7 +167,9 @@ struct ClusterOptions {
   const EvsOptions* evs_of_volume(const std::string& volume) const;
 
  private:
-  static membership::AuthorityOptions authority_from_config(const ConfigSection& cluster);
+  static membership::AuthorityOptions authority_from_config(const Config& config,
+                                                           const ConfigSection& cluster,
+                                                           const std::string& cluster_name);
   // The [member] and [evs] sections of an N-node cluster, seen from node `self`.
   void members_from_config(const Config& config, const std::string& self);
   static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "cluster/interconnect/router.h"
-#include "cluster/membership/file_lease_authority.h"
+#include "cluster/membership/lease_authority.h"
 #include "cluster/membership/membership_service.h"
 #include "cluster/volume_fence.h"
 #include "util/log.h"
@@ -15,12 +15,6 @@ namespace nasd::cluster {
 namespace {
 
 using std::chrono::milliseconds;
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 membership::PairConfig pair_config(const FailoverWiring& w, const std::set<uint32_t>& home,
                                    const std::set<uint32_t>& partner_home) {
@@ -56,9 +50,8 @@ Failover::Failover(FailoverWiring wiring) : w_(std::move(wiring)) {
   mirror_ = std::make_unique<PartnerMirror>(w_.data_dir + "/partner-nvram.img", w_.mirror_mode,
                                             w_.options.mirror_host, w_.options.mirror_port,
                                             w_.mirror_server);
-  const std::string lease_dir = w_.options.shared_dir + "/leases";
-  std::filesystem::create_directories(lease_dir);
-  leases_ = std::make_shared<membership::FileLeaseAuthority>(lease_dir);
+  std::filesystem::create_directories(w_.options.shared_dir + "/leases");  // the fences
+  leases_ = w_.authority;
 
   membership::MembershipHooks hooks;
   hooks.open = [this](uint32_t v) { open_volume(v); };
@@ -89,7 +82,8 @@ void Failover::start() {
   mirror_->start();
   membership_->start();
   util::log("cluster").info("failover: pair " + w_.self + "/" + w_.partner.name + ", shared folder " +
-         w_.options.shared_dir + ", failback " + (w_.options.auto_failback ? "auto" : "manual"));
+         w_.options.shared_dir + ", failback " +
+         (w_.options.auto_failback ? "auto" : "manual"));
 }
 
 void Failover::stop() {
@@ -151,9 +145,22 @@ bool Failover::try_open(uint32_t id) {
     // First the fence: a write the previous owner had begun must be done before we read.
     const auto owned = [this, id] { return lease_trusted_now(id); };
     std::string error;
-    auto fence = VolumeFence::take(w_.options.shared_dir + "/leases/" + section.name() + ".fence",
-                                   w_.self, owned, milliseconds(w_.options.lease_ms),
-                                   &error);
+    // With etcd the lease's epoch (an etcd revision, larger for every new holder) is the
+    // fence's token; the file authority's fence counts its own.
+    std::optional<uint64_t> epoch;
+    const bool epochs = leases_->epochs_fence();
+    if (epochs) {
+      membership::Lease lease;
+      if (!leases_->inspect(id, &lease, &error))
+        throw std::runtime_error("reading the lease for its epoch: " + error);
+      if (lease.holder != w_.self)
+        throw std::runtime_error("the lease is held by " +
+                                 (lease.holder.empty() ? std::string("nobody") : lease.holder));
+      epoch = lease.epoch;
+    }
+    auto fence = VolumeFence::take(
+        VolumeFence::fence_path(w_.options.shared_dir + "/leases", section.name(), epochs),
+        w_.self, owned, milliseconds(w_.options.lease_ms), &error, epoch);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
     if (!is_home(id)) {
       // A takeover: the partner's acknowledged operations that its file system may not hold
@@ -214,7 +221,7 @@ std::string Failover::status() const {
   out << "node " << w_.self << ", partner " << w_.partner.name << ": "
       << membership_->status() << (membership_->standby() ? " (standby: planned failover)" : "")
       << "\n";
-  const int64_t now = wall_ms();
+  const int64_t now = leases_->now_ms();
   for (const auto& [id, section] : sections_) {
     out << "volume " << section->name() << " (id " << id << "): home "
         << (is_home(id) ? w_.self : w_.partner.name);

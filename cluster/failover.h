@@ -1,5 +1,5 @@
 // Failover for an HA pair: the membership service decides (heartbeats over the interconnect,
-// leases on the shared folder as the fencing authority); this class carries its decisions out
+// leases from the fencing authority: files on the shared folder, or etcd); this class carries its decisions out
 // on the node:
 //   serve a volume     open it from the shared folder (for a partner volume: replay this
 //                      node's copy of the partner's NVRAM first), route its requests here,
@@ -35,7 +35,7 @@ class ClusterRouter;
 class InterconnectServer;
 }  // namespace nasd::interconnect
 namespace nasd::membership {
-class FileLeaseAuthority;
+class LeaseAuthority;
 class MembershipService;
 }  // namespace nasd::membership
 
@@ -52,6 +52,8 @@ struct FailoverWiring {
   nvram::MirrorServerOptions mirror_server;
   HostedVolumes* volumes = nullptr;
   interconnect::ClusterRouter* router = nullptr;
+  // Who decides ownership (make_lease_authority: [cluster] authority).
+  std::shared_ptr<membership::LeaseAuthority> authority;
   std::shared_ptr<interconnect::CallChannel> partner_channel;
   std::unique_ptr<VirtualServer> home_server;     // this node's address
   std::unique_ptr<VirtualServer> partner_server;  // the partner's, served after a takeover
@@ -124,7 +126,7 @@ class Failover {
   std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;
   std::set<uint32_t> home_, partner_home_;
   std::unique_ptr<PartnerMirror> mirror_;
-  std::shared_ptr<membership::FileLeaseAuthority> leases_;
+  std::shared_ptr<membership::LeaseAuthority> leases_;
   std::unique_ptr<membership::MembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;  // volumes routed here (for the addresses)

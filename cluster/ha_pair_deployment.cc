@@ -2,6 +2,7 @@
 
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
+#include "cluster/lease_authority_factory.h"
 
 namespace nasd::cluster {
 
@@ -40,6 +41,7 @@ void HaPairDeployment::start(const rpc::RpcServerOptions& options,
     };
   w.volumes = &hosted_;
   w.router = router_.get();
+  w.authority = make_lease_authority(*plan_.cluster);
   w.partner_channel = peers_.at(partner.name);
   w.home_server = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
   w.partner_server = std::make_unique<VirtualServer>(partner.name, po, programs, false);

@@ -42,7 +42,8 @@ FenceRecord read_record(int fd) {
 std::shared_ptr<VolumeFence> VolumeFence::take(const std::string& path, const std::string& node,
                                                std::function<bool()> lease_ok,
                                                std::chrono::milliseconds wait,
-                                               std::string* error) {
+                                               std::string* error,
+                                               std::optional<uint64_t> lease_epoch) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = path + ": " + std::strerror(errno);
@@ -66,7 +67,16 @@ std::shared_ptr<VolumeFence> VolumeFence::take(const std::string& path, const st
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   FenceRecord r = read_record(fd);
-  r.token += 1;
+  if (lease_epoch && r.token > *lease_epoch) {
+    *error = path + ": taken by " + std::string(r.node) + " with lease epoch " +
+             std::to_string(r.token) + ", later than ours (" + std::to_string(*lease_epoch) +
+             "): the lease is no longer ours";
+    lock(fd, F_UNLCK, false);
+    ::close(fd);
+    return nullptr;
+  }
+  // The same epoch again is the same lease (an open retried under it).
+  r.token = lease_epoch ? *lease_epoch : r.token + 1;
   std::memset(r.node, 0, sizeof r.node);
   std::strncpy(r.node, node.c_str(), kNameMax - 1);
   const bool written = ::pwrite(fd, &r, sizeof r, 0) == static_cast<ssize_t>(sizeof r);
@@ -79,6 +89,11 @@ std::shared_ptr<VolumeFence> VolumeFence::take(const std::string& path, const st
   }
   return std::shared_ptr<VolumeFence>(
       new VolumeFence(fd, path, node, r.token, std::move(lease_ok)));
+}
+
+std::string VolumeFence::fence_path(const std::string& lease_dir, const std::string& volume,
+                                    bool epochs) {
+  return lease_dir + "/" + volume + (epochs ? ".epoch-fence" : ".fence");
 }
 
 VolumeFence::VolumeFence(int fd, std::string path, std::string node, uint64_t token,

@@ -11,6 +11,7 @@ PACKAGES=(
   tshark gnuplot-nox
   clang libclang-rt-14-dev
   prometheus-cpp-dev libcivetweb-dev
+  libcurl4-openssl-dev nlohmann-json3-dev etcd-server etcd-client
   chromium chromium-driver
 )
 missing=()

@@ -25,6 +25,7 @@ class FileLeaseAuthority : public LeaseAuthority {
   LeaseAnswer acquire(uint32_t volume_id, const std::string& node, int64_t duration_ms) override;
   bool release(uint32_t volume_id, const std::string& node) override;
   bool inspect(uint32_t volume_id, Lease* out, std::string* error) override;
+  int64_t now_ms() const override { return clock_(); }
 
   std::string path_of(uint32_t volume_id) const;
 

@@ -1,8 +1,15 @@
 #include "cluster/membership/lease_authority.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace nasd::membership {
+
+int64_t LeaseAuthority::now_ms() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 bool apply_acquire(Lease& lease, const std::string& node, int64_t now_ms, int64_t duration_ms) {
   bool free = lease.holder.empty() || now_ms >= lease.expires_ms;

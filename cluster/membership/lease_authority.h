@@ -14,7 +14,7 @@ namespace nasd::membership {
 struct Lease {
   std::string holder;      // "" = free
   uint64_t epoch = 0;      // +1 whenever the holder changes: a fencing token for the volume
-  int64_t expires_ms = 0;  // authority clock
+  int64_t expires_ms = 0;  // on the authority's clock (LeaseAuthority::now_ms())
 };
 
 enum class LeaseVerdict {
@@ -39,6 +39,12 @@ class LeaseAuthority {
   virtual bool release(uint32_t volume_id, const std::string& node) = 0;
   // The current record, for status and tests; false (and *error) if it cannot be read.
   virtual bool inspect(uint32_t volume_id, Lease* out, std::string* error) = 0;
+  // The clock `Lease::expires_ms` is on, in milliseconds (default: the wall clock), so a
+  // status line can say how long a lease has left.
+  virtual int64_t now_ms() const;
+  // True when `Lease::epoch` may stand as the storage fence's token (VolumeFence): it grows
+  // with every new holder and never repeats, across restarts of every node.
+  virtual bool epochs_fence() const { return false; }
 };
 
 // The grant rule every authority applies to a record, so the file and the simulated one agree.

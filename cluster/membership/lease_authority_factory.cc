@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "cluster/membership/etcd_lease_authority.h"
 #include "cluster/membership/file_lease_authority.h"
 
 namespace nasd::membership {
@@ -11,7 +12,6 @@ const char* authority_kind_name(AuthorityOptions::Kind kind) {
   return kind == AuthorityOptions::Kind::Etcd ? "etcd" : "file";
 }
 
-// This build has the file authority only; the etcd authority (EtcdLeaseAuthority) plugs in here.
 std::shared_ptr<LeaseAuthority> make_lease_authority(const AuthorityOptions& options) {
   switch (options.kind) {
     case AuthorityOptions::Kind::File: {
@@ -21,7 +21,7 @@ std::shared_ptr<LeaseAuthority> make_lease_authority(const AuthorityOptions& opt
       return std::make_shared<FileLeaseAuthority>(options.lease_dir);
     }
     case AuthorityOptions::Kind::Etcd:
-      throw std::invalid_argument("this build has no etcd lease authority (authority = etcd)");
+      return std::make_shared<EtcdLeaseAuthority>(options.etcd);
   }
   throw std::invalid_argument("unknown lease authority");
 }

@@ -44,6 +44,51 @@ TEST(ClusterOptions, AnHaPairReadsItsSharedFolderMirrorAndThePartnersAddress) {
   EXPECT_EQ(p.vs_mount_port, 20148);
 }
 
+TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {
+  auto o = parse(kPair);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->authority.kind, membership::AuthorityOptions::Kind::File);
+  EXPECT_EQ(o->authority.lease_dir, "/srv/san/leases");
+
+  std::string text = kPair;
+  text.replace(text.find("shared_dir"), 0,
+               "authority = etcd\netcd_endpoints = http://10.0.0.1:2379, https://10.0.0.2:2379\n"
+               "etcd_ca = tls/ca.pem\netcd_cert = tls/a.pem\netcd_key = tls/a.key\n"
+               "etcd_timeout_ms = 900\n");
+  o = parse(text);
+  ASSERT_TRUE(o);
+  const membership::AuthorityOptions& a = o->authority;
+  EXPECT_EQ(a.kind, membership::AuthorityOptions::Kind::Etcd);
+  EXPECT_EQ(a.etcd.endpoints,
+            (std::vector<std::string>{"http://10.0.0.1:2379", "https://10.0.0.2:2379"}));
+  EXPECT_EQ(a.etcd.prefix, "/nasd/lab/");  // the cluster's name keeps clusters apart
+  EXPECT_EQ(a.etcd.ca_file, "/etc/nasd/tls/ca.pem");
+  EXPECT_EQ(a.etcd.cert_file, "/etc/nasd/tls/a.pem");
+  EXPECT_EQ(a.etcd.key_file, "/etc/nasd/tls/a.key");
+  EXPECT_EQ(a.etcd.timeout.count(), 900);
+
+  text = kPair;
+  text.replace(text.find("shared_dir"), 0,
+               "authority = etcd\netcd_endpoints = http://e:2379\netcd_prefix = /x/\n");
+  o = parse(text);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->authority.etcd.prefix, "/x/");
+}
+
+TEST(ClusterOptions, BadAuthoritySettingsAreRefused) {
+  for (const char* bad : {"authority = zookeeper\n", "authority = etcd\n",
+                          "authority = etcd\netcd_endpoints = 10.0.0.1:2379\n",
+                          "authority = etcd\netcd_endpoints = ftp://e:21\n",
+                          "etcd_endpoints = http://e:2379\n",
+                          "authority = etcd\netcd_endpoints = http://e:2379\netcd_cert = a.pem\n",
+                          "authority = etcd\netcd_endpoints = http://e:2379\netcd_timeout_ms = 5\n",
+                          "authority = etcd\netcd_endpoints = http://e:2379\netcd_password = x\n"}) {
+    std::string text = kPair;
+    text.replace(text.find("shared_dir"), 0, bad);
+    EXPECT_THROW(parse(text), ConfigError) << bad;
+  }
+}
+
 TEST(ClusterOptions, TheClusterKeyAndAllowedPeersAreRead) {
   std::string text = kPair;
   text.replace(text.find("shared_dir"), 0, "key = keys/cluster.key\nallowed_peers = 10.0.0.0/24, 192.168.1.7\n");

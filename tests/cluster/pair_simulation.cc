@@ -55,6 +55,10 @@ void PairSimulation::carry_out(int i) {
       }
       case PairAction::Kind::AcquireLease:
       case PairAction::Kind::ReleaseLease: {
+        if (faults_.etcd) {
+          etcd_request(i, inc, a);
+          break;
+        }
         bool acquire = a.kind == PairAction::Kind::AcquireLease;
         log(name + (acquire ? " acquire " : " release ") + std::to_string(a.volume));
         int64_t at = std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
@@ -112,6 +116,88 @@ void PairSimulation::carry_out(int i) {
   if (violation_.empty()) violation_ = check_safety();
 }
 
+void PairSimulation::etcd_answer(int i, uint64_t inc, const PairAction& a, LeaseAnswer answer) {
+  if (answer.verdict == LeaseVerdict::Granted) {
+    // A new holder's epoch is above every earlier one; a holder keeps its epoch.
+    membership::Lease& last = last_grant_[a.volume];
+    const bool same = last.holder == answer.lease.holder;
+    if (same ? answer.lease.epoch < last.epoch : answer.lease.epoch <= last.epoch) {
+      if (violation_.empty())
+        violation_ = "epoch " + std::to_string(answer.lease.epoch) + " granted to " +
+                     answer.lease.holder + " for volume " + std::to_string(a.volume) +
+                     " is not above " + last.holder + "'s " + std::to_string(last.epoch);
+    }
+    last = answer.lease;
+  }
+  schedule(now_ + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, a, answer] {
+    if (!alive(i, inc)) return;
+    nodes_[i].member->lease_answered(now_, a.volume, a.request, answer);
+    carry_out(i);
+  });
+}
+
+void PairSimulation::etcd_request(int i, uint64_t inc, const PairAction& a) {
+  Node& n = nodes_[i];
+  const std::string name = n.config.self;
+  const std::string key = "volume-" + std::to_string(a.volume);
+  const bool acquire = a.kind == PairAction::Kind::AcquireLease;
+  log(name + (acquire ? " etcd acquire " : " etcd release ") + std::to_string(a.volume));
+  // Two requests to etcd, each delayed; the node's lease calls stay FIFO.
+  const int64_t read_at = std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
+  const int64_t write_at = read_at + rand_ms(faults_.max_authority_delay_ms);
+  n.authority_free_at = write_at;
+  const int64_t ttl_s = (n.config.lease_ms + 999) / 1000;
+  schedule(read_at, [=, this] {
+    if (!alive(i, inc)) return;
+    const bool reachable = nodes_[i].san_ok && etcd_up_;
+    if (!reachable) {
+      if (acquire) etcd_answer(i, inc, a, LeaseAnswer{LeaseVerdict::Unreachable, {}, "etcd down"});
+      return;
+    }
+    const std::optional<EtcdStoreModel::Key> seen = etcd_.get(key);
+    schedule(write_at, [=, this] {
+      if (!alive(i, inc)) return;  // a dead process sends nothing more
+      if (!nodes_[i].san_ok || !etcd_up_) {
+        if (acquire) etcd_answer(i, inc, a, LeaseAnswer{LeaseVerdict::Unreachable, {}, "etcd down"});
+        return;
+      }
+      if (!acquire) {
+        if (seen && seen->value == name) {
+          etcd_.delete_if_unchanged(key, seen->mod_revision);
+          etcd_.revoke(seen->lease);
+        }
+        return;
+      }
+      LeaseAnswer answer;
+      if (!seen) {
+        const int64_t lease = etcd_.grant(now_, ttl_s);
+        int64_t created = 0;
+        if (faults_.etcd_cas) {
+          created = etcd_.create_if_absent(key, name, lease);
+        } else {
+          created = etcd_.put(key, name, lease);  // BROKEN: no compare
+        }
+        if (created) {
+          answer = {LeaseVerdict::Granted, {name, static_cast<uint64_t>(created), 0}, ""};
+        } else {
+          etcd_.revoke(lease);
+          ++stats_.etcd_lost_races;
+          auto now_held = etcd_.get(key);
+          answer = {LeaseVerdict::HeldByOther, {now_held ? now_held->value : "", 0, 0}, ""};
+        }
+      } else if (seen->value == name) {
+        answer = etcd_.keepalive(now_, seen->lease) > 0
+                     ? LeaseAnswer{LeaseVerdict::Granted,
+                                   {name, static_cast<uint64_t>(seen->create_revision), 0}, ""}
+                     : LeaseAnswer{LeaseVerdict::Unreachable, {}, "lapsed"};
+      } else {
+        answer = {LeaseVerdict::HeldByOther, {seen->value, 0, 0}, ""};
+      }
+      etcd_answer(i, inc, a, answer);
+    });
+  });
+}
+
 std::string PairSimulation::check_safety() const {
   std::map<uint32_t, int> trusted_by;
   for (int i = 0; i < 2; ++i) {
@@ -125,6 +211,12 @@ std::string PairSimulation::check_safety() const {
                  std::to_string(now_);
         }
         if (!faults_.fencing) continue;
+        if (faults_.etcd) {
+          if (!etcd_.held_by("volume-" + std::to_string(v), n.config.self, now_))
+            return n.config.self + " trusts a lease on volume " + std::to_string(v) +
+                   " that etcd does not give it at t=" + std::to_string(now_);
+          continue;
+        }
         auto it = authority_.find(v);
         if (it == authority_.end() || it->second.holder != n.config.self ||
             it->second.expires_ms <= now_) {
@@ -154,6 +246,19 @@ void PairSimulation::restart(int i) {
 }
 
 void PairSimulation::inject_faults() {
+  if (faults_.etcd) {
+    if (chance(faults_.etcd_outage_toggle)) {
+      etcd_up_ = !etcd_up_;
+      stats_.etcd_outages += etcd_up_ ? 0 : 1;
+      log(etcd_up_ ? "etcd back" : "ETCD DOWN");
+    }
+    if (etcd_up_ && chance(faults_.etcd_leader_change)) {
+      ++stats_.etcd_leader_changes;
+      etcd_.leader_change(now_);
+      log("etcd leader change");
+    }
+    if (chance(faults_.etcd_unrelated_write)) etcd_.unrelated_write();
+  }
   for (int i = 0; i < 2; ++i) {
     if (chance(faults_.link_toggle)) {
       link_ok_[i] = !link_ok_[i];
@@ -172,6 +277,7 @@ void PairSimulation::inject_faults() {
 }
 
 void PairSimulation::heal() {
+  etcd_up_ = true;
   for (int i = 0; i < 2; ++i) {
     link_ok_[i] = true;
     nodes_[i].san_ok = true;
@@ -191,6 +297,11 @@ std::string PairSimulation::run(int64_t ms, bool faults) {
       ev.fn();
     }
     now_ = target;
+    // etcd's leader revokes expired leases (and their keys) on its own schedule.
+    while (faults_.etcd && now_ >= next_revoke_at_) {
+      if (etcd_up_) etcd_.revoke_expired(now_);
+      next_revoke_at_ += EtcdStoreModel::kRevokeEveryMs;
+    }
     if (faults) inject_faults();
     for (int i = 0; i < 2; ++i) {
       if (!nodes_[i].up) continue;

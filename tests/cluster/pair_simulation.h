@@ -18,6 +18,7 @@
 
 #include "cluster/membership/lease_authority.h"
 #include "cluster/membership/pair_member.h"
+#include "tests/cluster/etcd_store_model.h"
 
 namespace nasd::cluster::testing {
 
@@ -33,13 +34,25 @@ struct SimFaults {
   // false: the authority grants every request (no fencing at all). Used to show that the
   // checker does catch split brain, i.e. that fencing is what keeps the invariant.
   bool fencing = true;
+  // The authority is etcd (EtcdStoreModel): a take is a read, then a grant and a
+  // create-if-absent transaction later (another node's steps may come between), a renewal a
+  // keepalive, a release a delete-if-unchanged and a revoke; leases expire on etcd's side,
+  // lazily; the epoch is the key's create_revision.
+  bool etcd = false;
+  bool etcd_cas = true;              // false: the create is an unconditional put (broken)
+  double etcd_outage_toggle = 0.001; // per step: etcd loses or regains its quorum
+  double etcd_leader_change = 0.002; // per step: a new leader extends every lease
+  double etcd_unrelated_write = 0.05;
 };
 
 struct SimStats {
   int takeovers = 0;   // a node started serving one of its partner's volumes
   int failbacks = 0;   // a node released a partner volume after closing it
   int crashes = 0, partitions = 0, san_cuts = 0;
+  int etcd_outages = 0, etcd_leader_changes = 0, etcd_lost_races = 0;
 };
+
+using LeaseAnswerFields = membership::LeaseAnswer;
 
 class PairSimulation {
  public:
@@ -81,6 +94,10 @@ class PairSimulation {
   void crash(int i);
   void restart(int i);
   std::string check_safety() const;
+  // etcd mode: node i's lease request `a`, in the steps EtcdLeaseAuthority takes.
+  void etcd_request(int i, uint64_t incarnation, const membership::PairAction& a);
+  void etcd_answer(int i, uint64_t incarnation, const membership::PairAction& a,
+                   LeaseAnswerFields answer);
   void log(const std::string& line);
   bool alive(int i, uint64_t incarnation) const {
     return nodes_[i].up && nodes_[i].incarnation == incarnation;
@@ -94,6 +111,10 @@ class PairSimulation {
   Node nodes_[2];
   bool link_ok_[2] = {true, true};  // link_ok_[i]: node i's messages reach the other
   std::map<uint32_t, membership::Lease> authority_;
+  EtcdStoreModel etcd_;
+  bool etcd_up_ = true;
+  int64_t next_revoke_at_ = EtcdStoreModel::kRevokeEveryMs;
+  std::map<uint32_t, membership::Lease> last_grant_;  // etcd mode: the epochs handed out
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::string violation_;
   std::deque<std::string> trace_;

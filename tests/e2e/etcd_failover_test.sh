@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Failover of an HA pair whose lease authority is etcd ([cluster] authority = etcd), under
+# load: a three-member etcd (deploy/start-etcd.sh) holds both volumes' leases; four clients run
+# nasd-ha-load; one etcd member is killed (the pair keeps renewing through the others); then
+# node a is killed with kill -9, node b waits for etcd to expire a's lease, takes v0 with a
+# larger epoch (the storage fence's token), replays a's mirrored NVRAM and serves a's address;
+# node a comes back and takes v0 back with `nasd-admin failback` (a larger epoch again). Every
+# client must verify, both volumes pass fsck. etcd and the pair are started and stopped here,
+# in a private network namespace.
+#   etcd_failover_test.sh NASD_BINARY NASD_FSCK NASD_HA_LOAD   (exit 77 = skipped)
+set -euo pipefail
+nasd=$1 fsck=$2 ha_load=$3 test_name=etcd-failover
+[[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
+command -v etcd >/dev/null && command -v etcdctl >/dev/null || { echo "SKIP: no etcd/etcdctl"; exit 77; }
+source "$(dirname "$0")/ha_pair_lib.sh"
+load_seconds=${LOAD_SECONDS:-30}
+
+etcd_dir=$dir/etcd
+etcd_cleanup() {
+  "$root/deploy/stop-cluster.sh" >/dev/null 2>&1 || true
+  "$root/deploy/stop-etcd.sh" --dir "$etcd_dir" >/dev/null 2>&1 || true
+  ha_cleanup
+}
+trap etcd_cleanup EXIT
+"$root/deploy/start-etcd.sh" --members 3 --dir "$etcd_dir" >"$dir/etcd-start.log" 2>&1 ||
+  { cat "$dir/etcd-start.log"; fail "start-etcd.sh"; }
+endpoints=$(sed -n 's/^etcd_endpoints = //p' "$dir/etcd-start.log")
+[[ -n $endpoints ]] || fail "start-etcd.sh printed no endpoints"
+etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints "${endpoints// /}" --command-timeout=2s "$@"; }
+# holder_of ID / epoch_of ID: the volume's lease key in etcd (value: the node; create_revision:
+# the epoch).
+holder_of() { etcdctl_ get "/nasd/e2e/volume-$1" --print-value-only 2>/dev/null; }
+epoch_of() { etcdctl_ get "/nasd/e2e/volume-$1" -w json 2>/dev/null | sed -n 's/.*"create_revision":\([0-9]*\).*/\1/p'; }
+
+# The user's pair (deploy/start-cluster.sh), moved to etcd: the same configs with the authority
+# keys added to [cluster], both nodes started again at once.
+start_pair
+"$root/deploy/stop-cluster.sh" >"$dir/stop-file.log" 2>&1 || { cat "$dir/stop-file.log"; fail "stop-cluster.sh"; }
+for n in a b; do
+  sed -i "/^\[cluster\]/a authority = etcd\netcd_endpoints = $endpoints\netcd_prefix = /nasd/e2e/\netcd_timeout_ms = 1000" \
+    "$dir/$n/nasd.conf"
+done
+for n in a b; do "$root/deploy/start-node.sh" "$dir/$n/nasd.conf" >"$dir/start-$n.log" 2>&1 & done
+for job in $(jobs -p); do wait "$job" || fail "a node did not start with authority = etcd"; done
+wait_for 30 "node a serving its address" cluster_line a "^virtual server a .*: served here"
+wait_for 30 "node b serving its address" cluster_line b "^virtual server b .*: served here"
+wait_for 10 "etcd naming a as v0's holder" test "$(holder_of 0)" = a
+[[ $(holder_of 1) == b ]] || fail "etcd does not name b as v1's holder"
+cluster_line a "^volume v0 .*lease a epoch $(epoch_of 0) " || fail "nasd-admin cluster does not show the etcd lease"
+epoch_a=$(epoch_of 0)
+echo "leases in etcd: v0 held by a (epoch $epoch_a), v1 by b (epoch $(epoch_of 1))"
+
+four_clients "$load_seconds"
+sleep 3
+# One etcd member dies: a quorum of two is left, renewals go to the others.
+kill -9 "$(cat "$etcd_dir/m0.pid")"
+sleep 5
+cluster_line a "^volume v0 .*served here" || fail "node a stopped serving v0 when one etcd member died"
+cluster_line b "^volume v1 .*served here" || fail "node b stopped serving v1 when one etcd member died"
+echo "one etcd member killed: both nodes still hold and serve their volumes"
+
+kill -9 "$(pid_of a)"
+killed=$(now_ms)
+wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
+v0_on_a_ports() { nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1; }
+wait_for 30 "v0 answering on a's ports" v0_on_a_ports
+taken_over=$(now_ms)
+[[ $(holder_of 0) == b ]] || fail "etcd does not name b as v0's holder after the takeover"
+epoch_b=$(epoch_of 0)
+(( epoch_b > epoch_a )) || fail "the takeover's epoch $epoch_b is not above a's $epoch_a"
+[[ -f $dir/san/leases/v0.epoch-fence ]] || fail "no epoch fence for v0"
+echo "takeover: node b answers for v0 on a's ports $((taken_over - killed)) ms after the kill (epoch $epoch_a -> $epoch_b)"
+
+"$root/deploy/start-node.sh" "$dir/a/nasd.conf" >"$dir/restart-a.log" 2>&1 ||
+  { cat "$dir/restart-a.log"; fail "restart of node a"; }
+admin_on a failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
+wait_for 30 "node a serving its own address again" cluster_line a "^virtual server a .*: served here"
+wait_for 30 "node a routing v0 to itself" cluster_line a "^volume v0 .*routed to here"
+[[ $(holder_of 0) == a ]] || fail "etcd does not name a as v0's holder after failback"
+epoch_back=$(epoch_of 0)
+(( epoch_back > epoch_b )) || fail "the failback's epoch $epoch_back is not above b's $epoch_b"
+echo "failback: v0 back on a (epoch $epoch_b -> $epoch_back)"
+
+wait_clients
+for c in a-v0 a-v1; do
+  [[ $(report_value $c verify) == OK ]] || fail "client $c: verify"
+  [[ $(report_value $c retried) -ge 1 ]] || fail "client $c never retried: was node a killed under it?"
+done
+stop_and_check
+# A clean stop releases the leases: nothing is left in etcd.
+[[ -z $(holder_of 0) && -z $(holder_of 1) ]] || fail "leases left in etcd after a clean stop"
+echo "PASS: a pair with authority = etcd rode out the loss of an etcd member and kill -9 of node a, nothing acknowledged lost"
