@@ -241,7 +241,9 @@ RunResult run_distributed(const RunConfig& config, const std::vector<AgentHost>&
       p.step = i + 1;
       p.steps = config.loads.size();
       p.requested_ops = config.loads[i];
-      p.elapsed_s = p.total_s = 0;
+      const double per_step = config.warmup_seconds + config.step_seconds;
+      p.elapsed_s = per_step * static_cast<double>(i + 1);
+      p.total_s = per_step * static_cast<double>(config.loads.size());
       uint64_t ok = 0, errors = 0;
       LatencyHistogram all;
       for (const Agent& a : agents) {

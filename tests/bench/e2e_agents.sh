@@ -3,7 +3,8 @@
 # with its own address on a bridge (as two load-generating hosts on a switch), load one server
 # through two of its addresses (as two nodes of a cluster), driven by a coordinator in the
 # test's namespace. Checks: a wrong agent key and a prober speaking garbage are refused and the
-# agents keep serving; the round-robin rule (agent 1 -> first target, agent 2 -> second); the
+# agents keep serving; a fileset too large for the server's free space (all agents together) is
+# refused before anything is created; the round-robin rule (agent 1 -> first target, agent 2 -> second); the
 # merged SFS2014 report (both agents' operations present, each step's total = the sum of the
 # agents', every step started on both within the barrier tolerance), CSV and plot; --cleanup
 # leaves nothing behind.
@@ -80,6 +81,22 @@ timeout 60 "$loadgen" --agents "$work/hosts" --agent-key "$work/wrong.key" --tar
 grep -q 'refused the handshake' "$work/wrongkey.err" || fail "no handshake refusal reported"
 grep -q 'refused a connection' "$work/lg1.err" || fail "agent lg1 did not log the refused connection"
 for p in "${agent_pids[@]}"; do kill -0 "$p" || fail "an agent died after refusing a connection"; done
+
+# Against nasd's 2 GiB volume: both agents on one target, each with a fileset that would fit
+# alone (1.2 GB) but not together: refused before anything is created, naming FSSTAT and the
+# agents together. (Not against ganesha: its free space is the host's, which a wrong check
+# would fill.)
+if [[ $(basename "$1") == nasd.sh ]]; then
+  rc=0
+  timeout 60 "$loadgen" --agents "$work/hosts" --agent-key "$work/agent.key" --target "$target1" \
+    --workload vda --business-metric 1 --fileset-scale 0.1 --step-seconds 1 --quiet \
+    --report "$work/full.txt" 2>"$work/full.err" || rc=$?
+  [[ $rc == 1 ]] || fail "a fileset larger than the free space did not fail cleanly (status $rc)"
+  grep -q 'does not fit on .*FSSTAT reports.*all load generators on it together' "$work/full.err" ||
+    { cat "$work/full.err"; fail "no FSSTAT error for the agents together"; }
+  leftover=$(nfs-ls "$LAUNCHER_TARGET" 2>&1) || fail "cannot list the export: $leftover"
+  [[ -z $leftover ]] || fail "the refused run created: $leftover"
+fi
 
 # The run: VDA at 2 and 4 streams over both agents.
 timeout 120 "$loadgen" --agents "$work/hosts" --agent-key "$work/agent.key" \
