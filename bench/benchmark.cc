@@ -10,6 +10,7 @@
 #include "bench/clock.h"
 #include "bench/load_worker.h"
 #include "bench/report_math.h"
+#include "bench/worker_threads.h"
 
 namespace nasd::bench {
 
@@ -22,25 +23,6 @@ std::string local_time_now() {
   char buf[64];
   std::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", std::localtime(&t));
   return buf;
-}
-
-// Runs `fn(worker)` on one thread per worker; the first error wins.
-void for_each_worker(std::vector<std::unique_ptr<LoadWorker>>& workers,
-                     const std::function<bool(LoadWorker&, std::string*)>& fn) {
-  std::mutex mu;
-  std::string first_error;
-  std::vector<std::thread> threads;
-  for (auto& w : workers) {
-    threads.emplace_back([&, wp = w.get()] {
-      std::string error;
-      if (!fn(*wp, &error)) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.empty()) first_error = error;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (!first_error.empty()) throw RunError(first_error);
 }
 
 void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, const Timeline& timeline,
@@ -77,6 +59,32 @@ void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, con
 }
 
 }  // namespace
+
+void for_each_worker(std::vector<std::unique_ptr<LoadWorker>>& workers,
+                     const std::function<bool(LoadWorker&, std::string*)>& fn) {
+  std::mutex mu;
+  std::string first_error;
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    threads.emplace_back([&, wp = w.get()] {
+      std::string error;
+      bool ok = false;
+      try {
+        ok = fn(*wp, &error);
+      } catch (const std::exception& e) {
+        error = e.what();
+      } catch (...) {
+        error = "unexpected error";
+      }
+      if (!ok) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.empty()) first_error = error;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (!first_error.empty()) throw RunError(first_error);
+}
 
 std::string check_fileset_fits(const std::vector<Target>& targets, const std::vector<ServerFacts>& facts,
                                uint64_t per_target_bytes) {

@@ -51,6 +51,20 @@ struct StepResult {
   StepStats stats;
 };
 
+// One load generator of a many-host run (bench/coordinator.h), as the report shows it.
+struct AgentStepSummary {
+  uint64_t ok = 0;
+  double achieved_ops = 0, mb_per_sec = 0, mean_ms = 0;
+  double start_offset_ms = 0;  // its first request after the step's planned start
+};
+
+struct AgentSummary {
+  std::string name, address;
+  std::vector<std::string> targets;
+  uint64_t fileset_bytes = 0;
+  std::vector<AgentStepSummary> steps;
+};
+
 struct RunResult {
   std::vector<StepResult> steps;
   double peak_ops = 0;
@@ -64,6 +78,10 @@ struct RunResult {
   std::vector<std::string> failures;  // processes that stopped early, and why: the run is invalid
   std::string cleanup_error;          // why --cleanup left something behind ("" when it did not)
   uint32_t transfer_bytes = 0;        // READ/WRITE size as used (the server's rtmax/wtmax cap it)
+  // Many-host runs only (empty from one host): each load generator, and per step how far apart
+  // the load generators' first requests were (latest minus earliest, on the coordinator's clock).
+  std::vector<AgentSummary> agents;
+  std::vector<double> step_start_spread_ms;
 };
 
 // Before anything is created: does the fileset fit the space FSSTAT reports on every target?

@@ -59,6 +59,41 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
   sum_ns_ += other.sum_ns_;
 }
 
+size_t LatencyHistogram::bucket_count() { return kBucketCount; }
+
+LatencyHistogram::Parts LatencyHistogram::parts() const {
+  Parts p;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i]) p.buckets.emplace_back(static_cast<uint32_t>(i), buckets_[i]);
+  }
+  p.count = count_;
+  p.sum_ns = static_cast<uint64_t>(sum_ns_);
+  p.min_ns = min_ns_;
+  p.max_ns = max_ns_;
+  return p;
+}
+
+bool LatencyHistogram::restore(const Parts& p) {
+  uint64_t total = 0;
+  int64_t last = -1;
+  for (const auto& [index, n] : p.buckets) {
+    if (index >= kBucketCount || static_cast<int64_t>(index) <= last || n == 0) return false;
+    if (total + n < total) return false;  // overflow
+    total += n;
+    last = index;
+  }
+  if (total != p.count) return false;
+  if (p.count > 0 && (p.min_ns < 0 || p.min_ns > p.max_ns)) return false;
+  if (p.count == 0 && (p.min_ns != 0 || p.max_ns != 0 || p.sum_ns != 0)) return false;
+  std::fill(buckets_.begin(), buckets_.end(), 0);
+  for (const auto& [index, n] : p.buckets) buckets_[index] = n;
+  count_ = p.count;
+  sum_ns_ = static_cast<long double>(p.sum_ns);
+  min_ns_ = p.min_ns;
+  max_ns_ = p.max_ns;
+  return true;
+}
+
 double LatencyHistogram::mean_ms() const {
   if (count_ == 0) return 0;
   return static_cast<double>(sum_ns_ / count_) / 1e6;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace nasd::bench {
@@ -23,6 +24,20 @@ class LatencyHistogram {
   // ceil(p% * count)-th smallest value, clamped to the exact min and max. 0 when empty.
   double percentile_ms(double p) const;
   double max_ms() const { return static_cast<double>(max_ns_) / 1e6; }
+
+  // The whole state, for sending a histogram to another process (bench/agent_protocol.h): the
+  // non-empty buckets in increasing index order, the count, the sum, the exact min and max.
+  struct Parts {
+    std::vector<std::pair<uint32_t, uint64_t>> buckets;  // (index, count), count > 0
+    uint64_t count = 0;
+    uint64_t sum_ns = 0;
+    int64_t min_ns = 0, max_ns = 0;
+  };
+  Parts parts() const;
+  // Rebuilds the histogram from `parts`. False (and *this unchanged) unless they describe one:
+  // indices in range and increasing, counts adding up to `count`, 0 <= min <= max.
+  bool restore(const Parts& parts);
+  static size_t bucket_count();
 
   // Bucket arithmetic, exposed for tests.
   static size_t bucket_of(uint64_t micros);

@@ -115,6 +115,7 @@ void LoadWorker::service(int64_t wait_ns) {
 void LoadWorker::run(const Timeline& timeline, const std::vector<double>& step_rates) {
   timeline_ = &timeline;
   stats_.assign(timeline.steps(), StepStats{});
+  first_issue_ns_.assign(timeline.steps(), 0);
   const double phase = static_cast<double>(options_.id) / static_cast<double>(std::max<size_t>(1, options_.workers));
   size_t rotation = options_.id;  // workers start on different targets
   std::optional<size_t> current;
@@ -137,6 +138,7 @@ void LoadWorker::run(const Timeline& timeline, const std::vector<double>& step_r
     while (issued < due && in_flight() < options_.max_in_flight) {
       StepStats& st = stats_[*step];
       if (now - schedule.due(issued) > kLateNs) ++st.late_issues;
+      if (first_issue_ns_[*step] == 0) first_issue_ns_[*step] = now;
       size_t t = rotation++ % executors_.size();
       if (executors_[t]->issue(sampler_.draw(rng_), rng_)) {
         ++st.issued;

@@ -50,6 +50,8 @@ class LoadWorker final : public ReplySink {
   void run(const Timeline& timeline, const std::vector<double>& step_rates);
 
   const std::vector<StepStats>& step_stats() const { return stats_; }
+  // Per step of the last run(): when this worker sent its first request (0: it sent none).
+  const std::vector<int64_t>& first_issues() const { return first_issue_ns_; }
   const LiveCounters& live() const { return live_; }
   const std::vector<std::unique_ptr<NfsSession>>& sessions() const { return sessions_; }
   uint64_t fileset_bytes() const;
@@ -72,6 +74,7 @@ class LoadWorker final : public ReplySink {
   std::vector<std::unique_ptr<NfsSession>> sessions_; // destroyed first: see ~LoadWorker
   const Timeline* timeline_ = nullptr;
   std::vector<StepStats> stats_;
+  std::vector<int64_t> first_issue_ns_;
   LiveCounters live_;
   uint64_t refused_ = 0;
   bool broken_ = false;

@@ -3,7 +3,11 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "bench/agent_channel.h"
+#include "bench/agent_hosts.h"
+#include "bench/agent_server.h"
 #include "bench/benchmark.h"
+#include "bench/coordinator.h"
 #include "bench/csv_writer.h"
 #include "bench/options.h"
 #include "bench/plot.h"
@@ -65,7 +69,20 @@ int run_command(const std::vector<std::string>& args) {
   }
   RunResult result;
   try {
-    result = run_benchmark(o.config, progress);
+    if (o.agents_path.empty()) {
+      result = run_benchmark(o.config, progress);
+    } else {
+      std::vector<AgentHost> hosts;
+      nasd::link::Credentials credentials;
+      try {
+        hosts = load_agent_hosts(o.agents_path);
+        credentials = nasd::bench::agent::agent_credentials(o.agent_key_path, o.coordinator_name);
+      } catch (const std::exception& e) {
+        std::cerr << "nasd-loadgen: " << e.what() << '\n';
+        return 2;
+      }
+      result = run_distributed(o.config, hosts, credentials, progress);
+    }
   } catch (const RunError& e) {
     if (!o.quiet && tty) std::cerr << '\n';
     std::cerr << "nasd-loadgen: " << e.what() << '\n';
@@ -96,8 +113,42 @@ int run_command(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int agent_command(const std::vector<std::string>& args) {
+  AgentOptions o;
+  try {
+    o = parse_agent_options(args);
+  } catch (const UsageError& e) {
+    std::cerr << "nasd-loadgen agent: " << e.what() << "\n\n" << agent_usage();
+    return 2;
+  }
+  if (o.help) {
+    std::cout << agent_usage();
+    return 0;
+  }
+  try {
+    nasd::bench::agent::AgentServerOptions so;
+    so.host = o.host;
+    so.port = o.port;
+    so.sessions = o.sessions;
+    nasd::bench::agent::AgentServer server(so, nasd::bench::agent::agent_credentials(o.key_path, o.name));
+    std::string error;
+    if (!server.listen(&error)) {
+      std::cerr << "nasd-loadgen agent: " << error << '\n';
+      return 1;
+    }
+    // One line a script can wait for, as the server launchers print TARGET.
+    std::cout << "AGENT " << o.name << " listening on " << o.host << ":" << server.port() << std::endl;
+    server.serve();
+  } catch (const std::exception& e) {
+    std::cerr << "nasd-loadgen agent: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "agent") return agent_command({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plot") return plot_command({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "run") args.erase(args.begin());
   return run_command(args);

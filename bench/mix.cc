@@ -65,6 +65,18 @@ OpMix OpMix::from_shares(std::string name, std::initializer_list<std::pair<OpTyp
   return m;
 }
 
+OpMix OpMix::from_percentages(std::string name, const std::array<double, kOpTypeCount>& percent) {
+  OpMix m(std::move(name));
+  double total = 0;
+  for (int i = 0; i < kOpTypeCount; ++i) {
+    if (!(percent[i] >= 0 && percent[i] <= 100)) throw MixError("mix '" + m.name_ + "': a share outside 0..100");
+    m.percent_[i] = percent[i];
+    total += percent[i];
+  }
+  if (!(total > 0)) throw MixError("mix '" + m.name_ + "': all shares are 0");
+  return m;
+}
+
 OpMix OpMix::builtin(const std::string& name) {
   if (name == "specsfs2008") return specsfs2008();
   if (name == "sfs97_r1") return sfs97_r1();

@@ -32,6 +32,9 @@ class OpMix {
   // A named mix from (procedure, percent) pairs, for builtin workloads; shares need not add up to
   // 100 (the sampler normalises), but each must be in 0..100.
   static OpMix from_shares(std::string name, std::initializer_list<std::pair<OpType, double>> shares);
+  // The same from one percentage per procedure (index_of order), as a coordinator sends a mix
+  // to its agents; throws MixError for a share outside 0..100 or a total of 0.
+  static OpMix from_percentages(std::string name, const std::array<double, kOpTypeCount>& percent);
 
   const std::string& name() const { return name_; }
   double percent(OpType op) const { return percent_[index_of(op)]; }

@@ -9,16 +9,10 @@
 #include <string>
 
 #include "bench/file_handle.h"
+#include "bench/server_facts.h"
 #include "bench/target.h"
 
 namespace nasd::bench {
-
-// What FSINFO and FSSTAT said about the export at mount time, for the report.
-struct ServerFacts {
-  uint32_t rtmax = 0, wtmax = 0, dtpref = 0;
-  uint64_t maxfilesize = 0;
-  uint64_t total_bytes = 0, free_bytes = 0, total_files = 0, free_files = 0;
-};
 
 class NfsSession {
  public:

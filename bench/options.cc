@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 
+#include "bench/agent_hosts.h"
 #include "bench/sfs2014_workload.h"
 #include "bench/step_plan.h"
+#include "util/net.h"
 
 namespace nasd::bench {
 
@@ -68,6 +70,11 @@ Workload:
   --cleanup               remove the fileset after the last step
   --seed N                random seed (default 1)
   --timeout-ms MS         give up on a silent server after MS (default 10000)
+Many hosts (agents started with `nasd-loadgen agent` on each load-generating host):
+  --agents FILE           hosts file, `NAME ADDRESS[:PORT]` per line; targets go to agents
+                          round-robin, every step starts at once on all, results are merged
+  --agent-key FILE        the shared agent key (32 random bytes; made if missing)
+  --coordinator-name N    this side's name in the handshake (default coordinator)
 Output:
   --report FILE           ASCII report (default: stdout)
   --csv FILE              one row per step
@@ -125,6 +132,12 @@ Options parse_options(const std::vector<std::string>& args) {
       {"--plot", [&](const std::string& v) { o.plot_path = v; }},
       {"--server-name", [&](const std::string& v) { o.labels.system_under_test = v; }},
       {"--notes", [&](const std::string& v) { o.labels.notes = v; }},
+      {"--agents", [&](const std::string& v) { o.agents_path = v; }},
+      {"--agent-key", [&](const std::string& v) { o.agent_key_path = v; }},
+      {"--coordinator-name", [&](const std::string& v) {
+         if (!valid_agent_name(v)) throw UsageError("--coordinator-name: '" + v + "' is not [A-Za-z0-9._-]{1,64}");
+         o.coordinator_name = v;
+       }},
   };
 
   for (size_t i = 0; i < args.size(); ++i) {
@@ -154,6 +167,7 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.help) return o;
 
   if (o.config.targets.empty()) throw UsageError("at least one --target is required");
+  if (o.agents_path.empty() != o.agent_key_path.empty()) throw UsageError("--agents and --agent-key go together");
   if (!o.plot_path.empty() && o.csv_path.empty()) throw UsageError("--plot needs --csv (the plot is drawn from it)");
   if (!workload.empty() || !metrics.empty()) {
     if (workload.empty() || metrics.empty()) throw UsageError("--workload and --business-metric go together");
@@ -201,6 +215,56 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   }
   if (o.config.workdir.empty()) o.config.workdir = default_workdir();
+  return o;
+}
+
+std::string agent_usage() {
+  return R"(usage: nasd-loadgen agent --name NAME --key FILE [--listen ADDRESS[:PORT]] [--sessions N]
+
+Waits for a coordinator (`nasd-loadgen run --agents FILE --agent-key FILE ...`) and runs the load
+steps it asks for against the targets it assigns. Only load steps: nothing else can be asked.
+  --name NAME             this agent's name, as in the coordinator's hosts file
+  --key FILE              the shared agent key (made with 32 random bytes if missing; copy it)
+  --listen ADDRESS[:PORT] numeric address to listen on (default 0.0.0.0:7460)
+  --sessions N            serve N coordinators, then exit (default: until killed)
+)";
+}
+
+AgentOptions parse_agent_options(const std::vector<std::string>& args) {
+  AgentOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (i + 1 >= args.size()) throw UsageError(a == "--name" || a == "--key" || a == "--listen" || a == "--sessions"
+                                                   ? a + " needs a value"
+                                                   : "unknown option '" + a + "'");
+    const std::string& v = args[++i];
+    if (a == "--name") {
+      if (!valid_agent_name(v)) throw UsageError("--name: '" + v + "' is not [A-Za-z0-9._-]{1,64}");
+      o.name = v;
+    } else if (a == "--key") {
+      o.key_path = v;
+    } else if (a == "--listen") {
+      std::string host;
+      uint16_t port = 0;
+      if (v.find(':') != std::string::npos && (v.front() == '[' || v.find(':') == v.rfind(':'))) {
+        if (!util::split_host_port(v, &host, &port)) throw UsageError("--listen: '" + v + "' is not ADDRESS:PORT");
+        o.host = host;
+        o.port = port;
+      } else {
+        o.host = v;
+      }
+    } else if (a == "--sessions") {
+      o.sessions = count("--sessions", v, 1, 1000000);
+    } else {
+      throw UsageError("unknown option '" + a + "'");
+    }
+  }
+  if (o.name.empty()) throw UsageError("--name is required (the name in the coordinator's hosts file)");
+  if (o.key_path.empty()) throw UsageError("--key is required");
   return o;
 }
 

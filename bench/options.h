@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,20 @@ struct Options {
   std::string plot_path;
   bool quiet = false;
   bool help = false;
+  // A many-host run (bench/coordinator.h): the hosts file and the agent key; "" = one host.
+  std::string agents_path;
+  std::string agent_key_path;
+  std::string coordinator_name = "coordinator";
+};
+
+// `nasd-loadgen agent ...` (bench/agent_server.h).
+struct AgentOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 7460;
+  std::string name;
+  std::string key_path;
+  size_t sessions = 0;
+  bool help = false;
 };
 
 struct UsageError : std::invalid_argument {
@@ -28,5 +43,7 @@ struct UsageError : std::invalid_argument {
 // names the offending option.
 Options parse_options(const std::vector<std::string>& args);
 std::string usage();
+AgentOptions parse_agent_options(const std::vector<std::string>& args);
+std::string agent_usage();
 
 }  // namespace nasd::bench

@@ -38,6 +38,9 @@ void row(std::ostream& out, const std::string& name, const std::string& value) {
   out << std::left << std::setw(36) << name << value << '\n';
 }
 
+void load_generators(std::ostream& out, const RunResult& r);
+void many_host_dataflow(std::ostream& out, const RunConfig& c, const RunResult& r);
+
 void performance(std::ostream& out, const RunResult& r) {
   heading(out, "Performance", '=');
   out << "    Throughput        Response       Requested\n"
@@ -67,7 +70,7 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
   heading(out, "Load Generator (LG) Configuration", '=');
   heading(out, "Benchmark Parameters", '-');
   row(out, "Network Attached Storage Type", "NFS V3 over TCP (libnfs raw RPC)");
-  row(out, "Number of Load Generators", "1");
+  row(out, "Number of Load Generators", std::to_string(std::max<size_t>(1, r.agents.size())));
   row(out, "Number of Processes per LG", std::to_string(c.processes));
   row(out, "Max Requests in Flight per Process", std::to_string(c.max_in_flight));
   row(out, "Transfer Size", std::to_string(c.io_size) + " bytes (capped by rtmax/wtmax)");
@@ -84,6 +87,10 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
   row(out, "Missed-Load Tolerance", fixed(c.tolerance_pct, 1) + "%");
   row(out, "Pacing", "open loop, requests due on a fixed schedule per process");
   out << '\n';
+  if (!r.agents.empty()) {
+    load_generators(out, r);
+    return;
+  }
   heading(out, "Testbed Configuration", '-');
   out << "LG No  Processes  Target Filesystems\n"
       << "-----  ---------  ------------------\n";
@@ -92,8 +99,12 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
   out << std::left << std::setw(7) << "1" << std::setw(11) << ("1.." + std::to_string(c.processes)) << targets << '\n';
 }
 
-void uniform_access(std::ostream& out, const RunConfig& c) {
+void uniform_access(std::ostream& out, const RunConfig& c, const RunResult& r) {
   heading(out, "Uniform Access Rule Compliance", '=');
+  if (!r.agents.empty()) {
+    many_host_dataflow(out, c, r);
+    return;
+  }
   out << "Each of the " << c.processes << " processes has its own connection to each of the "
       << c.targets.size() << " targets and its own part of the fileset on each, and sends its\n"
       << "requests to the targets in strict rotation, so every process accesses every target equally.\n";
@@ -138,6 +149,49 @@ void achieved_mix(std::ostream& out, const RunResult& r) {
         << fixed(c.latency.percentile_ms(99), 3) << '\n';
   }
   out << "Requests sent more than 1 ms after their due time: " << all.late_issues << '\n';
+}
+
+// Many-host runs: each load generator, its targets, and per step what it achieved and how far its
+// first request was from the step's planned start (the barrier).
+void load_generators(std::ostream& out, const RunResult& r) {
+  heading(out, "Load Generators", '=');
+  out << "LG No  Name              Address                  Targets\n"
+      << "-----  ----------------  -----------------------  -------\n";
+  for (size_t k = 0; k < r.agents.size(); ++k) {
+    const AgentSummary& a = r.agents[k];
+    std::string targets;
+    for (size_t j = 0; j < a.targets.size(); ++j) targets += (j ? ", " : "") + a.targets[j];
+    out << std::left << std::setw(7) << k + 1 << std::setw(18) << a.name << std::setw(25) << a.address << targets
+        << '\n';
+  }
+  out << '\n';
+  heading(out, "Per Load Generator Results", '-');
+  out << "Step  LG No  Name                    Ok    Ops/Sec     MB/Sec   Mean msec  Start msec\n"
+      << "----  -----  ----------------  --------  ---------  ---------  ----------  ----------\n";
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    for (size_t k = 0; k < r.agents.size(); ++k) {
+      if (i >= r.agents[k].steps.size()) continue;
+      const AgentStepSummary& s = r.agents[k].steps[i];
+      out << std::right << std::setw(4) << i + 1 << std::setw(7) << k + 1 << "  " << std::left << std::setw(16)
+          << r.agents[k].name << std::right << std::setw(10) << s.ok << std::setw(11) << fixed(s.achieved_ops, 1)
+          << std::setw(11) << fixed(s.mb_per_sec, 2) << std::setw(12) << fixed(s.mean_ms, 3) << std::setw(12)
+          << fixed(s.start_offset_ms, 2) << '\n';
+    }
+  }
+  out << '\n';
+  for (size_t i = 0; i < r.step_start_spread_ms.size(); ++i) {
+    out << "Step barrier: step " << i + 1 << " started on all " << r.agents.size()
+        << " load generators within " << fixed(r.step_start_spread_ms[i], 2) << " msec\n";
+  }
+}
+
+void many_host_dataflow(std::ostream& out, const RunConfig& c, const RunResult& r) {
+  out << r.agents.size() << " load generators with " << c.processes << " processes each, coordinated by one "
+      << "nasd-loadgen: the targets were assigned round-robin\nin hosts-file order (load generator k used target "
+      << "k mod " << c.targets.size() << (c.targets.size() > r.agents.size() ? ", and every further target that is k mod the number of load generators" : "")
+      << "), so as load generators are added each one\nuses the next target. Every step started at one instant on all "
+      << "of them (clock offsets measured per step) and\nthe step's results were merged: operations and MB/s added, "
+      << "latency histograms merged.\n";
 }
 
 // The SFS2014 layout: the Performance table by business metric, then what the tool can know of the
@@ -197,6 +251,12 @@ void sfs2014_sections(std::ostream& out, const RunConfig& c, const RunResult& r,
   }
   out << '\n';
   heading(out, "Dataflow", '=');
+  if (!r.agents.empty()) {
+    many_host_dataflow(out, c, r);
+    out << '\n';
+    load_generators(out, r);
+    return;
+  }
   out << "One load generator with " << c.processes << " processes; each mounts every one of the "
       << c.targets.size() << " targets and sends its\nrequests to them in strict rotation, so the load "
       << "on every target grows with the business metric.\n";
@@ -242,7 +302,7 @@ void write_report(std::ostream& out, const RunConfig& c, const RunResult& r, con
   out << '\n';
   load_configuration(out, c, r);
   out << '\n';
-  uniform_access(out, c);
+  uniform_access(out, c, r);
   out << '\n';
   errors(out, r);
   out << '\n';

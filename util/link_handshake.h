@@ -39,7 +39,9 @@ inline constexpr size_t kHelloPrefixBytes = 8;
 inline constexpr size_t kServerProofBytes = kNonceBytes + kTagBytes;
 inline constexpr size_t kClientProofBytes = kTagBytes;
 
-enum class LinkKind : uint8_t { Interconnect = 1, Mirror = 2 };
+// LoadAgent: nasd-loadgen's coordinator and its agents (bench/agent_channel.h), a tool
+// outside the cluster that borrows the same handshake with its own key.
+enum class LinkKind : uint8_t { Interconnect = 1, Mirror = 2, LoadAgent = 3 };
 
 // What one node knows: the cluster key and its own name.
 struct Credentials {

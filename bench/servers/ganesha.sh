@@ -7,10 +7,13 @@ set -euo pipefail
 
 nfs_port=32049
 mount_port=32048
+listen=127.0.0.1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nfs-port) nfs_port=$2; shift 2 ;;
     --mount-port) mount_port=$2; shift 2 ;;
+    --listen) listen=$2; shift 2 ;;           # 0.0.0.0: every address (the agents test)
+    --clients) shift 2 ;;                     # the export below is open to every client anyway
     *) echo "ganesha.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +43,7 @@ cat > "$dir/ganesha.conf" <<CONF
 NFS_CORE_PARAM {
   NFS_Port = $nfs_port;
   MNT_Port = $mount_port;
-  Bind_addr = 127.0.0.1;
+  Bind_addr = $listen;
   Protocols = 3;
   Enable_NLM = false;
   Enable_RQUOTA = false;
@@ -68,7 +71,9 @@ fi
 ganesha.nfsd -F -f "$dir/ganesha.conf" -L "$dir/ganesha.log" -p "$dir/ganesha.pid" &
 ganesha_pid=$!
 
-url="nfs://127.0.0.1$dir/export?nfsport=$nfs_port&mountport=$mount_port"
+host=$listen
+[[ $host == 0.0.0.0 ]] && host=127.0.0.1
+url="nfs://$host$dir/export?nfsport=$nfs_port&mountport=$mount_port"
 for _ in $(seq 150); do
   if ! kill -0 "$ganesha_pid" 2>/dev/null; then
     echo "ganesha.sh: ganesha.nfsd exited during start-up; its log says:" >&2

@@ -2,7 +2,7 @@
 # Launcher (see README.md): the nasd daemon, one volume exported as /r/v0, with a temporary data
 # directory and configuration (format: deploy/nasd.conf).
 #   nasd.sh BUILD_DIR|NASD_BINARY [--nfs-port P] [--mount-port M] [--volume-size 2G] [--nvram-size 256M]
-#           [--nvram-mode process|host|off]
+#           [--nvram-mode process|host|off] [--listen ADDRESS] [--clients CIDR]
 set -euo pipefail
 
 [[ $# -ge 1 && $1 != --* ]] || { echo "usage: nasd.sh BUILD_DIR [--nfs-port P] [--mount-port M]" >&2; exit 2; }
@@ -12,6 +12,8 @@ mount_port=32048
 volume_size=2G
 nvram_size=256M
 nvram_mode=process
+listen=127.0.0.1
+clients=127.0.0.0/8
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nfs-port) nfs_port=$2; shift 2 ;;
@@ -19,6 +21,8 @@ while [[ $# -gt 0 ]]; do
     --volume-size) volume_size=$2; shift 2 ;;
     --nvram-size) nvram_size=$2; shift 2 ;;
     --nvram-mode) nvram_mode=$2; shift 2 ;;
+    --listen) listen=$2; shift 2 ;;           # 0.0.0.0: every address (the agents test)
+    --clients) clients=$2; shift 2 ;;
     *) echo "nasd.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +52,7 @@ cat > "$dir/nasd.conf" <<CONF
 [node]
 name = bench0
 data_dir = data
-listen = 127.0.0.1
+listen = $listen
 nfs_port = $nfs_port
 mount_port = $mount_port
 udp = off
@@ -66,7 +70,7 @@ size = $volume_size
 
 [export /r/v0]
 volume = v0
-clients = 127.0.0.0/8
+clients = $clients
 access = rw
 squash = none
 secure = no                       # the test's clients send from unreserved ports
@@ -75,7 +79,9 @@ CONF
 "$nasd" --config "$dir/nasd.conf" 2>"$dir/nasd.log" &
 nasd_pid=$!
 
-url="nfs://127.0.0.1/r/v0?nfsport=$nfs_port&mountport=$mount_port"
+host=$listen
+[[ $host == 0.0.0.0 ]] && host=127.0.0.1
+url="nfs://$host/r/v0?nfsport=$nfs_port&mountport=$mount_port"
 for _ in $(seq 150); do
   if ! kill -0 "$nasd_pid" 2>/dev/null; then
     echo "nasd.sh: nasd exited during start-up; its log says:" >&2
