@@ -9,6 +9,7 @@
 
 #include "bench/clock.h"
 #include "bench/load_worker.h"
+#include "bench/process_cpu.h"
 #include "bench/report_math.h"
 
 namespace nasd::bench {
@@ -76,6 +77,23 @@ void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, con
   }
 }
 
+// Reads the server's CPU time at the start and the end of every measured interval. A reading
+// that fails (the server died) leaves that step unmeasured (-1).
+void sample_server_cpu(pid_t pid, const Timeline& timeline, std::vector<double>* cpu_seconds) {
+  auto sleep_until = [](int64_t t) {
+    int64_t now = monotonic_ns();
+    if (t > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t - now));
+  };
+  cpu_seconds->assign(timeline.steps(), -1);
+  for (size_t i = 0; i < timeline.steps(); ++i) {
+    sleep_until(timeline.measure_start(i));
+    std::optional<double> before = process_cpu_seconds(pid);
+    sleep_until(timeline.step_end(i));
+    std::optional<double> after = process_cpu_seconds(pid);
+    if (before && after) (*cpu_seconds)[i] = *after - *before;
+  }
+}
+
 }  // namespace
 
 std::string check_fileset_fits(const std::vector<Target>& targets, const std::vector<ServerFacts>& facts,
@@ -117,21 +135,30 @@ void summarize(const RunConfig& config, RunResult* result) {
   result->overall_response_ms = overall_response_time(curve);
 }
 
+FilesetShape planned_fileset(const RunConfig& config) {
+  FilesetParams fp;
+  fp.peak_ops = config.loads.empty() ? 0 : *std::max_element(config.loads.begin(), config.loads.end());
+  fp.mib_per_op = config.mib_per_op;
+  fp.workers = config.processes;
+  fp.targets = std::max<size_t>(1, config.targets.size());
+  fp.files_per_dir = config.files_per_dir;
+  fp.seed = config.seed;
+  fp.file_sizes = config.file_sizes;
+  fp.listing_entries = config.listing_entries;
+  return plan_fileset(fp);
+}
+
 RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   if (config.targets.empty()) throw RunError("no targets");
   if (config.loads.empty()) throw RunError("no load steps");
   RunResult result;
   result.started_at = local_time_now();
 
-  FilesetParams fp;
-  fp.peak_ops = *std::max_element(config.loads.begin(), config.loads.end());
-  fp.mib_per_op = config.mib_per_op;
-  fp.workers = config.processes;
-  fp.targets = config.targets.size();
-  fp.files_per_dir = config.files_per_dir;
-  fp.seed = config.seed;
-  fp.file_sizes = config.file_sizes;
-  result.shape = plan_fileset(fp);
+  result.shape = planned_fileset(config);
+  if (config.server_pid > 0 && !process_cpu_seconds(config.server_pid)) {
+    throw RunError("--server-pid " + std::to_string(config.server_pid) + ": cannot read /proc/" +
+                   std::to_string(config.server_pid) + "/stat");
+  }
 
   std::vector<std::unique_ptr<LoadWorker>> workers;
   for (size_t i = 0; i < config.processes; ++i) {
@@ -142,7 +169,12 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
     wo.timeout_ms = config.timeout_ms;
     wo.seed = config.seed;
     wo.executor.io_size = config.io_size;
-    wo.executor.unstable_writes = config.mix.percent(OpType::kCommit) > 0;
+    switch (config.write_stability) {
+      case RunConfig::WriteStability::kAuto: wo.executor.unstable_writes = config.mix.percent(OpType::kCommit) > 0; break;
+      case RunConfig::WriteStability::kUnstable: wo.executor.unstable_writes = true; break;
+      case RunConfig::WriteStability::kFileSync: wo.executor.unstable_writes = false; break;
+    }
+    wo.executor.sequential = config.sequential;
     workers.push_back(std::make_unique<LoadWorker>(config.targets, config.mix, wo));
   }
 
@@ -168,13 +200,22 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   std::atomic<bool> done{false};
   std::thread watcher;
   if (progress) watcher = std::thread([&] { watch_progress(workers, timeline, config, progress, done); });
+  std::vector<double> server_cpu;
+  std::thread cpu_sampler;
+  if (config.server_pid > 0) {
+    cpu_sampler = std::thread([&] { sample_server_cpu(config.server_pid, timeline, &server_cpu); });
+  }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&, wp = w.get()] { wp->run(timeline, config.loads); });
   for (auto& t : threads) t.join();
   done = true;
   if (watcher.joinable()) watcher.join();
+  if (cpu_sampler.joinable()) cpu_sampler.join();
 
   result.steps.resize(config.loads.size());
+  for (size_t i = 0; i < server_cpu.size() && i < result.steps.size(); ++i) {
+    result.steps[i].server_cpu_seconds = server_cpu[i];
+  }
   for (const auto& w : workers) {
     for (size_t i = 0; i < result.steps.size(); ++i) result.steps[i].stats.merge(w->step_stats()[i]);
     result.refused += w->refused();

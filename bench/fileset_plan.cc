@@ -90,6 +90,7 @@ FilesetShape plan_fileset(const FilesetParams& p) {
   shape.dirs = (files + per_dir - 1) / per_dir;
   shape.symlinks = std::max<size_t>(1, files / 20);
   shape.spares = std::max<size_t>(4, files / 10);
+  shape.listing_entries = p.listing_entries;
   return shape;
 }
 
