@@ -175,6 +175,7 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
       case RunConfig::WriteStability::kFileSync: wo.executor.unstable_writes = false; break;
     }
     wo.executor.sequential = config.sequential;
+    wo.executor.create_when_nothing_to_remove = config.create_when_nothing_to_remove;
     workers.push_back(std::make_unique<LoadWorker>(config.targets, config.mix, wo));
   }
 

@@ -43,6 +43,7 @@ struct RunConfig {
   // and a directory of this many entries that READDIRPLUS lists whole (0 = none).
   enum class WriteStability { kAuto, kUnstable, kFileSync } write_stability = WriteStability::kAuto;
   bool sequential = false;
+  bool create_when_nothing_to_remove = false;
   size_t listing_entries = 0;
   // A server process on this machine whose CPU time (user + system) is read at the start and end
   // of every measured interval; 0 = none.

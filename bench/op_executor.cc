@@ -176,6 +176,10 @@ bool OpExecutor::send(Pending* p, OpType op, std::mt19937_64& rng) {
         }
       }
       auto& pool = fileset_.dirs[p->dir].removable;
+      if (pool.empty() && options_.create_when_nothing_to_remove) {
+        p->op = OpType::kCreate;  // counted as what was sent
+        return send(p, OpType::kCreate, rng);
+      }
       // With nothing left to remove the request still goes out and honestly fails with NOENT.
       if (pool.empty()) {
         p->name = worker_tag_ + "none";

@@ -72,6 +72,8 @@ Workload:
                           process's files one transfer after the other
   --write-stability auto|unstable|file_sync  WRITE stable_how; auto (default): UNSTABLE when the
                           mix has COMMIT, else FILE_SYNC
+  --create-when-nothing-to-remove  a REMOVE with no name left becomes a CREATE (default: it is
+                          sent anyway and fails with NFS3ERR_NOENT)
   --listing-entries N     each process also gets a directory of N empty files, and every READDIRPLUS
                           lists all of it (following cookies to EOF); it counts as one operation
   --workdir NAME          directory created under every export (default loadgen-<time>-<pid>)
@@ -164,6 +166,8 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--create-when-nothing-to-remove") {
+      o.config.create_when_nothing_to_remove = true;
     } else if (a == "--cleanup") {
       o.config.cleanup = true;
     } else if (a == "--help" || a == "-h") {
