@@ -270,7 +270,10 @@ set style fill solid 0.8 border -1
 set datafile missing '-'
 set xtics rotate by -40 noenhanced
 set grid ytics
-set yrange [0:*]
+set logscale y
+set yrange [0.01:100]
+set ylabel 'nasd / ganesha (log scale)'
+
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 plot '$out/ratios.dat' using 2:xtic(1) title 'ops/s nasd/ganesha', '' using 3 title 'CPU per op nasd/ganesha'
 GP
