@@ -71,7 +71,8 @@ FilesetShape plan_fileset(const FilesetParams& p) {
     }
     mean = mean_file_size(buckets);
   }
-  auto files = static_cast<size_t>(std::ceil(share / mean));
+  // (less a hair, so a share computed as exactly N files does not become N + 1 by rounding)
+  auto files = static_cast<size_t>(std::ceil(share / mean - 1e-6));
   files = std::max(files, kMinFilesPerWorker);
 
   FilesetShape shape;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace nasd::bench {

@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; echo "--- output"; cat "$work/stdout" "$work/stderr" 2>/dev/null || true; exit 1; }
 
 rc=0
-timeout 540 "$root/bench/perf_vs_ganesha.sh" "$build" --out "$work/out" >"$work/stdout" 2>"$work/stderr" || rc=$?
+timeout 840 "$root/bench/perf_vs_ganesha.sh" "$build" --out "$work/out" >"$work/stdout" 2>"$work/stderr" || rc=$?
 [[ $rc == 77 ]] && { echo "SKIP: the script could not run here"; exit 77; }
 [[ $rc == 0 ]] || fail "perf_vs_ganesha.sh exited with $rc"
 csv=$work/out/results.csv
