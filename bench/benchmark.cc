@@ -94,6 +94,22 @@ void sample_server_cpu(pid_t pid, const Timeline& timeline, std::vector<double>*
   }
 }
 
+// Waits until the server uses under 5% of one CPU over half a second, at most `limit` seconds.
+// Returns how long it waited.
+double wait_until_idle(pid_t pid, double limit) {
+  constexpr auto kWindow = std::chrono::milliseconds(500);
+  constexpr double kIdleCpuSeconds = 0.025;  // 5% of the window
+  int64_t start = monotonic_ns();
+  int64_t give_up = start + static_cast<int64_t>(limit * 1e9);
+  while (monotonic_ns() < give_up) {
+    std::optional<double> before = process_cpu_seconds(pid);
+    std::this_thread::sleep_for(kWindow);
+    std::optional<double> after = process_cpu_seconds(pid);
+    if (!before || !after || *after - *before < kIdleCpuSeconds) break;
+  }
+  return static_cast<double>(monotonic_ns() - start) / 1e9;
+}
+
 }  // namespace
 
 std::string check_fileset_fits(const std::vector<Target>& targets, const std::vector<ServerFacts>& facts,
@@ -194,6 +210,9 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   });
   result.build_seconds = static_cast<double>(monotonic_ns() - build_start) / 1e9;
   for (const auto& w : workers) result.fileset_bytes += w->fileset_bytes();
+  if (config.server_pid > 0 && config.settle_seconds > 0) {
+    result.settle_seconds = wait_until_idle(config.server_pid, config.settle_seconds);
+  }
 
   auto ns = [](double s) { return static_cast<int64_t>(s * 1e9); };
   Timeline timeline(monotonic_ns() + kStartDelayNs, ns(config.warmup_seconds), ns(config.step_seconds),

@@ -48,6 +48,10 @@ struct RunConfig {
   // A server process on this machine whose CPU time (user + system) is read at the start and end
   // of every measured interval; 0 = none.
   pid_t server_pid = 0;
+  // With server_pid: after building the fileset, wait until the server is idle (under 5% of one
+  // CPU over half a second) before the first step, for at most this long, so the steps measure
+  // the server's steady state rather than the write-behind of the fileset just written. 0 = no wait.
+  double settle_seconds = 0;
 };
 
 struct StepResult {
@@ -72,6 +76,7 @@ struct RunResult {
   FilesetShape shape;              // per process and target
   uint64_t fileset_bytes = 0;      // all processes, all targets, as created
   double build_seconds = 0;
+  double settle_seconds = 0;       // how long the server took to go idle after the build
   std::vector<ServerFacts> facts;  // per target, as seen by the first process
   std::string started_at;          // local time, for the report
   uint64_t refused = 0;            // requests libnfs would not queue

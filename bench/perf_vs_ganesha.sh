@@ -18,7 +18,10 @@
 # same nasd-loadgen run goes to ganesha and then to nasd, so drift in what else the machine does
 # hits both alike. A point is closed loop: every client process keeps one call in flight (a
 # synchronous client). The server's CPU is user + system time from /proc/PID/stat of the server
-# process, read by nasd-loadgen at the start and end of the measured interval only.
+# process, read by nasd-loadgen at the start and end of the measured interval only. Before a
+# point's first step the load generator waits until the server has gone idle after the fileset
+# was built (--settle-seconds: 30 s at most in full mode, 5 s in short), so a point measures the
+# steady state, not the write-behind of the data just created.
 # Fileset rule: as compare_with_ganesha.sh (loadgen_lib.sh: volume_mib_for), over the largest
 # fileset of any point; every point removes its fileset afterwards.
 set -euo pipefail
@@ -37,10 +40,10 @@ for a in "$@"; do [[ $a == --full ]] && full=1; done
 # Mode defaults; any option given below overrides them.
 if [[ $full == 1 ]]; then
   step_seconds=10; warmup_seconds=2; loads=2000,4000,6000,8000,10000,12000,14000,16000
-  processes=4; mib_per_op=0.1; seq_file_bytes=$((32 << 20))
+  processes=4; mib_per_op=0.1; seq_file_bytes=$((32 << 20)); settle=30
 else
   step_seconds=1; warmup_seconds=0.3; loads=400,800
-  processes=2; mib_per_op=0.01; seq_file_bytes=$((4 << 20))
+  processes=2; mib_per_op=0.01; seq_file_bytes=$((4 << 20)); settle=5
 fi
 nasd_nvram=process
 out=""
@@ -174,7 +177,7 @@ failed=0
 run_point() {  # SERVER NAME CLIENTS ARGS...: one loadgen run; its CSV is runs/SERVER-NAME-cCLIENTS.csv
   local server=$1 name=$2 clients=$3; shift 3
   local pid_var=${server}_pid target_var=${server}_target base="$out/runs/$server-$name-c$clients"
-  if ! "$loadgen" --target "${!target_var}" "$@" --server-pid "${!pid_var}" --cleanup --quiet \
+  if ! "$loadgen" --target "${!target_var}" "$@" --server-pid "${!pid_var}" --settle-seconds "$settle" --cleanup --quiet \
        --server-name "$server (bench/perf_vs_ganesha.sh)" --report "$base.txt" --csv "$base.csv" 2>"$base.err"; then
     echo "$server $name with $clients clients failed: $(tail -n 3 "$base.err")" >&2
     failed=1
@@ -206,7 +209,7 @@ if wanted specsfs_mix; then
     log "$server: mix curve (${LOADGEN_ARGS[*]})"
     pid_var=${server}_pid target_var=${server}_target
     mkdir -p "$out/mix"
-    "$loadgen" --target "${!target_var}" "${LOADGEN_ARGS[@]}" --server-pid "${!pid_var}" --cleanup --quiet \
+    "$loadgen" --target "${!target_var}" "${LOADGEN_ARGS[@]}" --server-pid "${!pid_var}" --settle-seconds "$settle" --cleanup --quiet \
       --server-name "$server (bench/perf_vs_ganesha.sh)" --report "$out/mix/$server.txt" --csv "$out/mix/$server.csv" \
       2>"$out/mix/$server.err" || { echo "$server mix curve failed: $(tail -n 3 "$out/mix/$server.err")" >&2; failed=1; }
   done

@@ -96,6 +96,10 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
         << " symlinks, " << r.shape.spares << " spares per process per target";
   row(out, "Fileset Layout", shape.str());
   row(out, "Fileset Build Time", fixed(r.build_seconds, 1) + " s");
+  if (c.settle_seconds > 0) {
+    row(out, "Server Idle After Build", "after " + fixed(r.settle_seconds, 1) + " s (waited at most " +
+                                            fixed(c.settle_seconds, 0) + " s)");
+  }
   row(out, "Operation Mix", c.mix.name());
   row(out, "WRITE Stability / Access", write_stability_text(c) + " / " + (c.sequential ? "sequential" : "random"));
   if (c.listing_entries) row(out, "READDIRPLUS", "whole listing of a " + std::to_string(c.listing_entries) + "-entry directory");

@@ -38,7 +38,8 @@ TEST(OptionsTest, MixFile) {
 TEST(OptionsTest, MicroBenchmarkShapes) {
   Options o = parse_options({"--target", kTarget, "--loads", "1000000", "--max-inflight", "1", "--file-size", "262144",
                              "--access", "sequential", "--write-stability", "unstable", "--listing-entries", "1000",
-                             "--server-pid", "4242", "--create-when-nothing-to-remove"});
+                             "--server-pid", "4242", "--create-when-nothing-to-remove", "--settle-seconds", "30"});
+  EXPECT_DOUBLE_EQ(o.config.settle_seconds, 30);
   ASSERT_EQ(o.config.file_sizes.size(), 1u);
   EXPECT_EQ(o.config.file_sizes[0].bytes, 262144u);
   EXPECT_TRUE(o.config.sequential);
