@@ -272,6 +272,8 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set datafile missing '-'
 set xtics rotate by -40 noenhanced
+set bmargin 9
+set rmargin 8
 set grid ytics
 set logscale y
 set yrange [0.01:100]
