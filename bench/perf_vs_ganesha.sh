@@ -108,8 +108,9 @@ for p in "${POINTS[@]}"; do
   done
 done
 volume_mib=$(volume_mib_for "$largest")
-check_free_space /tmp $((largest * 21 / 20 + 268435456)) "ganesha's export of the largest fileset"
-check_free_space /tmp $((volume_mib * 1048576)) "nasd's volume"
+# Both servers are up at once: their backing stores are needed together.
+check_free_space /tmp $((largest * 21 / 20 + 268435456 + volume_mib * 1048576)) \
+  "ganesha's export of the largest fileset and nasd's volume"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 log "load average at the start: $load_start; largest fileset $((largest / 1048576)) MiB; nasd volume $volume_mib MiB"
