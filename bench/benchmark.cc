@@ -9,6 +9,7 @@
 
 #include "bench/clock.h"
 #include "bench/load_worker.h"
+#include "bench/process_cpu.h"
 #include "bench/report_math.h"
 #include "bench/worker_threads.h"
 
@@ -56,6 +57,39 @@ void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, con
     last_lat = lat;
     last_t = now;
   }
+}
+
+// Reads the server's CPU time at the start and the end of every measured interval. A reading
+// that fails (the server died) leaves that step unmeasured (-1).
+void sample_server_cpu(pid_t pid, const Timeline& timeline, std::vector<double>* cpu_seconds) {
+  auto sleep_until = [](int64_t t) {
+    int64_t now = monotonic_ns();
+    if (t > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t - now));
+  };
+  cpu_seconds->assign(timeline.steps(), -1);
+  for (size_t i = 0; i < timeline.steps(); ++i) {
+    sleep_until(timeline.measure_start(i));
+    std::optional<double> before = process_cpu_seconds(pid);
+    sleep_until(timeline.step_end(i));
+    std::optional<double> after = process_cpu_seconds(pid);
+    if (before && after) (*cpu_seconds)[i] = *after - *before;
+  }
+}
+
+// Waits until the server uses under 5% of one CPU over half a second, at most `limit` seconds.
+// Returns how long it waited.
+double wait_until_idle(pid_t pid, double limit) {
+  constexpr auto kWindow = std::chrono::milliseconds(500);
+  constexpr double kIdleCpuSeconds = 0.025;  // 5% of the window
+  int64_t start = monotonic_ns();
+  int64_t give_up = start + static_cast<int64_t>(limit * 1e9);
+  while (monotonic_ns() < give_up) {
+    std::optional<double> before = process_cpu_seconds(pid);
+    std::this_thread::sleep_for(kWindow);
+    std::optional<double> after = process_cpu_seconds(pid);
+    if (!before || !after || *after - *before < kIdleCpuSeconds) break;
+  }
+  return static_cast<double>(monotonic_ns() - start) / 1e9;
 }
 
 }  // namespace
@@ -125,21 +159,30 @@ void summarize(const RunConfig& config, RunResult* result) {
   result->overall_response_ms = overall_response_time(curve);
 }
 
+FilesetShape planned_fileset(const RunConfig& config) {
+  FilesetParams fp;
+  fp.peak_ops = config.loads.empty() ? 0 : *std::max_element(config.loads.begin(), config.loads.end());
+  fp.mib_per_op = config.mib_per_op;
+  fp.workers = config.processes;
+  fp.targets = std::max<size_t>(1, config.targets.size());
+  fp.files_per_dir = config.files_per_dir;
+  fp.seed = config.seed;
+  fp.file_sizes = config.file_sizes;
+  fp.listing_entries = config.listing_entries;
+  return plan_fileset(fp);
+}
+
 RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   if (config.targets.empty()) throw RunError("no targets");
   if (config.loads.empty()) throw RunError("no load steps");
   RunResult result;
   result.started_at = local_time_now();
 
-  FilesetParams fp;
-  fp.peak_ops = *std::max_element(config.loads.begin(), config.loads.end());
-  fp.mib_per_op = config.mib_per_op;
-  fp.workers = config.processes;
-  fp.targets = config.targets.size();
-  fp.files_per_dir = config.files_per_dir;
-  fp.seed = config.seed;
-  fp.file_sizes = config.file_sizes;
-  result.shape = plan_fileset(fp);
+  result.shape = planned_fileset(config);
+  if (config.server_pid > 0 && !process_cpu_seconds(config.server_pid)) {
+    throw RunError("--server-pid " + std::to_string(config.server_pid) + ": cannot read /proc/" +
+                   std::to_string(config.server_pid) + "/stat");
+  }
 
   std::vector<std::unique_ptr<LoadWorker>> workers;
   for (size_t i = 0; i < config.processes; ++i) {
@@ -150,7 +193,13 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
     wo.timeout_ms = config.timeout_ms;
     wo.seed = config.seed;
     wo.executor.io_size = config.io_size;
-    wo.executor.unstable_writes = config.mix.percent(OpType::kCommit) > 0;
+    switch (config.write_stability) {
+      case RunConfig::WriteStability::kAuto: wo.executor.unstable_writes = config.mix.percent(OpType::kCommit) > 0; break;
+      case RunConfig::WriteStability::kUnstable: wo.executor.unstable_writes = true; break;
+      case RunConfig::WriteStability::kFileSync: wo.executor.unstable_writes = false; break;
+    }
+    wo.executor.sequential = config.sequential;
+    wo.executor.create_when_nothing_to_remove = config.create_when_nothing_to_remove;
     workers.push_back(std::make_unique<LoadWorker>(config.targets, config.mix, wo));
   }
 
@@ -169,6 +218,9 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   });
   result.build_seconds = static_cast<double>(monotonic_ns() - build_start) / 1e9;
   for (const auto& w : workers) result.fileset_bytes += w->fileset_bytes();
+  if (config.server_pid > 0 && config.settle_seconds > 0) {
+    result.settle_seconds = wait_until_idle(config.server_pid, config.settle_seconds);
+  }
 
   auto ns = [](double s) { return static_cast<int64_t>(s * 1e9); };
   Timeline timeline(monotonic_ns() + kStartDelayNs, ns(config.warmup_seconds), ns(config.step_seconds),
@@ -176,13 +228,22 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   std::atomic<bool> done{false};
   std::thread watcher;
   if (progress) watcher = std::thread([&] { watch_progress(workers, timeline, config, progress, done); });
+  std::vector<double> server_cpu;
+  std::thread cpu_sampler;
+  if (config.server_pid > 0) {
+    cpu_sampler = std::thread([&] { sample_server_cpu(config.server_pid, timeline, &server_cpu); });
+  }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&, wp = w.get()] { wp->run(timeline, config.loads); });
   for (auto& t : threads) t.join();
   done = true;
   if (watcher.joinable()) watcher.join();
+  if (cpu_sampler.joinable()) cpu_sampler.join();
 
   result.steps.resize(config.loads.size());
+  for (size_t i = 0; i < server_cpu.size() && i < result.steps.size(); ++i) {
+    result.steps[i].server_cpu_seconds = server_cpu[i];
+  }
   for (const auto& w : workers) {
     for (size_t i = 0; i < result.steps.size(); ++i) result.steps[i].stats.merge(w->step_stats()[i]);
     result.refused += w->refused();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "bench/fileset_plan.h"
@@ -38,6 +39,19 @@ struct RunConfig {
   std::string workload;           // "vda", ...; "" = an SFS97/SFS2008-style op-rate run
   std::string metric_unit;        // "Streams", ...
   std::vector<double> business_metrics;
+  // Micro-benchmark shapes (bench/perf_vs_ganesha.sh): WRITE stability, streaming READ/WRITE,
+  // and a directory of this many entries that READDIRPLUS lists whole (0 = none).
+  enum class WriteStability { kAuto, kUnstable, kFileSync } write_stability = WriteStability::kAuto;
+  bool sequential = false;
+  bool create_when_nothing_to_remove = false;
+  size_t listing_entries = 0;
+  // A server process on this machine whose CPU time (user + system) is read at the start and end
+  // of every measured interval; 0 = none.
+  pid_t server_pid = 0;
+  // With server_pid: after building the fileset, wait until the server is idle (under 5% of one
+  // CPU over half a second) before the first step, for at most this long, so the steps measure
+  // the server's steady state rather than the write-behind of the fileset just written. 0 = no wait.
+  double settle_seconds = 0;
 };
 
 struct StepResult {
@@ -48,6 +62,10 @@ struct StepResult {
   double mb_per_sec = 0;          // READ+WRITE payload, 10^6 bytes per second
   uint64_t ok = 0, errors = 0;
   bool missed = false;
+  double server_cpu_seconds = -1;  // over the measured interval; < 0 when not measured
+  double server_cpu_us_per_op() const {
+    return server_cpu_seconds >= 0 && ok > 0 ? server_cpu_seconds * 1e6 / static_cast<double>(ok) : -1;
+  }
   StepStats stats;
 };
 
@@ -72,6 +90,7 @@ struct RunResult {
   FilesetShape shape;              // per process and target
   uint64_t fileset_bytes = 0;      // all processes, all targets, as created
   double build_seconds = 0;
+  double settle_seconds = 0;       // how long the server took to go idle after the build
   std::vector<ServerFacts> facts;  // per target, as seen by the first process
   std::string started_at;          // local time, for the report
   uint64_t refused = 0;            // requests libnfs would not queue
@@ -108,6 +127,10 @@ struct Progress {
   bool warmup = false;
 };
 using ProgressFn = std::function<void(const Progress&)>;
+
+// The fileset a run of `config` creates, per process and target, planned as run_benchmark does
+// (nothing touches a server); shape.bytes() × processes is what one target must hold.
+FilesetShape planned_fileset(const RunConfig& config);
 
 // Throws RunError when a target cannot be mounted or the fileset cannot be built.
 RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress);

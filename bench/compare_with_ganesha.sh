@@ -10,10 +10,13 @@
 #
 # BUILD_DIR holds bench/nasd-loadgen and cluster/nasd. Results (reports, CSVs, compare.png)
 # go to --out (default: a new /tmp/nasd-compare.* directory, printed at the end).
+# Fileset rule: highest requested load × --fileset-mib-per-op MiB (at least 10 files per process),
+# as nasd-loadgen plans it; nasd's volume is twice that plus 512 MiB (at least 2 GiB), and /tmp
+# must have room for the fileset (ganesha's export) and that volume before anything starts.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
-usage() { sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 && $1 != --* ]] || usage
 build=$(cd "$1" && pwd); shift
 
@@ -44,6 +47,14 @@ fi
 [[ -n $out ]] || out=$(mktemp -d /tmp/nasd-compare.XXXXXX)
 mkdir -p "$out"
 
+# Size nasd's volume to the fileset of the requested load (see the rule above) and make sure
+# both servers' backing stores fit before starting either.
+fileset=$(fileset_bytes "$loadgen" "${LOADGEN_ARGS[@]}")
+volume_mib=$(volume_mib_for "$fileset")
+echo "== fileset $((fileset / 1048576)) MiB; nasd volume ${volume_mib} MiB" >&2
+check_free_space /tmp $((fileset * 21 / 20 + 268435456)) "ganesha's export of the fileset"
+[[ $ganesha_only == 1 ]] || check_free_space /tmp $((volume_mib * 1048576)) "nasd's volume"
+
 source "$here/servers/launcher_lib.sh"
 ganesha_pid=""
 nasd_pid=""
@@ -61,14 +72,14 @@ run_against() {
   launcher_start "$out/$name-server" "$@" || { echo "$name did not start" >&2; exit 1; }
   printf -v "$pid_var" '%s' "$LAUNCHER_PID"
   echo "== $name: load against $LAUNCHER_TARGET" >&2
-  "$loadgen" --target "$LAUNCHER_TARGET" "${LOADGEN_ARGS[@]}" --server-name "$name (bench/compare_with_ganesha.sh)" \
+  "$loadgen" --target "$LAUNCHER_TARGET" "${LOADGEN_ARGS[@]}" ${LAUNCHER_SERVER_PID:+--server-pid "$LAUNCHER_SERVER_PID"} --server-name "$name (bench/compare_with_ganesha.sh)" \
     --report "$out/$name.txt" --csv "$out/$name.csv"
   launcher_stop "${!pid_var}"
   printf -v "$pid_var" '%s' ""
 }
 
 run_against ganesha ganesha_pid "$here/servers/ganesha.sh" --nfs-port 32049 --mount-port 32048
-[[ $ganesha_only == 1 ]] || run_against nasd nasd_pid "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port 32058 --nvram-mode "$nasd_nvram"
+[[ $ganesha_only == 1 ]] || run_against nasd nasd_pid "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port 32058 --nvram-mode "$nasd_nvram" --volume-size "${volume_mib}M"
 
 echo
 echo "ganesha: $(report_headline "$out/ganesha.txt")"

@@ -5,7 +5,7 @@
 namespace nasd::bench {
 
 void write_csv(std::ostream& out, const RunResult& r) {
-  out << "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec\n";
+  out << "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op\n";
   out << std::fixed;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepResult& s = r.steps[i];
@@ -19,7 +19,14 @@ void write_csv(std::ostream& out, const RunResult& r) {
       out << (first ? "" : ";") << op_name(op) << '=' << n;
       first = false;
     }
-    out << ',' << std::setprecision(0) << s.business_metric << ',' << std::setprecision(3) << s.mb_per_sec << '\n';
+    out << ',' << std::setprecision(0) << s.business_metric << ',' << std::setprecision(3) << s.mb_per_sec << ',';
+    // Empty when the server's CPU was not measured (no --server-pid).
+    if (s.server_cpu_seconds >= 0) {
+      out << std::setprecision(3) << s.server_cpu_seconds << ',' << std::setprecision(2) << s.server_cpu_us_per_op();
+    } else {
+      out << ',';
+    }
+    out << '\n';
   }
 }
 

@@ -32,6 +32,10 @@ struct Fileset {
   std::vector<FilesetFile> files;
   std::vector<FileHandle> symlinks;
   uint64_t bytes = 0;
+  // A directory of `listing_entries` empty files (l0, l1, ...) that READDIRPLUS lists whole;
+  // none when 0. Nothing else of the load touches it.
+  FileHandle listing_dir;
+  size_t listing_entries = 0;
 };
 
 }  // namespace nasd::bench

@@ -39,7 +39,7 @@ class Builder {
     out_->owner = owner;
     if (!mkdir_or_lookup(s_.root(), workdir, &out_->workdir_fh)) return false;
     if (!mkdir_batch(out_->workdir_fh, {owner}, &out_->top, "MKDIR " + workdir + "/" + owner)) return false;
-    return make_dirs() && make_files() && make_symlinks() && fill_files();
+    return make_dirs() && make_files() && make_symlinks() && fill_files() && make_listing();
   }
 
  private:
@@ -227,6 +227,32 @@ class Builder {
     if (!ok) return false;
     for (const FilesetFile& f : out_->files) out_->bytes += f.size;
     return true;
+  }
+
+  // The directory READDIRPLUS lists whole: `listing` in the worker's top, holding l0 .. l<N-1>.
+  bool make_listing() {
+    size_t n = shape_.listing_entries;
+    if (n == 0) return true;
+    if (!mkdir_batch(out_->top, {"listing"}, &out_->listing_dir, "MKDIR listing")) return false;
+    nfs_fh3 dir = out_->listing_dir.view();
+    std::vector<std::string> names(n);
+    for (size_t i = 0; i < n; ++i) names[i] = "l" + std::to_string(i);
+    bool ok = batch("CREATE listing entries", n,
+        [&](size_t i, rpc_cb cb, void* ctx) {
+          CREATE3args a{};
+          a.where.dir = dir;
+          a.where.name = const_cast<char*>(names[i].c_str());
+          a.how.mode = GUARDED;
+          a.how.createhow3_u.obj_attributes = with_mode(0644);
+          return rpc_nfs3_create_async(rpc_, cb, &a, ctx);
+        },
+        [&](size_t i, void* data) {
+          auto* res = static_cast<CREATE3res*>(data);
+          if (res->status != NFS3_OK) return "CREATE " + names[i] + ": " + status_text(res->status);
+          return std::string();
+        });
+    if (ok) out_->listing_entries = n;
+    return ok;
   }
 
   NfsSession& s_;

@@ -48,6 +48,10 @@ bool remove_fileset(NfsSession& s, const Fileset& f, std::string* error) {
     for (const std::string& n : d.removable) files.push_back({&d.fh, n});
     dirs.push_back({&f.top, d.name});
   }
+  std::vector<std::string> listed;
+  for (size_t i = 0; i < f.listing_entries; ++i) listed.push_back("l" + std::to_string(i));
+  for (const std::string& n : listed) files.push_back({&f.listing_dir, n});
+  if (f.listing_entries > 0) dirs.push_back({&f.top, "listing"});
   return remove_all(s, files, false, NFS3_OK, error) && remove_all(s, dirs, true, NFS3_OK, error) &&
          remove_all(s, {{&f.workdir_fh, f.owner}}, true, NFS3_OK, error);
 }

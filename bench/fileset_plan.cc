@@ -71,7 +71,8 @@ FilesetShape plan_fileset(const FilesetParams& p) {
     }
     mean = mean_file_size(buckets);
   }
-  auto files = static_cast<size_t>(std::ceil(share / mean));
+  // (less a hair, so a share computed as exactly N files does not become N + 1 by rounding)
+  auto files = static_cast<size_t>(std::ceil(share / mean - 1e-6));
   files = std::max(files, kMinFilesPerWorker);
 
   FilesetShape shape;
@@ -90,6 +91,7 @@ FilesetShape plan_fileset(const FilesetParams& p) {
   shape.dirs = (files + per_dir - 1) / per_dir;
   shape.symlinks = std::max<size_t>(1, files / 20);
   shape.spares = std::max<size_t>(4, files / 10);
+  shape.listing_entries = p.listing_entries;
   return shape;
 }
 

@@ -34,6 +34,7 @@ struct FilesetParams {
   // SFS2014 fileset of 1 GiB files), every size is scaled down by the same factor (to no less
   // than 4 KiB) so the byte total still follows the requested load.
   std::vector<FileSizeBucket> file_sizes;
+  size_t listing_entries = 0;   // passed through to FilesetShape::listing_entries
 };
 
 // The part of the fileset one worker owns on one target: its own directory tree, so workers never
@@ -43,6 +44,7 @@ struct FilesetShape {
   std::vector<uint64_t> file_sizes;  // one per file, in creation order (mixed sizes)
   size_t symlinks = 0;               // each points at one of the files
   size_t spares = 0;                 // empty files that REMOVE may take (CREATE adds more)
+  size_t listing_entries = 0;        // a directory of this many empty files for READDIRPLUS; 0 = none
   uint64_t bytes() const;
 };
 

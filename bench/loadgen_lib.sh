@@ -66,3 +66,34 @@ step_table() {
       printf "\npeak ops/s: %s %.1f / %s %.1f = %.2f\n", on, o_peak, bn, b_peak, (b_peak > 0 ? o_peak / b_peak : 0)
     }' "$1" "$3"
 }
+
+# The fileset rule and the volume that holds it.
+# fileset_bytes LOADGEN [RUN OPTIONS...]: the bytes of file data the run will create on one target,
+# from nasd-loadgen's own plan (so the rule is written once): the highest requested load in ops/s
+# × --fileset-mib-per-op MiB (SPECsfs2008: 120 MiB per op/s), with at least 10 files per process,
+# split over the targets. Needs no server (a placeholder target is enough).
+fileset_bytes() {
+  local loadgen=$1; shift
+  "$loadgen" fileset-bytes --target nfs://127.0.0.1/placeholder "$@"
+}
+
+# volume_mib_for FILESET_BYTES: the nasd volume (MiB) for a fileset: twice the fileset plus 512 MiB,
+# and never less than 2 GiB. nasd's log-structured volume keeps about 3% for its cleaner and
+# admits live data only up to 92% of the rest; at half full the cleaner finds nearly empty
+# segments, so it does not eat the run. The 512 MiB hold directories, inodes, the files CREATE
+# adds during the run, and the log's checkpoints.
+volume_mib_for() {
+  awk -v b="$1" 'BEGIN { m = int((2 * b) / 1048576 + 0.999999) + 512; if (m < 2048) m = 2048; print m }'
+}
+
+# check_free_space DIR BYTES WHAT: fails with a message when the file system of DIR has less than
+# BYTES free (the ganesha export directory and the nasd volume file both live there, and nasd
+# reserves its whole volume file when it creates it).
+check_free_space() {
+  local avail
+  avail=$(df -P -B1 "$1" | awk 'NR == 2 { print $4 }')
+  if [[ -n $avail ]] && awk -v a="$avail" -v n="$2" 'BEGIN { exit !(a < n) }'; then
+    echo "not enough space in $1 for $3: it needs $2 bytes, $avail are free" >&2
+    return 1
+  fi
+}

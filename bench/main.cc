@@ -111,6 +111,20 @@ int run_command(const std::vector<std::string>& args) {
   return ok && result.failures.empty() ? 0 : 1;
 }
 
+// `nasd-loadgen fileset-bytes RUN OPTIONS`: the bytes of file data the run would create on each
+// target (all processes), so a script can size a volume before it starts the server.
+int fileset_bytes_command(const std::vector<std::string>& args) {
+  Options o;
+  try {
+    o = parse_options(args);
+  } catch (const UsageError& e) {
+    std::cerr << "nasd-loadgen fileset-bytes: " << e.what() << '\n';
+    return 2;
+  }
+  std::cout << planned_fileset(o.config).bytes() * o.config.processes << '\n';
+  return 0;
+}
+
 }  // namespace
 
 int agent_command(const std::vector<std::string>& args) {
@@ -150,6 +164,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "agent") return agent_command({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plot") return plot_command({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "fileset-bytes") return fileset_bytes_command({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "run") args.erase(args.begin());
   return run_command(args);
 }

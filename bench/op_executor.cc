@@ -14,6 +14,9 @@ struct OpExecutor::Pending {
   int64_t sent_ns = 0;
   size_t dir = 0;      // CREATE/REMOVE: where the name lives
   std::string name;    // CREATE/REMOVE: the name, so the REMOVE pool follows what exists
+  cookie3 cookie = 0;  // whole-directory READDIRPLUS: where the next call continues
+  cookieverf3 verifier{};
+  uint64_t listing_calls = 0;
 };
 
 namespace {
@@ -51,6 +54,32 @@ uint64_t OpExecutor::pick_offset(uint64_t size, uint32_t count, std::mt19937_64&
   if (size <= count) return 0;
   uint64_t slots = (size - count) / count + 1;
   return std::uniform_int_distribution<uint64_t>(0, slots - 1)(rng) * count;
+}
+
+// The next transfer of a streaming client: `count` bytes at `offset` of the current file, then on
+// to the next file (wrapping round) once this one is done.
+const FilesetFile& OpExecutor::next_sequential(uint32_t* count, uint64_t* offset) {
+  if (seq_file_ >= fileset_.files.size()) seq_file_ = 0;
+  const FilesetFile& f = fileset_.files[seq_file_];
+  *offset = seq_offset_;
+  *count = static_cast<uint32_t>(std::min<uint64_t>(options_.io_size, f.size > seq_offset_ ? f.size - seq_offset_ : 0));
+  seq_offset_ += *count;
+  if (seq_offset_ >= f.size) {
+    seq_offset_ = 0;
+    ++seq_file_;
+  }
+  return f;
+}
+
+bool OpExecutor::send_readdirplus(Pending* p, const FileHandle& dir) {
+  READDIRPLUS3args a{};
+  a.dir = dir.view();
+  a.cookie = p->cookie;
+  std::copy(std::begin(p->verifier), std::end(p->verifier), std::begin(a.cookieverf));
+  a.dircount = kReaddirCount;
+  a.maxcount = kReaddirplusMax;
+  ++p->listing_calls;
+  return rpc_nfs3_readdirplus_async(session_.rpc(), on_rpc_reply, &a, p) == 0;
 }
 
 bool OpExecutor::issue(OpType op, std::mt19937_64& rng) {
@@ -98,19 +127,27 @@ bool OpExecutor::send(Pending* p, OpType op, std::mt19937_64& rng) {
       return rpc_nfs3_readlink_async(rpc, on_rpc_reply, &a, p) == 0;
     }
     case OpType::kRead: {
-      const FilesetFile& f = fileset_.files[pick(fileset_.files.size(), rng)];
       READ3args a{};
-      a.file = f.fh.view();
-      a.count = static_cast<uint32_t>(std::min<uint64_t>(options_.io_size, f.size));
-      a.offset = pick_offset(f.size, a.count, rng);
+      if (options_.sequential) {
+        a.file = next_sequential(&a.count, &a.offset).fh.view();
+      } else {
+        const FilesetFile& f = fileset_.files[pick(fileset_.files.size(), rng)];
+        a.file = f.fh.view();
+        a.count = static_cast<uint32_t>(std::min<uint64_t>(options_.io_size, f.size));
+        a.offset = pick_offset(f.size, a.count, rng);
+      }
       return rpc_nfs3_read_async(rpc, on_rpc_reply, &a, p) == 0;
     }
     case OpType::kWrite: {
-      const FilesetFile& f = fileset_.files[pick(fileset_.files.size(), rng)];
       WRITE3args a{};
-      a.file = f.fh.view();
-      a.count = static_cast<uint32_t>(std::min<uint64_t>(options_.io_size, f.size));
-      a.offset = pick_offset(f.size, a.count, rng);
+      if (options_.sequential) {
+        a.file = next_sequential(&a.count, &a.offset).fh.view();
+      } else {
+        const FilesetFile& f = fileset_.files[pick(fileset_.files.size(), rng)];
+        a.file = f.fh.view();
+        a.count = static_cast<uint32_t>(std::min<uint64_t>(options_.io_size, f.size));
+        a.offset = pick_offset(f.size, a.count, rng);
+      }
       a.stable = options_.unstable_writes ? UNSTABLE : FILE_SYNC;
       a.data.data_len = a.count;
       a.data.data_val = write_buffer_.data();
@@ -139,6 +176,10 @@ bool OpExecutor::send(Pending* p, OpType op, std::mt19937_64& rng) {
         }
       }
       auto& pool = fileset_.dirs[p->dir].removable;
+      if (pool.empty() && options_.create_when_nothing_to_remove) {
+        p->op = OpType::kCreate;  // counted as what was sent
+        return send(p, OpType::kCreate, rng);
+      }
       // With nothing left to remove the request still goes out and honestly fails with NOENT.
       if (pool.empty()) {
         p->name = worker_tag_ + "none";
@@ -160,6 +201,7 @@ bool OpExecutor::send(Pending* p, OpType op, std::mt19937_64& rng) {
       return rpc_nfs3_readdir_async(rpc, on_rpc_reply, &a, p) == 0;
     }
     case OpType::kReaddirplus: {
+      if (fileset_.listing_entries > 0) return send_readdirplus(p, fileset_.listing_dir);
       READDIRPLUS3args a{};
       a.dir = fileset_.dirs[pick(fileset_.dirs.size(), rng)].fh.view();
       a.dircount = kReaddirCount;
@@ -187,10 +229,29 @@ void OpExecutor::on_rpc_reply(rpc_context*, int rpc_status, void* data, void* pr
   int64_t received = monotonic_ns();
   std::unique_ptr<Pending> p(static_cast<Pending*>(private_data));
   OpExecutor& self = *p->self;
-  --self.in_flight_;
   // Every NFSv3 result begins with its nfsstat3, whatever the procedure.
   int status = (rpc_status == RPC_STATUS_SUCCESS && data) ? static_cast<int>(*static_cast<nfsstat3*>(data))
                                                           : kRpcFailure;
+  if (p->op == OpType::kReaddirplus && status == NFS3_OK && self.fileset_.listing_entries > 0) {
+    // A whole-directory listing goes on from the last entry's cookie until the server says EOF
+    // (bounded: a server that never does is an error after twice the calls the entries need).
+    const READDIRPLUS3resok& ok = static_cast<READDIRPLUS3res*>(data)->READDIRPLUS3res_u.resok;
+    const entryplus3* last = nullptr;
+    for (const entryplus3* e = ok.reply.entries; e; e = e->nextentry) last = e;
+    if (!ok.reply.eof) {
+      if (last && p->listing_calls <= 2 * self.fileset_.listing_entries + 2) {
+        p->cookie = last->cookie;
+        std::copy(std::begin(ok.cookieverf), std::end(ok.cookieverf), std::begin(p->verifier));
+        Pending* again = p.release();
+        if (self.send_readdirplus(again, self.fileset_.listing_dir)) return;
+        p.reset(again);
+        status = kRpcFailure;
+      } else {
+        status = NFS3ERR_SERVERFAULT;  // no progress: the listing would never end
+      }
+    }
+  }
+  --self.in_flight_;
   if (p->op == OpType::kCreate && status == NFS3_OK) {
     self.fileset_.dirs[p->dir].removable.push_back(std::move(p->name));
   } else if (p->op == OpType::kRemove && status != NFS3_OK && status != NFS3ERR_NOENT &&

@@ -43,6 +43,7 @@ std::string default_workdir() {
 std::string usage() {
   return R"(usage: nasd-loadgen [run] --target URL [--target URL ...] (--load OPS [--steps N] | --loads A,B,C) [options]
        nasd-loadgen plot results.csv [more.csv ...] out.png|out.svg
+       nasd-loadgen fileset-bytes [run options]   bytes of file data the run creates per target
 
 Targets (each process mounts every target and rotates over them):
   --target URL            nfs://server[:port]/export[?nfsport=N&mountport=M&uid=U&gid=G] or server:/export
@@ -55,6 +56,8 @@ Load:
   --processes N           load processes (threads), each with its own connections (default 2)
   --max-inflight N        requests in flight per process before sends are late (default 64)
   --tolerance PCT         a step achieving less than (100-PCT)% of its load is MISSED (default 10)
+                          (a load far above what the server does with --max-inflight 1 makes every
+                          process a synchronous client: closed loop, one call at a time)
 SFS2014 business-metric run (instead of --load/--loads and --mix):
   --workload NAME         vda, swbuild, vdi, database or eda: its mix, transfer size, file sizes,
                           ops/s and capacity per business metric (see bench/README.md)
@@ -66,6 +69,15 @@ Workload:
   --fileset-mib-per-op X  fileset MiB per requested op/s (SPECsfs2008: 120, the default)
   --files-per-dir N       files per directory (default 30)
   --io-size BYTES         READ/WRITE size (default 32768, capped by the server)
+  --file-size BYTES       every data file this size instead of the SPECsfs-like distribution
+  --access random|sequential  READ/WRITE at random offsets (default) or streaming through each
+                          process's files one transfer after the other
+  --write-stability auto|unstable|file_sync  WRITE stable_how; auto (default): UNSTABLE when the
+                          mix has COMMIT, else FILE_SYNC
+  --create-when-nothing-to-remove  a REMOVE with no name left becomes a CREATE (default: it is
+                          sent anyway and fails with NFS3ERR_NOENT)
+  --listing-entries N     each process also gets a directory of N empty files, and every READDIRPLUS
+                          lists all of it (following cookies to EOF); it counts as one operation
   --workdir NAME          directory created under every export (default loadgen-<time>-<pid>)
   --cleanup               remove the fileset after the last step
   --seed N                random seed (default 1)
@@ -81,6 +93,10 @@ Output:
   --plot FILE             also draw response time against throughput (.png or .svg)
   --server-name TEXT      system under test, for the report header
   --notes TEXT            free text for the report's notes
+  --server-pid PID        a server process on this machine: its CPU time (user + system, /proc)
+                          over each measured interval goes in the report and CSV, per operation
+  --settle-seconds S      with --server-pid: after building the fileset, wait (at most S) until the
+                          server is idle (under 5% of a CPU over 0.5 s) before the first step
   --quiet                 no progress line on stderr
 )";
 }
@@ -130,6 +146,22 @@ Options parse_options(const std::vector<std::string>& args) {
       {"--report", [&](const std::string& v) { o.report_path = v; }},
       {"--csv", [&](const std::string& v) { o.csv_path = v; }},
       {"--plot", [&](const std::string& v) { o.plot_path = v; }},
+      {"--file-size", [&](const std::string& v) {
+         o.config.file_sizes = {{count("--file-size", v, 1, uint64_t{1} << 40), 100}};
+       }},
+      {"--access", [&](const std::string& v) {
+         if (v != "random" && v != "sequential") throw UsageError("--access: '" + v + "' is not random or sequential");
+         o.config.sequential = v == "sequential";
+       }},
+      {"--write-stability", [&](const std::string& v) {
+         if (v == "auto") o.config.write_stability = RunConfig::WriteStability::kAuto;
+         else if (v == "unstable") o.config.write_stability = RunConfig::WriteStability::kUnstable;
+         else if (v == "file_sync") o.config.write_stability = RunConfig::WriteStability::kFileSync;
+         else throw UsageError("--write-stability: '" + v + "' is not auto, unstable or file_sync");
+       }},
+      {"--listing-entries", [&](const std::string& v) { o.config.listing_entries = count("--listing-entries", v, 1, 1000000); }},
+      {"--server-pid", [&](const std::string& v) { o.config.server_pid = static_cast<pid_t>(count("--server-pid", v, 1, 1 << 30)); }},
+      {"--settle-seconds", [&](const std::string& v) { o.config.settle_seconds = number("--settle-seconds", v, 0, 3600); }},
       {"--server-name", [&](const std::string& v) { o.labels.system_under_test = v; }},
       {"--notes", [&](const std::string& v) { o.labels.notes = v; }},
       {"--agents", [&](const std::string& v) { o.agents_path = v; }},
@@ -150,6 +182,8 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--create-when-nothing-to-remove") {
+      o.config.create_when_nothing_to_remove = true;
     } else if (a == "--cleanup") {
       o.config.cleanup = true;
     } else if (a == "--help" || a == "-h") {

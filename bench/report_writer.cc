@@ -30,6 +30,15 @@ std::string human_bytes(double bytes) {
   return fixed(bytes, u == 0 ? 0 : 1) + " " + units[u];
 }
 
+std::string write_stability_text(const RunConfig& c) {
+  switch (c.write_stability) {
+    case RunConfig::WriteStability::kUnstable: return c.mix.percent(OpType::kCommit) > 0 ? "UNSTABLE + COMMIT" : "UNSTABLE";
+    case RunConfig::WriteStability::kFileSync: return "FILE_SYNC";
+    case RunConfig::WriteStability::kAuto: break;
+  }
+  return c.mix.percent(OpType::kCommit) > 0 ? "UNSTABLE + COMMIT" : "FILE_SYNC";
+}
+
 void heading(std::ostream& out, const std::string& title, char underline) {
   out << title << '\n' << std::string(title.size(), underline) << '\n';
 }
@@ -49,6 +58,15 @@ void performance(std::ostream& out, const RunResult& r) {
   for (const StepResult& s : r.steps) {
     out << std::right << std::setw(13) << fixed(s.achieved_ops, 0) << std::setw(18) << fixed(s.mean_ms, 2)
         << std::setw(15) << fixed(s.requested_ops, 0) << "    " << (s.missed ? "MISSED" : "") << '\n';
+  }
+  bool measured = std::any_of(r.steps.begin(), r.steps.end(), [](const StepResult& s) { return s.server_cpu_seconds >= 0; });
+  if (!measured) return;
+  out << "\nServer CPU (user + system of the server process over each measured interval)\n"
+      << "    Throughput      CPU seconds    CPU usec/op\n";
+  for (const StepResult& s : r.steps) {
+    out << std::right << std::setw(13) << fixed(s.achieved_ops, 0) << std::setw(17)
+        << (s.server_cpu_seconds >= 0 ? fixed(s.server_cpu_seconds, 2) : "-") << std::setw(15)
+        << (s.server_cpu_us_per_op() >= 0 ? fixed(s.server_cpu_us_per_op(), 1) : "-") << '\n';
   }
 }
 
@@ -81,7 +99,13 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
         << " symlinks, " << r.shape.spares << " spares per process per target";
   row(out, "Fileset Layout", shape.str());
   row(out, "Fileset Build Time", fixed(r.build_seconds, 1) + " s");
+  if (c.settle_seconds > 0) {
+    row(out, "Server Idle After Build", "after " + fixed(r.settle_seconds, 1) + " s (waited at most " +
+                                            fixed(c.settle_seconds, 0) + " s)");
+  }
   row(out, "Operation Mix", c.mix.name());
+  row(out, "WRITE Stability / Access", write_stability_text(c) + " / " + (c.sequential ? "sequential" : "random"));
+  if (c.listing_entries) row(out, "READDIRPLUS", "whole listing of a " + std::to_string(c.listing_entries) + "-entry directory");
   row(out, "  Proportions", c.mix.describe());
   row(out, "Warmup / Measured Time per Step", fixed(c.warmup_seconds, 1) + " s / " + fixed(c.step_seconds, 1) + " s");
   row(out, "Missed-Load Tolerance", fixed(c.tolerance_pct, 1) + "%");
@@ -224,7 +248,7 @@ void sfs2014_sections(std::ostream& out, const RunConfig& c, const RunResult& r,
   row(out, "Max Requests in Flight per Process", std::to_string(c.max_in_flight));
   row(out, "Transfer Size", std::to_string(r.transfer_bytes) + " bytes (asked " + std::to_string(c.io_size) +
                                 ", capped by rtmax/wtmax)");
-  row(out, "WRITE Stability", c.mix.percent(OpType::kCommit) > 0 ? "UNSTABLE + COMMIT" : "FILE_SYNC");
+  row(out, "WRITE Stability", write_stability_text(c));
   row(out, "Warmup / Measured Time per Step", fixed(c.warmup_seconds, 1) + " s / " + fixed(c.step_seconds, 1) + " s");
   row(out, "Missed-Rate Tolerance", fixed(c.tolerance_pct, 1) + "%");
   out << '\n';

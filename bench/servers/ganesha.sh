@@ -82,6 +82,7 @@ for _ in $(seq 150); do
     exit 1
   fi
   if nfs-ls "$url" >/dev/null 2>&1; then
+    echo "SERVER_PID $ganesha_pid"
     echo "TARGET $url"
     wait "$ganesha_pid" || true
     ganesha_pid=""

@@ -2,17 +2,22 @@
 
 # launcher_start LOGPREFIX CMD [ARGS...]
 # Starts the launcher in the background with stdout/stderr in LOGPREFIX.out/.err and waits up to
-# 30 s for its TARGET line. Sets LAUNCHER_PID and LAUNCHER_TARGET. Returns the launcher's exit
+# 30 s for its TARGET line. Sets LAUNCHER_PID and LAUNCHER_TARGET, and LAUNCHER_SERVER_PID to the
+# server process's own pid when the launcher printed a SERVER_PID line ("" otherwise). Returns the launcher's exit
 # status if it died first (77: server not installed), 1 on a time-out.
 launcher_start() {
   local log=$1; shift
   LAUNCHER_TARGET=""
+  LAUNCHER_SERVER_PID=""
   "$@" >"$log.out" 2>"$log.err" &
   LAUNCHER_PID=$!
   local rc
   for _ in $(seq 300); do
     LAUNCHER_TARGET=$(sed -n 's/^TARGET //p' "$log.out" | head -n 1)
-    [[ -n $LAUNCHER_TARGET ]] && return 0
+    if [[ -n $LAUNCHER_TARGET ]]; then
+      LAUNCHER_SERVER_PID=$(sed -n 's/^SERVER_PID //p' "$log.out" | head -n 1)
+      return 0
+    fi
     if ! kill -0 "$LAUNCHER_PID" 2>/dev/null; then
       wait "$LAUNCHER_PID" && rc=0 || rc=$?
       LAUNCHER_PID=""

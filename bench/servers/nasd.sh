@@ -90,6 +90,7 @@ for _ in $(seq 150); do
     exit 1
   fi
   if nfs-ls "$url" >/dev/null 2>&1; then
+    echo "SERVER_PID $nasd_pid"
     echo "TARGET $url"
     wait "$nasd_pid" || true
     nasd_pid=""

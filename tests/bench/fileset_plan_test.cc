@@ -69,3 +69,24 @@ TEST(FilesetPlanTest, MeanOfTheDistribution) {
 
 }  // namespace
 }  // namespace nasd::bench
+
+namespace nasd::bench {
+namespace {
+
+// The fileset a closed-loop micro-benchmark asks for: one file size, the number of files
+// following load × MiB per op, and the listing directory passed through.
+TEST(FilesetPlanTest, SingleSizeAndListingDirectory) {
+  FilesetParams p;
+  p.peak_ops = 1000000;
+  p.mib_per_op = 16.0 * 262144 * 2 / (1000000.0 * 1048576);  // 16 files of 256 KiB for each of 2 workers
+  p.workers = 2;
+  p.file_sizes = {{262144, 100}};
+  p.listing_entries = 1000;
+  FilesetShape s = plan_fileset(p);
+  EXPECT_EQ(s.file_sizes.size(), 16u);
+  EXPECT_EQ(s.bytes(), 16u * 262144);
+  EXPECT_EQ(s.listing_entries, 1000u);
+}
+
+}  // namespace
+}  // namespace nasd::bench

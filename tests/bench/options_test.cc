@@ -35,6 +35,33 @@ TEST(OptionsTest, MixFile) {
   EXPECT_DOUBLE_EQ(o.config.mix.percent(OpType::kRead), 100);
 }
 
+TEST(OptionsTest, MicroBenchmarkShapes) {
+  Options o = parse_options({"--target", kTarget, "--loads", "1000000", "--max-inflight", "1", "--file-size", "262144",
+                             "--access", "sequential", "--write-stability", "unstable", "--listing-entries", "1000",
+                             "--server-pid", "4242", "--create-when-nothing-to-remove", "--settle-seconds", "30"});
+  EXPECT_DOUBLE_EQ(o.config.settle_seconds, 30);
+  ASSERT_EQ(o.config.file_sizes.size(), 1u);
+  EXPECT_EQ(o.config.file_sizes[0].bytes, 262144u);
+  EXPECT_TRUE(o.config.sequential);
+  EXPECT_EQ(o.config.write_stability, RunConfig::WriteStability::kUnstable);
+  EXPECT_EQ(o.config.listing_entries, 1000u);
+  EXPECT_EQ(o.config.server_pid, 4242);
+  EXPECT_TRUE(o.config.create_when_nothing_to_remove);
+  Options d = parse_options({"--target", kTarget, "--load", "5"});
+  EXPECT_FALSE(d.config.sequential);
+  EXPECT_EQ(d.config.write_stability, RunConfig::WriteStability::kAuto);
+  EXPECT_EQ(d.config.server_pid, 0);
+  EXPECT_EQ(parse_options({"--target", kTarget, "--load", "5", "--write-stability", "file_sync"}).config.write_stability,
+            RunConfig::WriteStability::kFileSync);
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--access", "diagonal"}, {"--write-stability", "data_sync"}, {"--file-size", "0"},
+           {"--listing-entries", "0"}, {"--server-pid", "-3"}}) {
+    std::vector<std::string> args = {"--target", kTarget, "--load", "5"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_THROW(parse_options(args), UsageError) << bad[0] << " " << bad[1];
+  }
+}
+
 TEST(OptionsTest, BadCommandLines) {
   std::vector<std::vector<std::string>> bad = {
       {"--load", "100"},                                              // no target
