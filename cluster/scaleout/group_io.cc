@@ -66,10 +66,6 @@ UnitStatus LocalUnits::sync(const UnitPlace& at) {
 
 // ---- GroupIo ----
 
-uint32_t GroupRecord::unit_bytes() const {
-  return static_cast<uint32_t>(std::min<uint64_t>(kStripeUnit, length));
-}
-
 std::shared_ptr<const ErasureCodec> GroupIo::codec(int n, int m) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& c = codecs_[{n, m}];
@@ -78,7 +74,7 @@ std::shared_ptr<const ErasureCodec> GroupIo::codec(int n, int m) {
 }
 
 bool GroupIo::plan(const ProtectionPolicy& policy, const Topology& topology, uint64_t file,
-                   uint64_t group, uint32_t version, uint64_t bytes, GroupRecord* out,
+                   uint64_t group, uint64_t version, uint64_t bytes, GroupRecord* out,
                    std::string* error) {
   if (bytes == 0) {
     *error = "a group holds at least one byte";
@@ -101,11 +97,11 @@ bool GroupIo::plan(const ProtectionPolicy& policy, const Topology& topology, uin
 }
 
 bool GroupIo::plan_extent(const ProtectionPolicy& policy, const Topology& topology,
-                          uint64_t file, uint64_t group, uint32_t first_version, uint64_t offset,
+                          uint64_t file, uint64_t group, uint64_t first_version, uint64_t offset,
                           uint64_t bytes, std::vector<GroupRecord>* out, std::string* error) {
   out->clear();
   uint64_t done = 0;
-  uint32_t version = first_version;
+  uint64_t version = first_version;
   while (done < bytes) {
     GroupShape widest;
     if (!data_shape(policy, topology, bytes - done, &widest, error)) return false;
@@ -269,7 +265,7 @@ GroupHealth GroupIo::verify_group(const GroupRecord& r) {
 }
 
 bool GroupIo::repair_group(const GroupRecord& r, const ProtectionPolicy& policy,
-                           const Topology& topology, uint32_t new_version,
+                           const Topology& topology, uint64_t new_version,
                            std::vector<GroupRecord>* replacement, int* rebuilt,
                            std::string* error) {
   const int n = r.shape.data, m = r.shape.parity;
@@ -329,7 +325,8 @@ bool GroupIo::repair_group(const GroupRecord& r, const ProtectionPolicy& policy,
       }
       *rebuilt += piece.shape.width();
     }
-    delete_group(r);  // reachable old units only; the rest are on dead nodes or drives
+    // The old units stay until the coordinator commits the replacement (protection_job.h):
+    // a stale repair must never delete units the metadata still points at.
     *replacement = std::move(pieces);
     return true;
   }
@@ -350,10 +347,6 @@ bool GroupIo::repair_group(const GroupRecord& r, const ProtectionPolicy& policy,
       return false;
     }
     ++*rebuilt;
-  }
-  // The old copies of moved units that are still reachable are garbage now.
-  for (int i : moved) {
-    if (st[i] == UnitStatus::Ok) units_->remove(r.places[i], r.key(i));
   }
   replacement->push_back(std::move(out));
   return true;

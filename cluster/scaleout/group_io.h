@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cluster/scaleout/erasure_codec.h"
+#include "cluster/scaleout/group_record.h"
 #include "cluster/scaleout/layout.h"
 #include "cluster/scaleout/unit_store.h"
 
@@ -60,37 +61,18 @@ class LocalUnits : public UnitAccess {
   std::map<uint32_t, bool> down_;
 };
 
-struct GroupRecord {
-  uint64_t file = 0;
-  uint64_t group = 0;
-  uint32_t version = 0;
-  uint64_t offset = 0;  // of the group's first byte in the file
-  uint64_t length = 0;  // data bytes held (1 .. N*U)
-  GroupShape shape;
-  std::vector<UnitPlace> places;  // one per unit, index order
-  uint32_t unit_bytes() const;
-  UnitKey key(int index) const { return UnitKey{file, group, version, static_cast<uint16_t>(index)}; }
-};
-
-struct GroupHealth {
-  std::vector<int> unreadable;   // units that could not be read (any reason)
-  std::vector<int> corrupt;      // ... of which checksum failures
-  std::vector<int> bad_parity;   // verify_group: parity units that disagree with the data
-  bool readable = true;          // at most M unreadable
-};
-
 class GroupIo {
  public:
   explicit GroupIo(UnitAccess* units) : units_(units) {}
 
   // Shape and places for a new group of `bytes` bytes.
   static bool plan(const ProtectionPolicy& policy, const Topology& topology, uint64_t file,
-                   uint64_t group, uint32_t version, uint64_t bytes, GroupRecord* out,
+                   uint64_t group, uint64_t version, uint64_t bytes, GroupRecord* out,
                    std::string* error);
   // Cuts `bytes` bytes at file offset `offset` into groups as wide as `topology` allows (the
   // last may be narrower), versions from `first_version` on.
   static bool plan_extent(const ProtectionPolicy& policy, const Topology& topology,
-                          uint64_t file, uint64_t group, uint32_t first_version, uint64_t offset,
+                          uint64_t file, uint64_t group, uint64_t first_version, uint64_t offset,
                           uint64_t bytes, std::vector<GroupRecord>* out, std::string* error);
 
   // Writes `data` (record.length bytes) as the group's units, syncing each drive written.
@@ -107,10 +89,11 @@ class GroupIo {
   // cannot hold its width at full protection (e.g. 6+2/2 with 3 of 4 nodes left), the bytes
   // re-striped into narrower groups under `policy` (same group id, versions from
   // `new_version` on, which the caller guarantees unused; each with its own offset), the old
-  // units deleted. `rebuilt` counts units written. False when more than
+  // The old units are left in place: the caller deletes them only once the replacement is
+  // committed to the metadata (units_superseded). `rebuilt` counts units written. False when more than
   // M units are lost or nothing can be placed; the old record then still holds what is left.
   bool repair_group(const GroupRecord& record, const ProtectionPolicy& policy,
-                    const Topology& topology, uint32_t new_version,
+                    const Topology& topology, uint64_t new_version,
                     std::vector<GroupRecord>* replacement, int* rebuilt, std::string* error);
   // Deletes every unit of the group (best effort: unreachable units are left as garbage that
   // an orphan sweep by key can remove later).

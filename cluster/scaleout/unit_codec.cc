@@ -31,7 +31,7 @@ std::vector<uint8_t> encode_unit_request(const UnitRequest& r) {
   put<uint16_t>(&out, r.drive);
   put<uint64_t>(&out, r.key.file);
   put<uint64_t>(&out, r.key.group);
-  put<uint32_t>(&out, r.key.version);
+  put<uint64_t>(&out, r.key.version);
   put<uint16_t>(&out, r.key.index);
   put<uint32_t>(&out, static_cast<uint32_t>(r.data.size()));
   out.insert(out.end(), r.data.begin(), r.data.end());
@@ -46,9 +46,9 @@ bool decode_unit_request(std::span<const uint8_t> in, UnitRequest* out) {
   r.drive = get<uint16_t>(p + 2);
   r.key.file = get<uint64_t>(p + 4);
   r.key.group = get<uint64_t>(p + 12);
-  r.key.version = get<uint32_t>(p + 20);
-  r.key.index = get<uint16_t>(p + 24);
-  const uint32_t len = get<uint32_t>(p + 26);
+  r.key.version = get<uint64_t>(p + 20);
+  r.key.index = get<uint16_t>(p + 28);
+  const uint32_t len = get<uint32_t>(p + 30);
   if (r.drive >= kMaxDrivesPerNode || len > kMaxUnitBytes) return false;
   if (r.op != UnitOp::Put && len != 0) return false;
   if (in.size() != kUnitRequestHeaderBytes + len) return false;

@@ -4,7 +4,7 @@
 // still every field is bounded before use (a unit is at most kMaxUnitBytes, a node at most
 // kMaxDrivesPerNode drives) and the decoders accept only exact lengths.
 //
-//   request: u8 version(1) | u8 op | u16 drive | u64 file | u64 group | u32 version |
+//   request: u8 version(1) | u8 op | u16 drive | u64 file | u64 group | u64 version |
 //            u16 index | u32 length | length bytes (Put only; 0 otherwise)
 //   reply:   u8 version(1) | u8 op | u8 status | u32 length | length bytes
 //            (Get: the unit; Health: one byte per drive, 1 healthy)
@@ -19,7 +19,7 @@
 namespace nasd::scaleout {
 
 constexpr uint16_t kMaxDrivesPerNode = 64;
-constexpr size_t kUnitRequestHeaderBytes = 30;
+constexpr size_t kUnitRequestHeaderBytes = 34;
 constexpr size_t kUnitReplyHeaderBytes = 7;
 
 enum class UnitOp : uint8_t { Put = 1, Get = 2, Remove = 3, Sync = 4, Health = 5 };

@@ -73,11 +73,11 @@ void encode_record_header(uint8_t kind, const UnitKey& k, uint32_t len, uint32_t
   h[4] = kind;
   put_le<uint64_t>(h + 8, k.file);
   put_le<uint64_t>(h + 16, k.group);
-  put_le<uint32_t>(h + 24, k.version);
-  put_le<uint16_t>(h + 28, k.index);
-  put_le<uint32_t>(h + 32, len);
-  put_le<uint32_t>(h + 36, data_crc);
-  put_le<uint32_t>(h + 40, crc(h, 40));
+  put_le<uint64_t>(h + 24, k.version);
+  put_le<uint16_t>(h + 32, k.index);
+  put_le<uint32_t>(h + 36, len);
+  put_le<uint32_t>(h + 40, data_crc);
+  put_le<uint32_t>(h + 44, crc(h, 44));
 }
 
 }  // namespace
@@ -155,9 +155,9 @@ UnitStatus DriveStore::scan(std::string* error) {
   std::vector<uint8_t> payload;
   while (at + kUnitRecordHeaderBytes <= size) {
     if (!pread_all(fd_, h, sizeof h, at)) break;
-    if (get_le<uint32_t>(h) != kRecordMagic || get_le<uint32_t>(h + 40) != crc(h, 40)) break;
+    if (get_le<uint32_t>(h) != kRecordMagic || get_le<uint32_t>(h + 44) != crc(h, 44)) break;
     const uint8_t kind = h[4];
-    const uint32_t len = get_le<uint32_t>(h + 32);
+    const uint32_t len = get_le<uint32_t>(h + 36);
     if ((kind != kPut && kind != kDelete) || len > kMaxUnitBytes ||
         (kind == kDelete && len != 0)) {
       break;
@@ -166,8 +166,8 @@ UnitStatus DriveStore::scan(std::string* error) {
     UnitKey k;
     k.file = get_le<uint64_t>(h + 8);
     k.group = get_le<uint64_t>(h + 16);
-    k.version = get_le<uint32_t>(h + 24);
-    k.index = get_le<uint16_t>(h + 28);
+    k.version = get_le<uint64_t>(h + 24);
+    k.index = get_le<uint16_t>(h + 32);
     const uint64_t payload_at = at + kUnitRecordHeaderBytes;
     at = payload_at + len;
     auto old = index_.find(k);
@@ -178,7 +178,7 @@ UnitStatus DriveStore::scan(std::string* error) {
     if (kind == kPut) {
       // The payload CRC is checked on every read and by the scrub, not here: a bad payload in
       // the middle of the log is a corrupt unit to repair, not the end of the log.
-      index_[k] = Entry{payload_at, len, get_le<uint32_t>(h + 36)};
+      index_[k] = Entry{payload_at, len, get_le<uint32_t>(h + 40)};
       live_ += len;
     }
   }

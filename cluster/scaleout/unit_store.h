@@ -2,7 +2,7 @@
 //
 // Format (little-endian; cluster/scaleout/README.md has the table):
 //   [0, 4096)  drive header: magic "NASDUNT1", volume id, node id, drive index, CRC32C
-//   then records, appended: 44-byte header {magic, kind put|delete, key (file, group, version,
+//   then records, appended: 48-byte header {magic, kind put|delete, key (file, group, version,
 //   index), payload length, payload CRC32C, header CRC32C} followed by the payload (put only).
 //
 // Invariants:
@@ -32,7 +32,7 @@ const char* unit_status_name(UnitStatus s);
 struct UnitKey {
   uint64_t file = 0;
   uint64_t group = 0;
-  uint32_t version = 0;  // a rewritten group gets a new version; the old one is deleted after
+  uint64_t version = 0;  // a rewritten group gets a new version; the old one is deleted after
   uint16_t index = 0;    // unit within the group: 0..N-1 data, N..N+M-1 parity
   auto tie() const { return std::tie(file, group, version, index); }
   bool operator<(const UnitKey& o) const { return tie() < o.tie(); }
@@ -50,7 +50,7 @@ struct DriveIdentity {
 
 constexpr uint32_t kMaxUnitBytes = 128 * 1024;
 constexpr uint64_t kDriveHeaderBytes = 4096;
-constexpr size_t kUnitRecordHeaderBytes = 44;
+constexpr size_t kUnitRecordHeaderBytes = 48;
 
 class DriveStore {
  public:
