@@ -2,6 +2,7 @@
 // scenario without the network: write, lose a node (degraded reads), re-protect back to full
 // protection, lose two drives on two other nodes, scrub a corrupted unit, fsck after each.
 #include "cluster/scaleout/group_io.h"
+#include "cluster/scaleout/job_driver.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -209,6 +210,54 @@ TEST_F(FourNodes, FsckFindsParityThatDisagrees) {
   GroupHealth h = io_.verify_group(g);
   ASSERT_EQ(h.bad_parity.size(), 1u);
   EXPECT_EQ(h.bad_parity[0], 7);
+}
+
+TEST_F(FourNodes, ReprotectJobReturnsToFullProtectionWithProgress) {
+  std::vector<File> files;
+  std::vector<GroupRecord> all;
+  for (uint64_t id = 1; id <= 8; ++id) {
+    files.push_back(write_file(id, 1 + rng_() % (14 * kStripeUnit)));
+    for (const GroupRecord& g : files.back().groups) all.push_back(g);
+  }
+  ProtectionJob job(JobConfig{}, 1, topo_);
+  job.load(all);
+  JobDriver driver(&job, &units_, policy_);
+  EXPECT_EQ(driver.run(0), 0);  // nothing to do at full protection
+  EXPECT_FALSE(job.progress().running);
+
+  units_.set_down(2, true);  // node 2 killed
+  topo_.nodes[1].alive = false;
+  job.topology_changed(1, topo_);
+  JobProgress before = job.progress();
+  EXPECT_TRUE(before.running);
+  EXPECT_GT(before.groups_degraded, 0u);
+  EXPECT_EQ(before.done, 0u);
+  // Part of the way: progress is visible while the job runs.
+  EXPECT_EQ(driver.run(2, 3), 3);
+  EXPECT_EQ(job.progress().done, 3u);
+  driver.run(3);
+  JobProgress after = job.progress();
+  EXPECT_FALSE(after.running);
+  EXPECT_EQ(after.groups_degraded, 0u);
+  EXPECT_EQ(after.unrecoverable, 0u);
+  EXPECT_EQ(after.done, before.total);
+  EXPECT_GT(after.units_rebuilt, 0u);
+  // Everything reads back through the new records, and fsck finds every parity consistent.
+  for (File& f : files) {
+    f.groups.clear();
+    for (const auto& [e, r] : job.catalog()) {
+      if (r.file == f.id) f.groups.push_back(r);
+    }
+    expect_reads(f);
+  }
+  expect_fsck(files, true);
+  // The superseded units on the survivors were deleted after the commits.
+  uint64_t live_units = 0, referenced = 0;
+  for (uint32_t n : {1u, 3u, 4u}) {
+    for (uint32_t d = 0; d < 4; ++d) live_units += nodes_[n - 1]->drive(d)->keys().size();
+  }
+  for (const auto& [e, r] : job.catalog()) referenced += r.places.size();
+  EXPECT_EQ(live_units, referenced);
 }
 
 }  // namespace
