@@ -117,7 +117,7 @@ bool GroupIo::plan_extent(const ProtectionPolicy& policy, const Topology& topolo
 }
 
 bool GroupIo::write_group(const GroupRecord& r, const uint8_t* data, std::vector<int>* failed,
-                          std::string* error) {
+                          std::string* error, bool sync) {
   const int n = r.shape.data, m = r.shape.parity;
   const uint32_t ub = r.unit_bytes();
   if (r.length == 0 || r.length > static_cast<uint64_t>(n) * kStripeUnit ||
@@ -140,7 +140,7 @@ bool GroupIo::write_group(const GroupRecord& r, const uint8_t* data, std::vector
   std::vector<UnitStatus> st(n + m);
   parallel_for(n + m, [&](size_t i) {
     st[i] = units_->put(r.places[i], r.key(static_cast<int>(i)), units[i].data(), ub);
-    if (st[i] == UnitStatus::Ok) st[i] = units_->sync(r.places[i]);
+    if (st[i] == UnitStatus::Ok && sync) st[i] = units_->sync(r.places[i]);
   });
   failed->clear();
   for (int i = 0; i < n + m; ++i) {

@@ -75,10 +75,13 @@ class GroupIo {
                           uint64_t file, uint64_t group, uint64_t first_version, uint64_t offset,
                           uint64_t bytes, std::vector<GroupRecord>* out, std::string* error);
 
-  // Writes `data` (record.length bytes) as the group's units, syncing each drive written.
+  // Writes `data` (record.length bytes) as the group's units, syncing each drive written
+  // unless `sync` is false (the write-behind batches: it syncs every drive once per batch with
+  // sync_drive before the journal may trim what the batch holds).
   // *failed lists the units that did not land. False when fewer than N landed.
   bool write_group(const GroupRecord& record, const uint8_t* data, std::vector<int>* failed,
-                   std::string* error);
+                   std::string* error, bool sync = true);
+  UnitStatus sync_drive(const UnitPlace& drive) { return units_->sync(drive); }
   // Reads the group's bytes into *out (record.length bytes), rebuilding from parity as needed.
   bool read_group(const GroupRecord& record, std::vector<uint8_t>* out, GroupHealth* health,
                   std::string* error);
