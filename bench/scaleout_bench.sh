@@ -14,7 +14,7 @@ dir=$(mktemp -d /tmp/nasd-scaleout-bench.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 out="$dir/raw.txt"
 "$build/cluster/scaleout/nasd-scaleout-bench" "$dir/data" "$mib" | tee "$out"
-rate() { awk -v n="$1" '$1 == n { print $7 }' "$out"; }
+rate() { awk -v n="$1" '$1 == n { print $6 }' "$out"; }
 cpu() { awk -v n="$1" '$1 == n { print $(NF-1) }' "$out"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -270,9 +271,14 @@ std::vector<UnitKey> DriveStore::keys() const {
   return out;
 }
 
-bool DriveStore::check_alive() {
+bool DriveStore::check_alive(int64_t at_most_every_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   if (failed_) return false;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (at_most_every_ms > 0 && now - checked_at_ms_ < at_most_every_ms) return true;
+  checked_at_ms_ = now;
   struct stat fst {}, pst {};
   uint8_t h[28];
   std::vector<uint8_t> want(kDriveHeaderBytes);
@@ -407,18 +413,20 @@ bool NodeUnits::open(const std::string& dir, uint64_t volume, uint32_t node, uin
   return true;
 }
 
-std::shared_ptr<DriveStore> NodeUnits::drive(uint32_t i) {
+std::shared_ptr<DriveStore> NodeUnits::checked(uint32_t i, int64_t at_most_every_ms) {
   std::shared_ptr<DriveStore> d;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (i >= drives_.size()) return nullptr;
     d = drives_[i];
   }
-  if (!d || !d->check_alive()) return nullptr;
+  if (!d || !d->check_alive(at_most_every_ms)) return nullptr;
   return d;
 }
 
-bool NodeUnits::drive_healthy(uint32_t i) { return drive(i) != nullptr; }
+std::shared_ptr<DriveStore> NodeUnits::drive(uint32_t i) { return checked(i, kAliveCheckMs); }
+
+bool NodeUnits::drive_healthy(uint32_t i) { return checked(i, 0) != nullptr; }
 
 bool NodeUnits::replace_drive(uint32_t i, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -67,7 +67,9 @@ class DriveStore {
   // Keys of every unit held (including ones known to be corrupt).
   std::vector<UnitKey> keys() const;
   // Re-checks that the backing file is still the one opened (not deleted or replaced).
-  bool check_alive();
+  // With `at_most_every_ms`, the check (three system calls) runs at most that often and the
+  // last answer stands in between: unit I/O uses this, a health query forces it.
+  bool check_alive(int64_t at_most_every_ms = 0);
   bool failed() const;
   // Rewrites the live records into a fresh file (drops deleted and replaced units).
   UnitStatus compact();
@@ -91,6 +93,7 @@ class DriveStore {
   int fd_;
   uint64_t dev_ = 0, ino_ = 0;
   bool failed_ = false;
+  int64_t checked_at_ms_ = 0;
   uint64_t end_ = kDriveHeaderBytes;
   uint64_t live_ = 0;
   std::map<UnitKey, Entry> index_;
@@ -106,9 +109,11 @@ class NodeUnits {
 
   uint32_t node() const { return node_; }
   uint32_t drive_count() const { return static_cast<uint32_t>(drives_.size()); }
-  // Null when the drive is failed (checked again each call). Shared: a replacement never
-  // pulls a drive from under a call in flight.
+  // Null when the drive is failed (checked again at most every kAliveCheckMs; a unit read from
+  // a just-deleted drive is still checked against its CRC). Shared: a replacement never pulls
+  // a drive from under a call in flight.
   std::shared_ptr<DriveStore> drive(uint32_t i);
+  static constexpr int64_t kAliveCheckMs = 100;
   bool drive_healthy(uint32_t i);
   bool replace_drive(uint32_t i, std::string* error);
 
@@ -119,6 +124,7 @@ class NodeUnits {
 
  private:
   std::string path(uint32_t i) const;
+  std::shared_ptr<DriveStore> checked(uint32_t i, int64_t at_most_every_ms);
   std::string dir_;
   uint64_t volume_ = 0;
   uint32_t node_ = 0;

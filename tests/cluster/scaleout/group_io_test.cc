@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "tests/cluster/scratch_dir.h"
 
@@ -149,6 +150,9 @@ TEST_F(FourNodes, LoseANodeThenTwoDrivesNothingLost) {
   // Two drives on two other nodes deleted: still everything readable.
   std::filesystem::remove(dir_.path + "/node1/drive-2.units");
   std::filesystem::remove(dir_.path + "/node4/drive-0.units");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * NodeUnits::kAliveCheckMs));
+  EXPECT_FALSE(nodes_[0]->drive_healthy(2));
+  EXPECT_FALSE(nodes_[3]->drive_healthy(0));
   for (const File& f : files) expect_reads(f);
   topo_.nodes[0].drives[2].healthy = false;
   topo_.nodes[3].drives[0].healthy = false;
@@ -164,6 +168,9 @@ TEST_F(FourNodes, ThreeLostUnitsOfAGroupAreReportedNotMisread) {
     std::filesystem::remove(dir_.path + "/node" + std::to_string(g.places[i].node) + "/drive-" +
                             std::to_string(g.places[i].drive) + ".units");
   }
+  // Unit I/O notices a deleted drive within NodeUnits::kAliveCheckMs (until then the open
+  // file still reads back its CRC-checked units).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * NodeUnits::kAliveCheckMs));
   std::vector<uint8_t> out;
   std::string err;
   EXPECT_FALSE(io_.read_group(g, &out, nullptr, &err));
