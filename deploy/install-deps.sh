@@ -4,7 +4,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libtirpc-dev rpcbind nfs-common liburing-dev libboost-dev libjemalloc-dev libssl-dev libspdlog-dev
+  libtirpc-dev rpcbind nfs-common liburing-dev libboost-dev libjemalloc-dev libssl-dev libspdlog-dev libisal-dev
   libgtest-dev libgmock-dev
   libnfs-dev libnfs-utils
   nfs-ganesha nfs-ganesha-vfs

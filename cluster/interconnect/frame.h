@@ -32,6 +32,7 @@ enum class MessageType : uint16_t {
   Unsupported = 5,    // answer: the server has no handler for that request type
   VolumeCall = 16,    // a forwarded Volume call (fs/call/codec.h)
   Heartbeat = 17,     // membership heartbeat (membership/heartbeat)
+  UnitCall = 40,      // a stripe-unit call of the scale-out volume (cluster/scaleout/unit_codec.h)
 };
 
 struct FrameHeader {

@@ -1,0 +1,116 @@
+// Reading, writing, checking and repairing one protection group on the units of many nodes.
+//
+// A group of shape N+M holds `length` bytes: data unit i is bytes [i*U, (i+1)*U) with
+// U = kStripeUnit (the last one zero-padded), or the whole group when it fits one unit (N 1:
+// a mirror). Every unit of the group is stored with the same length (min(U, length)).
+//
+// UnitAccess hides where a unit lives: LocalUnits reaches the NodeUnits of this process (tests,
+// and a node's own drives); the unit service (unit_service.h) reaches other nodes. GroupIo
+// issues a group's unit calls in parallel.
+//
+// Guarantees:
+//   * read_group returns the bytes written whenever at most M units are unreadable (missing,
+//     corrupt, on a dead node or failed drive): missing data units are rebuilt from parity;
+//   * write_group succeeds when at least N units landed (the group is readable); the units that
+//     did not are reported so the caller records the group as degraded for re-protect;
+//   * verify_group (fsck) re-encodes the data units and compares every parity unit;
+//   * repair_group rebuilds every unreadable unit: in place when its drive is usable (scrub),
+//     elsewhere per replace_units when its node or drive is gone (re-protect).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/scaleout/erasure_codec.h"
+#include "cluster/scaleout/group_record.h"
+#include "cluster/scaleout/layout.h"
+#include "cluster/scaleout/unit_store.h"
+
+namespace nasd::scaleout {
+
+class UnitAccess {
+ public:
+  virtual ~UnitAccess() = default;
+  virtual UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data,
+                         uint32_t len) = 0;
+  virtual UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) = 0;
+  virtual UnitStatus remove(const UnitPlace& at, const UnitKey& key) = 0;
+  virtual UnitStatus sync(const UnitPlace& at) = 0;
+};
+
+// The NodeUnits of this process, by node id. A node marked down answers Unreachable (tests use
+// it to stand for a killed node).
+class LocalUnits : public UnitAccess {
+ public:
+  void add(NodeUnits* node);
+  void set_down(uint32_t node, bool down);
+  UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data,
+                 uint32_t len) override;
+  UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
+  UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
+  UnitStatus sync(const UnitPlace& at) override;
+
+ private:
+  NodeUnits* find(uint32_t node);
+  std::mutex mu_;
+  std::map<uint32_t, NodeUnits*> nodes_;
+  std::map<uint32_t, bool> down_;
+};
+
+class GroupIo {
+ public:
+  explicit GroupIo(UnitAccess* units) : units_(units) {}
+
+  // Shape and places for a new group of `bytes` bytes.
+  static bool plan(const ProtectionPolicy& policy, const Topology& topology, uint64_t file,
+                   uint64_t group, uint64_t version, uint64_t bytes, GroupRecord* out,
+                   std::string* error);
+  // Cuts `bytes` bytes at file offset `offset` into groups as wide as `topology` allows (the
+  // last may be narrower), versions from `first_version` on.
+  static bool plan_extent(const ProtectionPolicy& policy, const Topology& topology,
+                          uint64_t file, uint64_t group, uint64_t first_version, uint64_t offset,
+                          uint64_t bytes, std::vector<GroupRecord>* out, std::string* error);
+
+  // Writes `data` (record.length bytes) as the group's units, syncing each drive written
+  // unless `sync` is false (the write-behind batches: it syncs every drive once per batch with
+  // sync_drive before the journal may trim what the batch holds).
+  // *failed lists the units that did not land. False when fewer than N landed.
+  bool write_group(const GroupRecord& record, const uint8_t* data, std::vector<int>* failed,
+                   std::string* error, bool sync = true);
+  UnitStatus sync_drive(const UnitPlace& drive) { return units_->sync(drive); }
+  // Reads the group's bytes into *out (record.length bytes), rebuilding from parity as needed.
+  bool read_group(const GroupRecord& record, std::vector<uint8_t>* out, GroupHealth* health,
+                  std::string* error);
+  // Reads every unit and checks parity against data.
+  GroupHealth verify_group(const GroupRecord& record);
+  // Rebuilds every unreadable unit (see the header comment). *replacement gets the records
+  // that now hold the group's bytes: the same group with new places, or, when the survivors
+  // cannot hold its width at full protection (e.g. 6+2/2 with 3 of 4 nodes left), the bytes
+  // re-striped into narrower groups under `policy` (same group id, versions from
+  // `new_version` on, which the caller guarantees unused; each with its own offset), the old
+  // The old units are left in place: the caller deletes them only once the replacement is
+  // committed to the metadata (units_superseded). `rebuilt` counts units written. False when more than
+  // M units are lost or nothing can be placed; the old record then still holds what is left.
+  bool repair_group(const GroupRecord& record, const ProtectionPolicy& policy,
+                    const Topology& topology, uint64_t new_version,
+                    std::vector<GroupRecord>* replacement, int* rebuilt, std::string* error);
+  // Deletes every unit of the group (best effort: unreachable units are left as garbage that
+  // an orphan sweep by key can remove later).
+  void delete_group(const GroupRecord& record);
+
+ private:
+  std::shared_ptr<const ErasureCodec> codec(int n, int m);
+  // Reads all units (parallel); fills bufs and per-unit status.
+  void read_units(const GroupRecord& r, const std::vector<int>& which,
+                  std::vector<std::vector<uint8_t>>* bufs, std::vector<UnitStatus>* st);
+
+  UnitAccess* units_;
+  std::mutex mu_;
+  std::map<std::pair<int, int>, std::shared_ptr<const ErasureCodec>> codecs_;
+};
+
+}  // namespace nasd::scaleout

@@ -1,0 +1,168 @@
+// The protection jobs of a scale-out volume (OneFS: FlexProtect, MediaScan), as a pure state
+// machine run by the volume's coordinator: no threads, I/O or clocks of its own. A driver feeds
+// it events (topology changes, client writes, task results, time) and carries out its actions
+// (run a task on a worker node, persist a commit, delete units no longer referenced).
+// Tested by a deterministic simulation with random faults (tests/cluster/scaleout/
+// protection_job_simulation_test.cc).
+//
+// The catalog is the coordinator's metadata about groups: for each extent (file, offset) the
+// GroupRecord that holds its bytes. It is persisted by the driver (the coordinator's journal
+// and its mirror) on every Commit, so a coordinator that fails over rebuilds the machine from
+// the catalog with a higher epoch and simply starts again.
+//
+// Jobs:
+//   Reprotect  starts by itself when a topology change leaves groups with units on a dead node
+//              or failed drive, or under-protected where the topology now allows better. A task
+//              rebuilds the group's lost units elsewhere (GroupIo::repair_group), re-striping it
+//              narrower when the survivors cannot hold its width at full protection.
+//   Scrub      on request: every group is read, every checksum verified, bad units rebuilt.
+//
+// Safety invariants (what the simulation checks):
+//   * a Commit only ever replaces the version a task started from: a task whose group was
+//     rewritten by a client, reassigned after a timeout, or issued by an earlier epoch is
+//     stale, and its results are dropped (DropUnits), never committed;
+//   * DropUnits never names a unit the catalog points at (same key and place);
+//   * new versions are unique across epochs: epoch << 40 | counter.
+// Liveness: once faults stop, every group whose units can be rebuilt ends fully protected and
+// the job becomes idle; a group that fails kMaxAttempts times is reported unrecoverable until
+// the topology changes again.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/scaleout/group_record.h"
+
+namespace nasd::scaleout {
+
+enum class JobKind : uint8_t { Reprotect = 1, Scrub = 2 };
+const char* job_kind_name(JobKind k);
+
+struct JobConfig {
+  ProtectionPolicy policy;
+  int max_tasks_per_node = 2;
+  int64_t task_timeout_ms = 10000;
+};
+
+struct ExtentId {
+  uint64_t file = 0;
+  uint64_t offset = 0;
+  bool operator<(const ExtentId& o) const {
+    return file != o.file ? file < o.file : offset < o.offset;
+  }
+  bool operator==(const ExtentId& o) const { return file == o.file && offset == o.offset; }
+};
+
+constexpr uint64_t kVersionsPerTask = 64;  // re-striping yields at most kMaxData pieces
+constexpr int kMaxAttempts = 3;
+
+struct JobTask {
+  uint64_t id = 0;  // epoch << 32 | sequence
+  JobKind kind = JobKind::Reprotect;
+  uint32_t worker = 0;
+  GroupRecord record;              // the version the work starts from
+  uint64_t first_new_version = 0;  // [first, first + kVersionsPerTask) are the task's to use
+};
+
+struct UnitRef {
+  UnitPlace place;
+  UnitKey key;
+};
+
+struct JobAction {
+  enum class Kind {
+    Assign,     // run `task` on task.worker; report with task_done
+    Commit,     // persist: `extent` is now held by `records` (replacing the previous record)
+    DropUnits,  // delete `units` (best effort; they are referenced by nothing)
+  };
+  Kind kind = Kind::Assign;
+  JobTask task;
+  ExtentId extent;
+  std::vector<GroupRecord> records;
+  std::vector<UnitRef> units;
+};
+
+struct TaskResult {
+  uint64_t task = 0;
+  bool ok = false;
+  std::vector<GroupRecord> replacement;  // ok: the records now holding the extent's bytes
+  int units_rebuilt = 0;
+  std::string error;
+};
+
+struct JobProgress {
+  bool running = false;
+  JobKind kind = JobKind::Reprotect;  // the job of the current run (Reprotect wins)
+  uint64_t total = 0;          // groups taken into the current run
+  uint64_t done = 0;           // ... finished
+  uint64_t inflight = 0;
+  uint64_t unrecoverable = 0;  // groups given up until the topology changes
+  uint64_t units_rebuilt = 0;
+  uint64_t groups_degraded = 0;  // catalog groups not at full protection now
+};
+
+class ProtectionJob {
+ public:
+  ProtectionJob(JobConfig config, uint32_t epoch, const Topology& topology);
+
+  // ---- events ----
+  void load(const std::vector<GroupRecord>& records);
+  void topology_changed(int64_t now_ms, const Topology& topology);
+  void start_scrub(int64_t now_ms);
+  // A client write (ordered by the coordinator) replaced the extent's record.
+  void group_written(int64_t now_ms, const GroupRecord& record);
+  void task_done(int64_t now_ms, const TaskResult& result);
+  void tick(int64_t now_ms);
+  // Versions for a client write's new group (unique across epochs).
+  uint64_t allocate_versions(uint64_t n);
+
+  std::vector<JobAction> take_actions();
+
+  // ---- queries ----
+  JobProgress progress() const;
+  const std::map<ExtentId, GroupRecord>& catalog() const { return catalog_; }
+  const Topology& topology() const { return topology_; }
+  // At full protection on the current topology: every unit on a usable place, and the shape
+  // not under-protected unless the topology allows no better.
+  bool fully_protected(const GroupRecord& r) const;
+  uint32_t epoch() const { return epoch_; }
+
+ private:
+  struct Inflight {
+    JobTask task;
+    ExtentId extent;
+    int64_t started = 0;
+  };
+  struct Queued {
+    JobKind kind;
+    int attempts = 0;
+  };
+
+  void enqueue(const ExtentId& e, JobKind kind, int attempts);
+  void evaluate_all();
+  void pump(int64_t now_ms);
+  void drop_unreferenced(const std::vector<GroupRecord>& records);
+  void forget_task(uint64_t id, bool requeue);
+  bool referenced(const UnitPlace& place, const UnitKey& key) const;
+
+  const JobConfig config_;
+  const uint32_t epoch_;
+  Topology topology_;
+  uint64_t next_task_ = 1;
+  uint64_t next_version_ = 1;
+  std::map<ExtentId, GroupRecord> catalog_;
+  std::map<ExtentId, Queued> queued_;   // waiting for a worker
+  std::deque<ExtentId> order_;          // FIFO of queued_ (entries may be stale)
+  std::map<uint64_t, Inflight> inflight_;
+  std::map<ExtentId, uint64_t> busy_;   // extent -> task in flight
+  std::map<ExtentId, int> attempts_;
+  std::set<ExtentId> unrecoverable_;
+  JobProgress run_;
+  std::vector<JobAction> actions_;
+};
+
+}  // namespace nasd::scaleout

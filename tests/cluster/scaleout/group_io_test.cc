@@ -1,0 +1,271 @@
+// Groups over the unit stores of four in-process "nodes" (4 drives each): the issue's
+// scenario without the network: write, lose a node (degraded reads), re-protect back to full
+// protection, lose two drives on two other nodes, scrub a corrupted unit, fsck after each.
+#include "cluster/scaleout/group_io.h"
+#include "cluster/scaleout/job_driver.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "tests/cluster/scratch_dir.h"
+
+namespace nasd::scaleout {
+namespace {
+
+using cluster::testing::ScratchDir;
+
+struct File {
+  uint64_t id;
+  std::vector<uint8_t> bytes;
+  std::vector<GroupRecord> groups;
+};
+
+class FourNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (uint32_t id = 1; id <= 4; ++id) {
+      std::unique_ptr<NodeUnits> n;
+      std::string err;
+      ASSERT_TRUE(NodeUnits::open(dir_.path + "/node" + std::to_string(id), 77, id, 4, &n, &err))
+          << err;
+      units_.add(n.get());
+      nodes_.push_back(std::move(n));
+      NodeState s;
+      s.id = id;
+      s.drives.resize(4);
+      topo_.nodes.push_back(s);
+    }
+  }
+
+  File write_file(uint64_t id, size_t size) {
+    File f{id, std::vector<uint8_t>(size), {}};
+    for (auto& b : f.bytes) b = static_cast<uint8_t>(rng_());
+    std::string err;
+    EXPECT_TRUE(GroupIo::plan_extent(policy_, topo_, id, 0, next_version_, 0, size, &f.groups,
+                                     &err)) << err;
+    next_version_ += 100;
+    for (GroupRecord& g : f.groups) {
+      std::vector<int> failed;
+      EXPECT_TRUE(io_.write_group(g, f.bytes.data() + g.offset, &failed, &err)) << err;
+      EXPECT_TRUE(failed.empty());
+    }
+    return f;
+  }
+
+  void expect_reads(const File& f) {
+    for (const GroupRecord& g : f.groups) {
+      std::vector<uint8_t> out;
+      std::string err;
+      ASSERT_TRUE(io_.read_group(g, &out, nullptr, &err)) << "file " << f.id << ": " << err;
+      ASSERT_EQ(0, std::memcmp(out.data(), f.bytes.data() + g.offset, g.length)) << f.id;
+    }
+  }
+
+  // fsck: every group's parity consistent and every unit readable (when `full`).
+  void expect_fsck(const std::vector<File>& files, bool full) {
+    for (const File& f : files) {
+      for (const GroupRecord& g : f.groups) {
+        GroupHealth h = io_.verify_group(g);
+        EXPECT_TRUE(h.bad_parity.empty()) << f.id;
+        EXPECT_TRUE(h.readable) << f.id;
+        if (full) {
+          EXPECT_TRUE(h.unreadable.empty()) << f.id << " group " << g.group;
+        }
+      }
+    }
+  }
+
+  // Re-protect every group against the current topology; returns units rebuilt.
+  int reprotect(std::vector<File>* files) {
+    int total = 0;
+    for (File& f : *files) {
+      std::vector<GroupRecord> next;
+      for (const GroupRecord& g : f.groups) {
+        std::vector<GroupRecord> repl;
+        int rebuilt = 0;
+        std::string err;
+        EXPECT_TRUE(io_.repair_group(g, policy_, topo_, next_version_, &repl, &rebuilt, &err))
+            << err;
+        next_version_ += 100;
+        total += rebuilt;
+        for (auto& r : repl) {
+          EXPECT_EQ(check_placement(r.shape, topo_, r.places, true), "");
+          EXPECT_FALSE(r.shape.under_protected);
+          next.push_back(r);
+        }
+      }
+      f.groups = std::move(next);
+    }
+    return total;
+  }
+
+  ScratchDir dir_{"scaleout"};
+  std::vector<std::unique_ptr<NodeUnits>> nodes_;
+  LocalUnits units_;
+  GroupIo io_{&units_};
+  Topology topo_;
+  ProtectionPolicy policy_;
+  std::mt19937_64 rng_{1234};
+  uint32_t next_version_ = 1;
+};
+
+TEST_F(FourNodes, WritesSixPlusTwoAndMirrorsSmallFiles) {
+  File big = write_file(1, 3 * 6 * kStripeUnit + 5000);
+  ASSERT_EQ(big.groups.size(), 4u);
+  EXPECT_EQ(big.groups[0].shape.data, 6);
+  EXPECT_EQ(big.groups[0].shape.parity, 2);
+  EXPECT_EQ(big.groups[3].length, 5000u);
+  EXPECT_EQ(big.groups[3].shape.data, 1);  // the 5000-byte tail is a mirrored unit
+  File small = write_file(2, 777);
+  ASSERT_EQ(small.groups.size(), 1u);
+  EXPECT_EQ(small.groups[0].shape.width(), 3);
+  expect_reads(big);
+  expect_reads(small);
+  expect_fsck({big, small}, true);
+}
+
+TEST_F(FourNodes, LoseANodeThenTwoDrivesNothingLost) {
+  std::vector<File> files;
+  for (uint64_t id = 1; id <= 12; ++id) files.push_back(write_file(id, 1 + rng_() % (20 * kStripeUnit)));
+  expect_fsck(files, true);
+
+  // kill -9 of node 3: its units are unreachable; every read is rebuilt from parity.
+  units_.set_down(3, true);
+  topo_.nodes[2].alive = false;
+  for (const File& f : files) expect_reads(f);
+  expect_fsck(files, false);
+
+  // Re-protect on the three survivors: back to full +2d:1n (narrower groups where needed).
+  int rebuilt = reprotect(&files);
+  EXPECT_GT(rebuilt, 0);
+  expect_fsck(files, true);
+  for (const File& f : files) expect_reads(f);
+
+  // Two drives on two other nodes deleted: still everything readable.
+  std::filesystem::remove(dir_.path + "/node1/drive-2.units");
+  std::filesystem::remove(dir_.path + "/node4/drive-0.units");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * NodeUnits::kAliveCheckMs));
+  EXPECT_FALSE(nodes_[0]->drive_healthy(2));
+  EXPECT_FALSE(nodes_[3]->drive_healthy(0));
+  for (const File& f : files) expect_reads(f);
+  topo_.nodes[0].drives[2].healthy = false;
+  topo_.nodes[3].drives[0].healthy = false;
+  EXPECT_GT(reprotect(&files), 0);
+  expect_fsck(files, true);
+  for (const File& f : files) expect_reads(f);
+}
+
+TEST_F(FourNodes, ThreeLostUnitsOfAGroupAreReportedNotMisread) {
+  File f = write_file(1, 6 * kStripeUnit);
+  const GroupRecord& g = f.groups[0];
+  for (int i = 0; i < 3; ++i) {
+    std::filesystem::remove(dir_.path + "/node" + std::to_string(g.places[i].node) + "/drive-" +
+                            std::to_string(g.places[i].drive) + ".units");
+  }
+  // Unit I/O notices a deleted drive within NodeUnits::kAliveCheckMs (until then the open
+  // file still reads back its CRC-checked units).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * NodeUnits::kAliveCheckMs));
+  std::vector<uint8_t> out;
+  std::string err;
+  EXPECT_FALSE(io_.read_group(g, &out, nullptr, &err));
+  EXPECT_NE(err, "");
+}
+
+TEST_F(FourNodes, ScrubRepairsACorruptedUnitInPlace) {
+  File f = write_file(1, 6 * kStripeUnit);
+  const GroupRecord g = f.groups[0];
+  // Flip one byte of data unit 2's payload on its drive.
+  const UnitPlace at = g.places[2];
+  const std::string path = dir_.path + "/node" + std::to_string(at.node) + "/drive-" +
+                           std::to_string(at.drive) + ".units";
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const off_t off = static_cast<off_t>(kDriveHeaderBytes + kUnitRecordHeaderBytes + 4242);
+  uint8_t c = 0;
+  ASSERT_EQ(::pread(fd, &c, 1, off), 1);
+  c ^= 1;
+  ASSERT_EQ(::pwrite(fd, &c, 1, off), 1);
+  ::close(fd);
+  GroupHealth h = io_.verify_group(g);
+  ASSERT_EQ(h.corrupt.size(), 1u);
+  EXPECT_EQ(h.corrupt[0], 2);
+  expect_reads(f);  // rebuilt from parity on the fly
+  std::vector<GroupRecord> repl;
+  int rebuilt = 0;
+  std::string err;
+  ASSERT_TRUE(io_.repair_group(g, policy_, topo_, 999, &repl, &rebuilt, &err)) << err;
+  EXPECT_EQ(rebuilt, 1);
+  ASSERT_EQ(repl.size(), 1u);
+  EXPECT_EQ(repl[0].places, g.places);  // repaired where it was
+  h = io_.verify_group(repl[0]);
+  EXPECT_TRUE(h.unreadable.empty());
+  EXPECT_TRUE(h.bad_parity.empty());
+}
+
+TEST_F(FourNodes, FsckFindsParityThatDisagrees) {
+  File f = write_file(1, 6 * kStripeUnit);
+  GroupRecord g = f.groups[0];
+  // A parity unit rewritten with other (checksummed, so "healthy") bytes.
+  std::vector<uint8_t> junk(g.unit_bytes(), 0x5A);
+  ASSERT_EQ(units_.put(g.places[7], g.key(7), junk.data(), g.unit_bytes()), UnitStatus::Ok);
+  GroupHealth h = io_.verify_group(g);
+  ASSERT_EQ(h.bad_parity.size(), 1u);
+  EXPECT_EQ(h.bad_parity[0], 7);
+}
+
+TEST_F(FourNodes, ReprotectJobReturnsToFullProtectionWithProgress) {
+  std::vector<File> files;
+  std::vector<GroupRecord> all;
+  for (uint64_t id = 1; id <= 8; ++id) {
+    files.push_back(write_file(id, 1 + rng_() % (14 * kStripeUnit)));
+    for (const GroupRecord& g : files.back().groups) all.push_back(g);
+  }
+  ProtectionJob job(JobConfig{}, 1, topo_);
+  job.load(all);
+  JobDriver driver(&job, &units_, policy_);
+  EXPECT_EQ(driver.run(0), 0);  // nothing to do at full protection
+  EXPECT_FALSE(job.progress().running);
+
+  units_.set_down(2, true);  // node 2 killed
+  topo_.nodes[1].alive = false;
+  job.topology_changed(1, topo_);
+  JobProgress before = job.progress();
+  EXPECT_TRUE(before.running);
+  EXPECT_GT(before.groups_degraded, 0u);
+  EXPECT_EQ(before.done, 0u);
+  // Part of the way: progress is visible while the job runs.
+  EXPECT_EQ(driver.run(2, 3), 3);
+  EXPECT_EQ(job.progress().done, 3u);
+  driver.run(3);
+  JobProgress after = job.progress();
+  EXPECT_FALSE(after.running);
+  EXPECT_EQ(after.groups_degraded, 0u);
+  EXPECT_EQ(after.unrecoverable, 0u);
+  EXPECT_EQ(after.done, before.total);
+  EXPECT_GT(after.units_rebuilt, 0u);
+  // Everything reads back through the new records, and fsck finds every parity consistent.
+  for (File& f : files) {
+    f.groups.clear();
+    for (const auto& [e, r] : job.catalog()) {
+      if (r.file == f.id) f.groups.push_back(r);
+    }
+    expect_reads(f);
+  }
+  expect_fsck(files, true);
+  // The superseded units on the survivors were deleted after the commits.
+  uint64_t live_units = 0, referenced = 0;
+  for (uint32_t n : {1u, 3u, 4u}) {
+    for (uint32_t d = 0; d < 4; ++d) live_units += nodes_[n - 1]->drive(d)->keys().size();
+  }
+  for (const auto& [e, r] : job.catalog()) referenced += r.places.size();
+  EXPECT_EQ(live_units, referenced);
+}
+
+}  // namespace
+}  // namespace nasd::scaleout
