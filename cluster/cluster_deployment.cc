@@ -66,6 +66,17 @@ void ClusterDeployment::start(const rpc::RpcServerOptions& options,
                               const std::vector<std::shared_ptr<rpc::Service>>& programs) {
   home_server_ = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
   if (!home_server_->bind()) throw std::runtime_error("cannot serve NFS on " + home_server_->describe());
+  // An N-node cluster without failover: this node's EVSes are served here for good.
+  for (const EvsOptions& e : plan_.cluster->evs) {
+    if (e.node != plan_.node.name) continue;
+    rpc::RpcServerOptions eo = options;
+    eo.bind_address = e.listen;
+    eo.ports = {e.nfs_port, e.mount_port};
+    if (eo.ports[0] == eo.ports[1]) eo.ports.pop_back();
+    evs_servers_.push_back(std::make_unique<VirtualServer>(e.name, eo, programs, false));
+    if (!evs_servers_.back()->bind())
+      throw std::runtime_error("cannot serve NFS on " + evs_servers_.back()->describe());
+  }
   start_interconnect({});
 }
 
@@ -94,6 +105,7 @@ void ClusterDeployment::start_interconnect(
 
 void ClusterDeployment::stop() {
   if (home_server_) home_server_->release();
+  for (auto& vs : evs_servers_) vs->release();
   stop_interconnect();
 }
 

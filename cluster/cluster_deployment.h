@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/deployment.h"
 #include "cluster/virtual_server.h"
@@ -52,6 +53,7 @@ class ClusterDeployment : public Deployment {
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::unique_ptr<VirtualServer> home_server_;
+  std::vector<std::unique_ptr<VirtualServer>> evs_servers_;  // N-node static: this node's EVSes
 };
 
 }  // namespace nasd::cluster

@@ -63,13 +63,20 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   if (auto unknown = c->unknown_keys({"name", "interconnect", "shared_dir", "mirror_listen",
                                       "failback", "heartbeat_ms", "missed_heartbeats",
                                       "lease_ms", "startup_grace_ms", "key", "allowed_peers",
-                                      "forward_timeout_ms", "forward_slots"});
+                                      "forward_timeout_ms", "forward_slots", "authority",
+                                      "etcd_endpoints"});
       !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
   o.name = c->get("name");
   if (o.name.empty()) throw ConfigError("[cluster] name is required");
-  parse_host_port(c->get("interconnect"), "[cluster] interconnect", &o.host, &o.port);
+  o.authority = authority_from_config(*c);
+  if (!config.sections("member").empty()) {
+    const ConfigSection* node = config.section("node");
+    o.members_from_config(config, node ? node->get("name", "node0") : "node0");
+  } else {
+    parse_host_port(c->get("interconnect"), "[cluster] interconnect", &o.host, &o.port);
+  }
   const int64_t forward_ms = c->get_int("forward_timeout_ms", 5000);
   if (forward_ms < 100 || forward_ms > 600000)
     throw ConfigError("[cluster] forward_timeout_ms out of range (100..600000)");
@@ -83,6 +90,8 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   o.allowed_peers = AddressList::parse(c->get_list("allowed_peers"), "[cluster] allowed_peers");
 
   std::set<std::string> claimed;
+  if (o.n_node() && !config.sections("peer").empty())
+    throw ConfigError("[peer] and [member] sections do not mix: describe every node as a [member]");
   for (const ConfigSection* s : config.sections("peer")) {
     std::string where = "[peer " + s->name() + "]";
     if (auto unknown = s->unknown_keys(
@@ -106,27 +115,171 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
     o.peers.push_back(std::move(p));
   }
   if (c->has("shared_dir")) o.failover = failover_from_config(config, *c, o.peers);
+  if (o.failover) o.authority.lease_dir = o.failover->shared_dir + "/leases";
+  if (o.n_node() && o.failover) {
+    const MemberOptions* self = o.member(config.section("node")->get("name", "node0"));
+    o.failover->mirror_host = self->mirror_host;
+    o.failover->mirror_port = self->mirror_port;
+  }
   return o;
+}
+
+membership::AuthorityOptions ClusterOptions::authority_from_config(const ConfigSection& c) {
+  membership::AuthorityOptions a;
+  const std::string kind = c.get("authority", "file");
+  if (kind == "etcd")
+    a.kind = membership::AuthorityOptions::Kind::Etcd;
+  else if (kind != "file")
+    throw ConfigError("[cluster] authority = " + kind + ": expected file or etcd");
+  a.etcd.endpoints = c.get_list("etcd_endpoints");
+  if (a.kind == membership::AuthorityOptions::Kind::Etcd && a.etcd.endpoints.empty())
+    throw ConfigError("[cluster] authority = etcd needs etcd_endpoints");
+  return a;
+}
+
+void ClusterOptions::members_from_config(const Config& config, const std::string& self) {
+  if (config.section("cluster")->has("interconnect") || config.section("cluster")->has("mirror_listen"))
+    throw ConfigError("[cluster] interconnect and mirror_listen belong in each [member] when "
+                      "the cluster is described by [member] sections");
+  for (const ConfigSection* s : config.sections("member")) {
+    const std::string where = "[member " + s->name() + "]";
+    if (auto unknown = s->unknown_keys({"interconnect", "mirror_listen", "mirror_to", "role"});
+        !unknown.empty())
+      throw ConfigError(where + " unknown key '" + unknown[0] + "'");
+    if (s->name().empty()) throw ConfigError("[member] needs a node name: [member NAME]");
+    if (member(s->name())) throw ConfigError(where + " appears twice");
+    MemberOptions m;
+    m.name = s->name();
+    parse_host_port(s->get("interconnect"), where + " interconnect", &m.host, &m.port);
+    if (s->has("mirror_listen"))
+      parse_host_port(s->get("mirror_listen"), where + " mirror_listen", &m.mirror_host,
+                      &m.mirror_port);
+    m.mirror_to = s->get("mirror_to");
+    const std::string role = s->get("role", "primary");
+    if (role != "primary" && role != "standby")
+      throw ConfigError(where + " role = " + role + ": expected primary or standby");
+    m.standby = role == "standby";
+    members.push_back(std::move(m));
+  }
+  if (members.size() < 2 || members.size() > 8)
+    throw ConfigError("a cluster has 2 to 8 [member]s, not " + std::to_string(members.size()));
+  const MemberOptions* me = member(self);
+  if (!me) throw ConfigError("[node] name = " + self + " is not one of the [member]s");
+  host = me->host;
+  port = me->port;
+  // Default mirrors: every primary to the standby if there is one, else a ring of primaries.
+  std::vector<MemberOptions*> primaries;
+  const MemberOptions* standby = nullptr;
+  for (MemberOptions& m : members) {
+    if (m.standby) {
+      if (standby) throw ConfigError("one standby [member] at most");
+      standby = &m;
+    } else {
+      primaries.push_back(&m);
+    }
+  }
+  if (primaries.empty()) throw ConfigError("a cluster needs a primary [member]");
+  for (size_t i = 0; i < primaries.size(); ++i) {
+    MemberOptions& m = *primaries[i];
+    if (m.mirror_to.empty())
+      m.mirror_to = standby ? standby->name : primaries[(i + 1) % primaries.size()]->name;
+    if (m.mirror_to == m.name) throw ConfigError("[member " + m.name + "] mirror_to names itself");
+    MemberOptions* holder = nullptr;
+    for (MemberOptions& h : members)
+      if (h.name == m.mirror_to) holder = &h;
+    if (!holder)
+      throw ConfigError("[member " + m.name + "] mirror_to = " + m.mirror_to + ": no such member");
+    holder->covers.push_back(m.name);
+  }
+  for (MemberOptions& m : members) {
+    if (!m.standby || m.mirror_to.empty()) continue;
+    throw ConfigError("[member " + m.name + "] a standby has no journal to mirror (no mirror_to)");
+  }
+  for (MemberOptions& m : members) {
+    if (m.mirror_to.empty()) continue;
+    const MemberOptions& holder = *member(m.mirror_to);
+    if (holder.mirror_host.empty())
+      throw ConfigError("[member " + holder.name + "] mirror_listen is required: it holds " +
+                        m.name + "'s mirror");
+    size_t k = 0;
+    while (holder.covers[k] != m.name) ++k;
+    m.mirror_target = holder.mirror_host + ":" + std::to_string(holder.mirror_port + k);
+  }
+
+  std::set<std::string> claimed;
+  for (const ConfigSection* s : config.sections("evs")) {
+    const std::string where = "[evs " + s->name() + "]";
+    if (auto unknown = s->unknown_keys({"node", "listen", "nfs_port", "mount_port", "volumes"});
+        !unknown.empty())
+      throw ConfigError(where + " unknown key '" + unknown[0] + "'");
+    EvsOptions e;
+    e.name = s->name();
+    e.node = s->get("node");
+    const MemberOptions* home = member(e.node);
+    if (!home) throw ConfigError(where + " node = " + e.node + ": no such [member]");
+    if (home->standby) throw ConfigError(where + ": a standby serves no virtual server");
+    e.listen = s->get("listen");
+    e.nfs_port = static_cast<uint16_t>(s->get_int("nfs_port", 2049));
+    e.mount_port = static_cast<uint16_t>(s->get_int("mount_port", 20048));
+    if (e.listen.empty()) throw ConfigError(where + ": listen (its address) is required");
+    e.volumes = s->get_list("volumes");
+    for (const auto& v : e.volumes) {
+      if (!config.section("volume", v)) throw ConfigError(where + ": no [volume " + v + "]");
+      if (!claimed.insert(v).second) throw ConfigError(where + ": volume " + v + " claimed twice");
+    }
+    evs.push_back(std::move(e));
+  }
+  for (const ConfigSection* v : config.sections("volume"))
+    if (!claimed.count(v->name()))
+      throw ConfigError("[volume " + v->name() + "] is served by no [evs]");
+  // Every other member is a peer: its interconnect and the volumes of its EVSes.
+  for (const MemberOptions& m : members) {
+    if (m.name == self) continue;
+    PeerOptions p;
+    p.name = m.name;
+    p.host = m.host;
+    p.port = m.port;
+    for (const EvsOptions& e : evs)
+      if (e.node == m.name) p.volumes.insert(p.volumes.end(), e.volumes.begin(), e.volumes.end());
+    p.mirror = m.mirror_target;
+    peers.push_back(std::move(p));
+  }
+}
+
+const MemberOptions* ClusterOptions::member(const std::string& name) const {
+  for (const MemberOptions& m : members)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+const EvsOptions* ClusterOptions::evs_of_volume(const std::string& volume) const {
+  for (const EvsOptions& e : evs)
+    for (const std::string& v : e.volumes)
+      if (v == volume) return &e;
+  return nullptr;
 }
 
 FailoverOptions ClusterOptions::failover_from_config(const Config& config, const ConfigSection& c,
                                                      const std::vector<PeerOptions>& peers) {
-  if (peers.size() != 1)
-    throw ConfigError("[cluster] shared_dir (failover) needs exactly one [peer]: the partner");
-  const PeerOptions& p = peers.front();
-  const std::string where = "[peer " + p.name + "]";
   FailoverOptions f;
   f.shared_dir = std::filesystem::absolute(config.resolve_path(c.get("shared_dir")))
                      .lexically_normal()
                      .string();
-  parse_host_port(c.get("mirror_listen"), "[cluster] mirror_listen", &f.mirror_host,
-                  &f.mirror_port);
-  std::string mirror_host;
-  uint16_t mirror_port;
-  parse_host_port(p.mirror, where + " mirror", &mirror_host, &mirror_port);
-  if (p.vs_listen.empty() || p.vs_nfs_port == 0 || p.vs_mount_port == 0)
-    throw ConfigError(where + ": listen, nfs_port and mount_port (its virtual server) are "
-                      "required for failover");
+  if (config.sections("member").empty()) {
+    // The pair form: one [peer], its mirror and its virtual server.
+    if (peers.size() != 1)
+      throw ConfigError("[cluster] shared_dir (failover) needs exactly one [peer]: the partner");
+    const PeerOptions& p = peers.front();
+    const std::string where = "[peer " + p.name + "]";
+    parse_host_port(c.get("mirror_listen"), "[cluster] mirror_listen", &f.mirror_host,
+                    &f.mirror_port);
+    std::string mirror_host;
+    uint16_t mirror_port;
+    parse_host_port(p.mirror, where + " mirror", &mirror_host, &mirror_port);
+    if (p.vs_listen.empty() || p.vs_nfs_port == 0 || p.vs_mount_port == 0)
+      throw ConfigError(where + ": listen, nfs_port and mount_port (its virtual server) are "
+                        "required for failover");
+  }
   std::string failback = c.get("failback", "manual");
   if (failback != "manual" && failback != "auto")
     throw ConfigError("[cluster] failback = " + failback + ": expected manual or auto");

@@ -27,6 +27,30 @@
 //   listen = 127.0.0.1               # the partner's virtual server, served here after a takeover
 //   nfs_port = 2149
 //   mount_port = 20148
+//
+// A cluster of 2 to 8 nodes is described once, in one file that every node reads through
+// `[node] cluster_config = cluster.conf` (the [node] section stays the node's own): a
+// [member NAME] per node, an [evs NAME] per virtual server, and every [volume] and [export].
+//   [cluster]
+//   name = lab
+//   key = /etc/nasd/cluster.key
+//   shared_dir = /srv/san            # optional: failover (the SAN and the lease files)
+//   authority = file                 # who decides ownership: file (leases on shared_dir) | etcd
+//   etcd_endpoints = http://10.0.0.1:2379, http://10.0.0.2:2379
+//   [member n1]
+//   interconnect = 10.0.0.1:7001
+//   mirror_listen = 10.0.0.1:7101    # copies of the NVRAM of the nodes it covers: the k-th
+//                                    # covered node (in member order) mirrors to port + k
+//   mirror_to = n2                   # whose mirror holds n1's journal (default: the next
+//                                    # primary in member order, a ring; the standby if any)
+//   role = primary                   # or standby: serves nothing, covers every primary
+//   [evs evs1]                       # an Enterprise Virtual Server: an address and its volumes
+//   node = n1
+//   listen = 10.0.2.1
+//   nfs_port = 2049
+//   mount_port = 20048
+//   volumes = v0, v1
+// The node finds itself by its [node] name; every other member becomes a [peer] as above.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/membership/authority_options.h"
 #include "util/config.h"
 
 namespace nasd::cluster {
@@ -49,6 +74,30 @@ struct PeerOptions {
   std::string mirror;  // host:port
   std::string vs_listen;
   uint16_t vs_nfs_port = 0, vs_mount_port = 0;
+};
+
+// [member NAME]: one node of an N-node cluster.
+struct MemberOptions {
+  std::string name;
+  std::string host;  // interconnect
+  uint16_t port = 0;
+  std::string mirror_host;  // where it keeps the NVRAM copies of the nodes it covers
+  uint16_t mirror_port = 0;
+  std::string mirror_to;    // the member holding this node's mirror ("" for a standby)
+  bool standby = false;
+  std::vector<std::string> covers;  // members whose mirror it holds, in member order
+  // The mirror address this node's journal is copied to: mirror_to's mirror_listen host, port
+  // + this node's index among the nodes mirror_to covers.
+  std::string mirror_target;
+};
+
+// [evs NAME]: a virtual server, served by whichever node serves its volumes.
+struct EvsOptions {
+  std::string name;
+  std::string node;  // its home node
+  std::string listen;
+  uint16_t nfs_port = 0, mount_port = 0;
+  std::vector<std::string> volumes;
 };
 
 struct FailoverOptions {
@@ -82,7 +131,15 @@ struct ClusterOptions {
   std::string key_file;  // absolute; empty: cluster.key in the node's data folder
   AddressList allowed_peers;
   std::vector<PeerOptions> peers;
-  std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; then peers.size()==1
+  std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; a pair: one peer
+  // Who grants the volume leases (membership::make_lease_authority). File: lease_dir is
+  // <shared_dir>/leases (empty without a shared folder).
+  membership::AuthorityOptions authority;
+  // N-node form ([member] sections): every member (this node too) and every EVS. Empty for the
+  // pair form ([peer] sections).
+  std::vector<MemberOptions> members;
+  std::vector<EvsOptions> evs;
+
   // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at
   // most forward_slots of them wait on one owner at once (more get Jukebox at once), so a
   // paused partner cannot take every executor thread ([node] threads).
@@ -96,8 +153,15 @@ struct ClusterOptions {
   const PeerOptions* owner_of(const std::string& volume) const;
   // Failover: the one peer.
   const PeerOptions& partner() const { return peers.front(); }
+  bool n_node() const { return !members.empty(); }
+  const MemberOptions* member(const std::string& name) const;
+  // N-node: the EVS that serves [volume NAME], or nullptr.
+  const EvsOptions* evs_of_volume(const std::string& volume) const;
 
  private:
+  static membership::AuthorityOptions authority_from_config(const ConfigSection& cluster);
+  // The [member] and [evs] sections of an N-node cluster, seen from node `self`.
+  void members_from_config(const Config& config, const std::string& self);
   static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,
                                               const std::vector<PeerOptions>& peers);
 };

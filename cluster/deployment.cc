@@ -3,13 +3,14 @@
 #include <stdexcept>
 
 #include "cluster/cluster_deployment.h"
+#include "cluster/failover_cluster_deployment.h"
 #include "cluster/ha_pair_deployment.h"
 #include "cluster/standalone_deployment.h"
 
 namespace nasd::cluster {
 
 std::string Deployment::failover(bool) {
-  throw std::invalid_argument("this node is not one of an HA pair ([cluster] shared_dir)");
+  throw std::invalid_argument("this node is not one of a failover cluster ([cluster] shared_dir)");
 }
 
 std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes& hosted) {
@@ -17,6 +18,7 @@ std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes&
     case NodeRole::Alone: return std::make_unique<StandaloneDeployment>(plan, hosted);
     case NodeRole::StaticCluster: return std::make_unique<ClusterDeployment>(plan, hosted);
     case NodeRole::HaPair: return std::make_unique<HaPairDeployment>(plan, hosted);
+    case NodeRole::FailoverCluster: return std::make_unique<FailoverClusterDeployment>(plan, hosted);
   }
   throw std::logic_error("unknown node role");
 }

@@ -72,6 +72,13 @@ void Node::open_journal() {
     jo.mirror_credentials = plan_.link;
     jo.mirror_peer = plan_.cluster->partner().name;
   }
+  if (plan_.role == NodeRole::FailoverCluster && !jo.mirror.empty()) {
+    const MemberOptions* self = plan_.cluster->member(plan_.node.name);
+    if (jo.mirror == self->mirror_target) {
+      jo.mirror_credentials = plan_.link;
+      jo.mirror_peer = self->mirror_to;
+    }
+  }
   journal_ = nvram::Journal::open(jo);
 }
 

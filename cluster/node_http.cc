@@ -48,6 +48,7 @@ const char* Node::cluster_mode() const {
     case NodeRole::Alone: return "alone";
     case NodeRole::StaticCluster: return "static";
     case NodeRole::HaPair: return "ha";
+    case NodeRole::FailoverCluster: return "failover-cluster";
   }
   return "?";
 }

@@ -9,6 +9,7 @@ NodeOptions NodeOptions::from_config(const Config& config) {
   if (!s) throw ConfigError(config.origin() + ": no [node] section");
   auto unknown = s->unknown_keys({// the node's own
                                   "name", "data_dir", "admin_socket", "handle_key", "log_level",
+                                  "cluster_config",  // read by NodePlan: the cluster's one file
                                   // read by the RPC transport
                                   "listen", "nfs_port", "mount_port", "udp", "workers", "threads",
                                   "rpcbind", "max_record",

@@ -22,6 +22,7 @@ const char* role_name(NodeRole role) {
     case NodeRole::Alone: return "alone";
     case NodeRole::StaticCluster: return "static cluster";
     case NodeRole::HaPair: return "HA pair";
+    case NodeRole::FailoverCluster: return "failover cluster";
   }
   return "?";
 }
@@ -30,15 +31,21 @@ NodePlan NodePlan::from_config(Config config) {
   NodePlan p;
   p.node = NodeOptions::from_config(config);
   p.config = std::move(config);
+  if (const ConfigSection* n = p.config.section("node"); n && n->has("cluster_config"))
+    p.config.append(Config::load(p.config.resolve_path(n->get("cluster_config"))));
   if (std::filesystem::exists(p.admin_volumes_file()))
     p.config.append(Config::load(p.admin_volumes_file()));
   p.cluster = ClusterOptions::from_config(p.config);
-  p.role = !p.cluster ? NodeRole::Alone
-           : p.cluster->failover ? NodeRole::HaPair
-                                 : NodeRole::StaticCluster;
+  p.role = !p.cluster                                ? NodeRole::Alone
+           : p.cluster->failover && p.cluster->n_node() ? NodeRole::FailoverCluster
+           : p.cluster->failover                        ? NodeRole::HaPair
+                                                        : NodeRole::StaticCluster;
   p.journal = nvram::JournalOptions::from_config(p.config, p.node.data_dir);
   // In an HA pair every record reaches the partner's copy before it is acknowledged.
   if (p.role == NodeRole::HaPair && p.journal.mirror.empty()) p.journal.mirror = p.cluster->partner().mirror;
+  // In an N-node cluster, to the member that covers this node (none for a standby).
+  if (p.role == NodeRole::FailoverCluster && p.journal.mirror.empty())
+    p.journal.mirror = p.cluster->member(p.node.name)->mirror_target;
   auto sections = p.config.sections("volume");
   if (sections.empty()) throw ConfigError(p.config.origin() + ": no [volume NAME] section");
   for (const ConfigSection* s : sections) p.add_volume(*s);

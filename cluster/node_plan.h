@@ -24,6 +24,7 @@ enum class NodeRole {
   Alone,          // no [cluster]: every volume is served here
   StaticCluster,  // [cluster] without shared_dir: each volume served by its owner, forwarded by the rest
   HaPair,         // [cluster] shared_dir: the membership decides which node serves which volume
+  FailoverCluster,  // [member]s and shared_dir: N nodes, each covering the nodes it mirrors
 };
 
 const char* role_name(NodeRole role);
@@ -31,13 +32,16 @@ const char* role_name(NodeRole role);
 struct PlannedVolume {
   std::string name;
   uint32_t id = 0;
-  // Alone or StaticCluster: the node that serves it, "" for this node. HaPair: whose home
-  // volume it is ("" for this node, else the partner's name); the membership moves it.
+  // Alone or StaticCluster: the node that serves it, "" for this node. HaPair and
+  // FailoverCluster: whose home volume it is ("" for this node, else the peer's name); the
+  // membership moves it.
   std::string owner;
 };
 
 struct NodePlan {
-  Config config;  // the file, then <data_dir>/volumes.conf (volumes the admin created)
+  // The file, then the cluster's file ([node] cluster_config), then <data_dir>/volumes.conf
+  // (volumes the admin created).
+  Config config;
   NodeOptions node;
   std::optional<ClusterOptions> cluster;
   nvram::JournalOptions journal;  // journal.enabled is false for `[nvram] mode = off`

@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
-# Starts a two-node nasd cluster on this machine: an HA pair in which node a serves volume v0
-# and node b serves v1, either node serves both (forwarding over the interconnect) under the one
-# name space /r, and each takes the other's volumes and address over when it dies.
+# Starts a nasd cluster on this machine.
+#
+# Without --nodes: a two-node HA pair in which node a serves volume v0 and node b serves v1,
+# either node serves both (forwarding over the interconnect) under the one name space /r, and
+# each takes the other's volumes and address over when it dies.
 #   deploy/start-cluster.sh [--no-failover]     (--no-failover: static ownership, no HA)
+#
+# With --nodes N (2 to 8): N nodes from one cluster config ($CLUSTER_DIR/cluster.conf), node i
+# (n1..nN) on its own loopback address 127.0.1.i with the standard ports on each (NFS 2049,
+# MOUNT 20048, interconnect 7001, mirror 7101, http 8049), owning V volumes (default 4) served
+# by its virtual server evs<i> on 127.0.2.i (NFS 2049, MOUNT 20048). Each node's NVRAM is
+# mirrored to the next (a ring); when a node dies, the next one replays its copy and takes its
+# volumes and its EVS address over.
+#   deploy/start-cluster.sh --nodes N [--volumes-per-node V] [--authority file|etcd] [--standby]
+#                           [--no-failover]
+#   --standby: one more node n<N+1> on 127.0.1.<N+1> serves nothing and holds the mirror of
+#              every primary (N+1, as a Celerra standby data mover); it takes over any of them.
+#   --authority etcd: leases in an etcd that deploy/start-etcd.sh starts in $CLUSTER_DIR/etcd
+#              (ETCD_MEMBERS=3 for three members) instead of lease files in the shared folder.
+# VOLUME_SIZE (default 1G; the backing files are allocated in full), SEGMENT_SIZE, NVRAM_SIZE
+# (default 256M), LEASE_MS, NLM_GRACE_MS, EXPORT_OPTIONS and FORWARD_SLOTS apply as for the pair.
+#
+# Every run writes $CLUSTER_DIR/cluster.nodes: one line per node, key=value pairs (name,
+# address, nfs_port, mount_port, interconnect, mirror, http, admin, pid, config, data_dir,
+# volumes, evs, evs_address, role), for tools such as a fault drill.
 # Configs and node data go to ./data/cluster/{a,b}, the shared folder that stands for the SAN
 # (backing files of both volumes, lease files) to ./data/cluster/san; override with CLUSTER_DIR.
 # Stop it with deploy/stop-cluster.sh.
@@ -20,7 +41,22 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
 EXPORT_OPTIONS="${EXPORT_OPTIONS:-rw,secure,root_squash}"
 FAILOVER=1
-[ "${1:-}" = "--no-failover" ] && FAILOVER=0
+NODES=0 PER_NODE=4 AUTHORITY=file STANDBY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-failover) FAILOVER=0 ;;
+    --nodes) NODES="${2:?--nodes needs a count}"; shift ;;
+    --volumes-per-node) PER_NODE="${2:?--volumes-per-node needs a count}"; shift ;;
+    --authority) AUTHORITY="${2:?--authority needs file or etcd}"; shift ;;
+    --standby) STANDBY=1 ;;
+    *) echo "usage: $0 [--no-failover] [--nodes N [--volumes-per-node V] [--authority file|etcd] [--standby]]" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$NODES" != 0 ]; then
+  exec "$ROOT/deploy/start-n-node-cluster.sh" "$NODES" "$PER_NODE" "$AUTHORITY" "$STANDBY" "$FAILOVER"
+fi
+[ "$AUTHORITY" = file ] && [ "$STANDBY" = 0 ] || { echo "--authority and --standby need --nodes N" >&2; exit 2; }
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
 chmod 700 "$DIR/a" "$DIR/b" "$DIR/san"   # NVRAM images, backing files, keys: the nodes' user only
 DIR="$(cd "$DIR" && pwd)"
@@ -108,6 +144,15 @@ for probe in "2049 20048 v1" "2149 20148 v0"; do
   done
   echo "the node on port $1 cannot reach volume $3 over the interconnect; see its log" >&2; exit 1
 done
+# What a tool (the fault drill) needs to know of each node.
+{
+  for n in "a 2049 20048 7001 7101 8049 v0" "b 2149 20148 7002 7102 8149 v1"; do
+    set -- $n
+    echo "name=$1 address=127.0.0.1 nfs_port=$2 mount_port=$3 interconnect=127.0.0.1:$4" \
+         "mirror=127.0.0.1:$5 http=127.0.0.1:$6 admin=$DIR/$1/data/nasd.sock pid=$DIR/$1/data/nasd.pid" \
+         "config=$DIR/$1/nasd.conf data_dir=$DIR/$1/data volumes=$7 evs=$1 evs_address=127.0.0.1:$2 role=primary"
+  done
+} > "$DIR/cluster.nodes.tmp" && mv "$DIR/cluster.nodes.tmp" "$DIR/cluster.nodes"
 echo "cluster up: try  nfs-ls -R 'nfs://127.0.0.1/r?nfsport=2149&mountport=20148&version=3'"
 [ "$FAILOVER" = 1 ] && echo "state:   ${BUILD_DIR:-$ROOT/build}/server/admin/nasd-admin --socket $DIR/a/data/nasd.sock cluster"
 echo "pages:   http://127.0.0.1:8049/ (a), http://127.0.0.1:8149/ (b); metrics at /metrics"

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Stops the two nodes started by deploy/start-cluster.sh, both at once (one by one, the second
-# would first take the volumes of the first over).
+# Stops the nodes started by deploy/start-cluster.sh (a pair or N nodes), all at once (one by
+# one, the others would first take the volumes of the first over), and the etcd it started.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
 status=0
-for n in a b; do "$ROOT/deploy/stop-node.sh" "$DIR/$n/data" & done
+for data in "$DIR"/a/data "$DIR"/b/data "$DIR"/n[1-9]/data; do
+  [ -d "$data" ] || continue
+  "$ROOT/deploy/stop-node.sh" "$data" &
+done
 for job in $(jobs -p); do wait "$job" || status=1; done
+if [ -f "$DIR/cluster.conf" ] && grep -q '^authority = etcd' "$DIR/cluster.conf" &&
+   [ -x "$ROOT/deploy/stop-etcd.sh" ]; then
+  "$ROOT/deploy/stop-etcd.sh" --dir "$DIR/etcd" || status=1
+fi
 exit $status

@@ -107,3 +107,66 @@ TEST(ClusterOptions, AnIncompletePairIsRefusedWithTheKeyNamed) {
 
 }  // namespace
 }  // namespace nasd::cluster
+
+namespace nasd::cluster {
+namespace {
+
+// One cluster file, seen from the node named in [node].
+std::string n_node(const std::string& self, bool standby) {
+  std::string text = "[node]\nname = " + self + "\n[cluster]\nname = lab\nshared_dir = /srv/san\n";
+  for (int i = 1; i <= 3; ++i)
+    text += "[member n" + std::to_string(i) + "]\ninterconnect = 127.0.1." + std::to_string(i) +
+            ":7001\nmirror_listen = 127.0.1." + std::to_string(i) + ":7101\n";
+  if (standby) text += "[member sb]\ninterconnect = 127.0.1.9:7001\nmirror_listen = 127.0.1.9:7101\nrole = standby\n";
+  for (int i = 1; i <= 3; ++i)
+    text += "[evs evs" + std::to_string(i) + "]\nnode = n" + std::to_string(i) + "\nlisten = 127.0.2." +
+            std::to_string(i) + "\nvolumes = v" + std::to_string(i) + "\n[volume v" +
+            std::to_string(i) + "]\nid = " + std::to_string(i) + "\n";
+  return text;
+}
+
+TEST(ClusterOptions, MembersFormARingOfMirrorsByDefault) {
+  auto o = ClusterOptions::from_config(Config::parse(n_node("n2", false), "/etc/nasd/c.conf"));
+  ASSERT_TRUE(o && o->n_node() && o->failover);
+  EXPECT_EQ(o->host, "127.0.1.2");
+  EXPECT_EQ(o->port, 7001);
+  EXPECT_EQ(o->failover->mirror_host, "127.0.1.2");
+  EXPECT_EQ(o->member("n1")->mirror_to, "n2");
+  EXPECT_EQ(o->member("n3")->mirror_to, "n1");
+  EXPECT_EQ(o->member("n2")->mirror_target, "127.0.1.3:7101");
+  EXPECT_EQ(o->member("n2")->covers, std::vector<std::string>{"n1"});
+  ASSERT_EQ(o->peers.size(), 2u);  // every other member, with the volumes of its EVSes
+  EXPECT_EQ(o->owner_of("v3")->name, "n3");
+  EXPECT_EQ(o->owner_of("v2"), nullptr);
+  EXPECT_EQ(o->evs_of_volume("v1")->listen, "127.0.2.1");
+}
+
+TEST(ClusterOptions, AStandbyCoversEveryPrimaryEachOnItsOwnMirrorPort) {
+  auto o = ClusterOptions::from_config(Config::parse(n_node("sb", true), "/etc/nasd/c.conf"));
+  ASSERT_TRUE(o);
+  const MemberOptions* sb = o->member("sb");
+  EXPECT_TRUE(sb->standby);
+  EXPECT_TRUE(sb->mirror_to.empty());
+  EXPECT_EQ(sb->covers, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(o->member("n1")->mirror_target, "127.0.1.9:7101");
+  EXPECT_EQ(o->member("n3")->mirror_target, "127.0.1.9:7103");
+}
+
+TEST(ClusterOptions, BadMemberConfigsAreRefused) {
+  auto bad = [](std::string text) {
+    EXPECT_THROW(ClusterOptions::from_config(Config::parse(text, "/etc/nasd/c.conf")), ConfigError)
+        << text;
+  };
+  std::string t = n_node("n1", false);
+  bad(n_node("n7", false));                                                    // not a member
+  bad(std::string(t).replace(t.find("volumes = v2"), 12, "volumes = v1"));     // claimed twice
+  bad(std::string(t).replace(t.find("volumes = v2"), 12, "volumes = v9"));     // no such volume
+  bad(t + "[member n1]\ninterconnect = 127.0.1.1:7001\n");                     // twice
+  bad(t + "[peer x]\ninterconnect = 127.0.0.1:7009\nvolumes = v1\n");          // mixed forms
+  bad(std::string(t).replace(t.find("[member n1]"), 11, "[member n1]\nrole = boss"));
+  bad(t + "[volume v9]\nid = 9\n");                                            // served by no EVS
+  bad(std::string(t).replace(t.find("name = lab"), 10, "name = lab\nauthority = etcd"));
+}
+
+}  // namespace
+}  // namespace nasd::cluster

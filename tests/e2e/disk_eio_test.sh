@@ -14,7 +14,15 @@ dir=$(mktemp -d /tmp/nasd-eio-XXXXXX)
 pid=
 cleanup() { [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; tail -30 "$dir/nasd.log" 2>/dev/null || true; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  # What the journal and the volumes looked like when it failed, to tell a held-back journal
+  # from a refused connection or a slow disk.
+  "$admin" --socket "$dir/nasd.sock" nvram 2>&1 | head -30 || true
+  "$admin" --socket "$dir/nasd.sock" volumes 2>&1 | head -10 || true
+  tail -30 "$dir/nasd.log" 2>/dev/null || true
+  exit 1
+}
 now_ms() { date +%s%3N; }
 
 cat >"$dir/nasd.conf" <<CONF

@@ -107,6 +107,21 @@ double call_rate(Conn& c, std::chrono::milliseconds span, uint32_t* xid) {
   return double(n) / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The longest single NULL call of one client over `span` (or -1s if one went unanswered). A
+// stall, unlike a slow pace, is a fault and not noise: a loop that blocks on one connection, or
+// serves one at a time, holds a call for seconds. Bounded loosely (kStallBound) because a
+// shared machine can take a core away for a few hundred milliseconds.
+std::chrono::duration<double> slowest_call(Conn& c, std::chrono::milliseconds span, uint32_t* xid) {
+  std::chrono::duration<double> worst{0};
+  for (const auto t0 = Clock::now(); Clock::now() - t0 < span;) {
+    const auto c0 = Clock::now();
+    if (!c.null_call(++*xid)) return std::chrono::duration<double>(-1);
+    worst = std::max<std::chrono::duration<double>>(worst, Clock::now() - c0);
+  }
+  return worst;
+}
+constexpr std::chrono::duration<double> kStallBound = 2s;
+
 class ConnectionCapTest : public LoopbackTest {
  protected:
   void tune(RpcServerOptions& o) override {
@@ -142,6 +157,9 @@ TEST_F(ConnectionCapTest, AThousandConnectionsFromOneAddressGetOnlyTheirShare) {
   // Every call answered (call_rate is -1 when one is not, within 5 s). The pace is reported,
   // not asserted: see best_rate().
   EXPECT_GT(during, 0);
+  const auto worst = slowest_call(normal, 1000ms, &xid);
+  EXPECT_GE(worst.count(), 0) << "a call of the busy client went unanswered";
+  EXPECT_LT(worst, kStallBound) << "the busy client stalled for " << worst.count() << " s";
   RecordProperty("calls_per_s_before", int(before));
   RecordProperty("calls_per_s_during", int(during));
   std::printf("normal client: %.0f calls/s before, %.0f during (ratio %.2f)\n", before, during,
@@ -180,7 +198,9 @@ TEST_F(IdleTimeoutTest, AThousandIdleConnectionsAreClosedAndABusyOneKeepsItsPace
   for (int i = 0; i < 1000; ++i) {
     idle.push_back(std::make_unique<Conn>("127.0.0.1", port_));
     ASSERT_TRUE(idle.back()->ok()) << i;
-    if (i % 100 == 99) ASSERT_TRUE(normal.null_call(++xid));  // busy, not idle
+    if (i % 100 == 99) {
+      ASSERT_TRUE(normal.null_call(++xid));  // busy, not idle
+    }
   }
   // Once the server has taken them all in (accepting a thousand takes a moment).
   for (auto t0 = Clock::now();
@@ -194,6 +214,9 @@ TEST_F(IdleTimeoutTest, AThousandIdleConnectionsAreClosedAndABusyOneKeepsItsPace
   // Every call answered (call_rate is -1 when one is not, within 5 s). The pace is reported,
   // not asserted: see best_rate().
   EXPECT_GT(during, 0);
+  const auto worst = slowest_call(normal, 1000ms, &xid);
+  EXPECT_GE(worst.count(), 0) << "a call of the busy client went unanswered";
+  EXPECT_LT(worst, kStallBound) << "the busy client stalled for " << worst.count() << " s";
   RecordProperty("calls_per_s_before", int(before));
   RecordProperty("calls_per_s_during", int(during));
   std::printf("normal client: %.0f calls/s before, %.0f during (ratio %.2f)\n", before, during,

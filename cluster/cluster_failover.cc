@@ -1,0 +1,294 @@
+#include "cluster/cluster_failover.h"
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "cluster/interconnect/router.h"
+#include "cluster/membership/cluster_membership_service.h"
+#include "cluster/volume_fence.h"
+#include "util/log.h"
+
+namespace nasd::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wiring)) {
+  const ClusterOptions& c = *w_.cluster;
+  const FailoverOptions& f = *c.failover;
+  const MemberOptions& self = *c.member(w_.self);
+  for (const ConfigSection* s : w_.config->sections("volume")) {
+    const uint32_t id = s->get_u32("id", 0);
+    const EvsOptions* evs = c.evs_of_volume(s->name());
+    if (!evs) throw ConfigError("[volume " + s->name() + "] is served by no [evs]");
+    sections_[id] = s;
+    home_[id] = evs->node;
+    evs_[id] = evs->name;
+    trusted_until_[id] = std::make_shared<std::atomic<int64_t>>(0);
+    w_.router->set_fence(id, [this, id] { return lease_trusted_now(id); });
+  }
+  // One copy per covered node, each on its own port.
+  for (size_t k = 0; k < self.covers.size(); ++k) {
+    const std::string& node = self.covers[k];
+    nvram::MirrorServerOptions mo = w_.mirror_server;
+    mo.primary = node;
+    mirrors_[node] = std::make_unique<PartnerMirror>(
+        w_.data_dir + "/mirror-" + node + ".img", w_.mirror_mode, self.mirror_host,
+        static_cast<uint16_t>(self.mirror_port + k), mo);
+  }
+  // The EVSes this node may serve: its own and those of the nodes it covers.
+  for (const EvsOptions& e : c.evs) {
+    if (e.node != w_.self && !mirrors_.count(e.node)) continue;
+    evs_servers_[e.name] = w_.make_evs(e);
+  }
+  std::filesystem::create_directories(f.shared_dir + "/leases");  // the storage fences
+  leases_ = w_.authority;
+
+  membership::ClusterHooks hooks;
+  hooks.volume.open = [this](uint32_t v) { open_volume(v); };
+  hooks.volume.start_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.self); };
+  hooks.volume.serving = [this](uint32_t v) { bind_address_of(v); };
+  hooks.volume.close = [this](uint32_t v, bool lease_held) { close_volume(v, lease_held); };
+  hooks.volume.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {
+    auto it = trusted_until_.find(v);
+    if (it != trusted_until_.end()) it->second->store(until.time_since_epoch().count());
+  };
+  hooks.route = [this](uint32_t v, const std::string& node) { w_.router->set_owner(v, node); };
+
+  membership::ClusterMembershipOptions mo;
+  membership::ClusterMemberConfig& m = mo.member;
+  m.self = w_.self;
+  for (const MemberOptions& peer : c.members)
+    if (peer.name != w_.self) m.peers.push_back(peer.name);
+  m.home = home_;
+  m.covers.insert(self.covers.begin(), self.covers.end());
+  m.heartbeat_interval_ms = f.heartbeat_ms;
+  m.missed_heartbeats = f.missed_heartbeats;
+  m.lease_ms = f.lease_ms;
+  // As the pair: renew early, stop trusting a lease well before it can run out.
+  m.renew_after_ms = f.lease_ms / 4;
+  m.safety_margin_ms = f.lease_ms / 4;
+  m.retry_ms = std::min<int64_t>(500, f.lease_ms / 8);
+  m.auto_failback = f.auto_failback;
+  m.startup_grace_ms = f.startup_grace_ms;
+  try {
+    membership_ = std::make_unique<membership::ClusterMembershipService>(mo, w_.peers, leases_,
+                                                                         std::move(hooks));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
+  // Until the membership knows better, a volume's requests go to its home node.
+  for (const auto& [id, home] : home_)
+    if (home != w_.self) w_.router->set_owner(id, home);
+}
+
+ClusterFailover::~ClusterFailover() { stop(); }
+
+void ClusterFailover::attach(interconnect::InterconnectServer& server) {
+  membership_->attach(server);
+}
+
+void ClusterFailover::start() {
+  for (auto& [node, mirror] : mirrors_) mirror->start();
+  membership_->start();
+  const MemberOptions& self = *w_.cluster->member(w_.self);
+  std::string covers;
+  for (const auto& n : self.covers) covers += (covers.empty() ? "" : ",") + n;
+  util::log("cluster").info("failover cluster: node " + w_.self + (self.standby ? " (standby)" : "") +
+                            " of " + std::to_string(w_.cluster->members.size()) + ", covers " +
+                            (covers.empty() ? "nobody" : covers) + ", mirrored to " +
+                            (self.mirror_to.empty() ? "nobody" : self.mirror_to));
+}
+
+void ClusterFailover::stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  membership_->stop();
+  for (auto& [name, vs] : evs_servers_) vs->release();
+  for (auto& [node, mirror] : mirrors_) mirror->stop();
+}
+
+bool ClusterFailover::lease_trusted_now(uint32_t id) const {
+  auto it = trusted_until_.find(id);
+  return it != trusted_until_.end() &&
+         std::chrono::steady_clock::now().time_since_epoch().count() < it->second->load();
+}
+
+void ClusterFailover::open_volume(uint32_t id) {
+  milliseconds backoff(500);
+  while (!try_open(id)) {
+    std::unique_lock lock(stop_mu_);
+    if (stopping_ || !lease_trusted_now(id)) {
+      util::log("cluster").warn("volume " + section_of(id).name() +
+                                ": not opened, and no longer ours to retry");
+      return;
+    }
+    util::log("cluster").warn("volume " + section_of(id).name() + ": retrying the open in " +
+                              std::to_string(backoff.count()) +
+                              " ms; until then it answers NFS3ERR_JUKEBOX");
+    stop_cv_.wait_for(lock, backoff, [this] { return stopping_; });
+    backoff = std::min(backoff * 2, milliseconds(8000));
+  }
+}
+
+bool ClusterFailover::try_open(uint32_t id) {
+  const ConfigSection& section = section_of(id);
+  const std::string& shared = w_.cluster->failover->shared_dir;
+  std::string copy;
+  bool opened = false;
+  try {
+    const auto owned = [this, id] { return lease_trusted_now(id); };
+    std::string error;
+    auto fence = VolumeFence::take(shared + "/leases/" + section.name() + ".fence", w_.self, owned,
+                                   milliseconds(w_.cluster->failover->lease_ms), &error);
+    if (!fence) throw std::runtime_error("taking the fence: " + error);
+    const std::string& home = home_.at(id);
+    if (home != w_.self) {
+      // A takeover: the covered node's acknowledged operations that its file system may not
+      // hold yet are in this node's copy of its NVRAM.
+      auto mirror = mirrors_.find(home);
+      if (mirror == mirrors_.end()) throw std::runtime_error("no mirror of " + home + " here");
+      copy = w_.data_dir + "/takeover-" + section.name() + ".img";
+      switch (mirror->second->copy_to(copy, &error)) {
+        case PartnerMirror::Copy::Copied:
+          break;
+        case PartnerMirror::Copy::NothingMirrored:
+          util::log("cluster").warn("volume " + section.name() + ": no copy of " + home +
+                                    "'s NVRAM to replay (" + error + ")");
+          copy.clear();
+          break;
+        case PartnerMirror::Copy::Failed:
+          throw std::runtime_error("copying " + home + "'s NVRAM: " + error);
+      }
+    }
+    w_.router->add_local(
+        w_.volumes->open(section, *w_.config, shared, copy, std::move(fence), owned));
+    opened = true;
+    if (w_.volume_opened) w_.volume_opened(id, home == w_.self);
+  } catch (const std::exception& e) {
+    util::log("cluster").error("volume " + section.name() + " could not be opened: " + e.what());
+  }
+  std::error_code ignored;
+  if (!copy.empty()) std::filesystem::remove(copy, ignored);
+  return opened;
+}
+
+void ClusterFailover::bind_address_of(uint32_t id) {
+  {
+    std::lock_guard lock(served_mu_);
+    served_.insert(id);
+  }
+  auto it = evs_servers_.find(evs_.at(id));
+  if (it != evs_servers_.end()) it->second->claim();
+}
+
+void ClusterFailover::close_volume(uint32_t id, bool lease_held) {
+  bool last_of_its_evs = true;
+  {
+    std::lock_guard lock(served_mu_);
+    served_.erase(id);
+    for (uint32_t v : served_) last_of_its_evs &= evs_.at(v) != evs_.at(id);
+  }
+  // The address goes first, so the next owner can bind it as soon as it has the volume.
+  auto it = evs_servers_.find(evs_.at(id));
+  if (last_of_its_evs && it != evs_servers_.end()) it->second->release();
+  if (w_.volume_closed) w_.volume_closed(id);
+  w_.volumes->close(id, lease_held);
+}
+
+std::string ClusterFailover::status() const {
+  std::ostringstream out;
+  const ClusterOptions& c = *w_.cluster;
+  const auto alive = membership_->peers_alive();
+  out << "node " << w_.self << ": " << membership_->status()
+      << (membership_->standby() ? " (planned failover: its volumes handed over)" : "") << "\n";
+  const int64_t now = wall_ms();
+  for (const MemberOptions& m : c.members) {
+    out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
+    if (m.name == w_.self)
+      out << "this node";
+    else
+      out << (alive.at(m.name) ? "up" : "down (silent)");
+    out << ", mirrored to " << (m.mirror_to.empty() ? "nobody" : m.mirror_to + " at " + m.mirror_target);
+    if (!m.covers.empty()) {
+      out << ", covers";
+      for (const auto& n : m.covers) out << " " << n;
+    }
+    out << "\n";
+    for (const EvsOptions& e : c.evs) {
+      if (e.node != m.name) continue;
+      out << "  evs " << e.name << " " << e.listen << " nfs " << e.nfs_port << " mount "
+          << e.mount_port;
+      auto vs = evs_servers_.find(e.name);
+      if (vs != evs_servers_.end() && vs->second->bound()) out << " (served here)";
+      out << "\n";
+      for (const std::string& name : e.volumes) {
+        uint32_t id = 0;
+        for (const auto& [vid, s] : sections_)
+          if (s->name() == name) id = vid;
+        auto owner = w_.router->owner(id);
+        out << "    volume " << name << " (id " << id << "): routed to "
+            << (owner && *owner == w_.self ? "here" : owner ? *owner : "nobody")
+            << (membership_->serving(id) ? ", served here" : "");
+        membership::Lease lease;
+        std::string error;
+        if (leases_->inspect(id, &lease, &error)) {
+          if (lease.holder.empty() || lease.expires_ms <= now)
+            out << ", lease free";
+          else
+            out << ", lease " << lease.holder << " epoch " << lease.epoch << " for "
+                << (lease.expires_ms - now) << " ms";
+        } else {
+          out << ", lease unreadable: " << error;
+        }
+        out << "\n";
+      }
+    }
+  }
+  for (const auto& [node, mirror] : mirrors_) out << "mirror of " << node << ": " << mirror->status() << "\n";
+  return out.str();
+}
+
+Failover::Report ClusterFailover::report() const {
+  Failover::Report r;
+  r.membership = membership_->status();
+  r.standby = membership_->standby();
+  for (const EvsOptions& e : w_.cluster->evs) {
+    auto vs = evs_servers_.find(e.name);
+    r.virtual_servers.push_back({e.node, e.name + " " + e.listen,
+                                 vs != evs_servers_.end() && vs->second->bound()});
+  }
+  for (const auto& [id, section] : sections_)
+    if (membership_->serving(id)) r.serving.push_back(id);
+  return r;
+}
+
+std::string ClusterFailover::failover() {
+  membership_->request_failover();
+  const MemberOptions& self = *w_.cluster->member(w_.self);
+  return "planned failover: " + w_.self + "'s volumes are drained and handed to " +
+         (self.mirror_to.empty() ? std::string("nobody (a standby has none)") : self.mirror_to) +
+         "; `failback` brings them back\n";
+}
+
+std::string ClusterFailover::failback() {
+  membership_->request_failback(true);
+  return "failback requested: the node covering " + w_.self +
+         " drains its volumes and hands them back\n";
+}
+
+}  // namespace nasd::cluster

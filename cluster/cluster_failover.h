@@ -1,0 +1,105 @@
+// Failover for an N-node cluster (2 to 8 [member]s): the ClusterMembershipService decides
+// (heartbeats to every peer, leases at the configured authority); this class carries its
+// decisions out on the node, as Failover does for the pair:
+//   serve a volume     open it from the shared folder (a covered node's volume: replay this
+//                      node's copy of that node's NVRAM first), route its requests here, then
+//                      answer on the address of its EVS;
+//   stop serving it    route it away at once, close the EVS address when none of its volumes
+//                      is served here any more, then close the volume (cleanly under a lease;
+//                      abandoned, with nothing written, when the lease ran out).
+// It keeps one PartnerMirror per covered node: the ring's predecessor, or every primary for a
+// standby (the k-th covered node on mirror_listen's port + k).
+// The node's own address ([node] listen) is not an EVS: it never moves, and serves every volume
+// of the cluster (forwarding) for as long as the node runs.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_options.h"
+#include "cluster/failover.h"
+#include "cluster/hosted_volumes.h"
+#include "cluster/partner_mirror.h"
+#include "cluster/virtual_server.h"
+#include "nvram/mirror_server.h"
+#include "nvram/region.h"
+#include "util/config.h"
+
+namespace nasd::interconnect {
+class CallChannel;
+class ClusterRouter;
+class InterconnectServer;
+}  // namespace nasd::interconnect
+namespace nasd::membership {
+class LeaseAuthority;
+class ClusterMembershipService;
+}  // namespace nasd::membership
+
+namespace nasd::cluster {
+
+struct ClusterFailoverWiring {
+  std::string self;
+  const ClusterOptions* cluster = nullptr;  // members, EVSes, timings; outlives this
+  const Config* config = nullptr;           // the [volume] sections; outlives this
+  std::string data_dir;
+  nvram::DurabilityMode mirror_mode = nvram::DurabilityMode::Process;
+  nvram::MirrorServerOptions mirror_server;  // credentials and address filter (primary: set here)
+  HostedVolumes* volumes = nullptr;
+  interconnect::ClusterRouter* router = nullptr;
+  std::shared_ptr<membership::LeaseAuthority> authority;
+  std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers;
+  // Builds an EVS's virtual server with the node's programs.
+  std::function<std::unique_ptr<VirtualServer>(const EvsOptions&)> make_evs;
+  std::function<void(uint32_t id, bool home)> volume_opened;
+  std::function<void(uint32_t id)> volume_closed;
+};
+
+class ClusterFailover {
+ public:
+  // Throws ConfigError when the cluster settings do not fit.
+  explicit ClusterFailover(ClusterFailoverWiring wiring);
+  ~ClusterFailover();  // stop()
+
+  void attach(interconnect::InterconnectServer& server);
+  void start();
+  void stop();
+
+  // `nasd-admin cluster`: every node with its state, EVSes, volumes, mirror partner and lease.
+  std::string status() const;
+  Failover::Report report() const;
+  std::string failover();
+  std::string failback();
+
+ private:
+  void open_volume(uint32_t id);
+  bool try_open(uint32_t id);
+  void close_volume(uint32_t id, bool lease_held);
+  void bind_address_of(uint32_t id);
+  bool lease_trusted_now(uint32_t id) const;
+  const ConfigSection& section_of(uint32_t id) const { return *sections_.at(id); }
+
+  ClusterFailoverWiring w_;
+  std::map<uint32_t, const ConfigSection*> sections_;
+  std::map<uint32_t, std::string> home_;  // volume -> home node
+  std::map<uint32_t, std::string> evs_;   // volume -> its EVS
+  std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
+  std::map<std::string, std::unique_ptr<PartnerMirror>> mirrors_;       // covered node -> copy
+  std::map<std::string, std::unique_ptr<VirtualServer>> evs_servers_;   // EVSes it may serve
+  std::shared_ptr<membership::LeaseAuthority> leases_;
+  std::unique_ptr<membership::ClusterMembershipService> membership_;
+  std::mutex served_mu_;
+  std::set<uint32_t> served_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+};
+
+}  // namespace nasd::cluster

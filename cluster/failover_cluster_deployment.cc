@@ -1,0 +1,81 @@
+#include "cluster/failover_cluster_deployment.h"
+
+#include <stdexcept>
+
+#include "cluster/interconnect/peer_client.h"
+#include "cluster/interconnect/router.h"
+#include "cluster/membership/lease_authority_factory.h"
+
+namespace nasd::cluster {
+
+FailoverClusterDeployment::FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted)
+    : ClusterDeployment(plan, hosted) {}
+
+FailoverClusterDeployment::~FailoverClusterDeployment() = default;
+
+void FailoverClusterDeployment::open_volumes() {
+  for (const PlannedVolume& v : plan_.volumes) router_->add_remote(v.id);
+}
+
+void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
+                                      const std::vector<std::shared_ptr<rpc::Service>>& programs) {
+  node_server_ = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
+  if (!node_server_->bind())
+    throw std::runtime_error("cannot serve NFS on " + node_server_->describe());
+  ClusterFailoverWiring w;
+  w.self = plan_.node.name;
+  w.cluster = &*plan_.cluster;
+  w.config = &plan_.config;
+  w.data_dir = plan_.node.data_dir;
+  w.mirror_mode = plan_.journal.enabled ? plan_.journal.mode : nvram::DurabilityMode::Process;
+  w.mirror_server.credentials = plan_.link;
+  if (!plan_.cluster->allowed_peers.empty())
+    w.mirror_server.address_allowed = [list = plan_.cluster->allowed_peers](const std::string& a) {
+      return list.allows(a);
+    };
+  w.volumes = &hosted_;
+  w.router = router_.get();
+  try {
+    w.authority = membership::make_lease_authority(plan_.cluster->authority);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
+  }
+  for (const auto& [name, peer] : peers_) w.peers[name] = peer;
+  w.make_evs = [options, programs](const EvsOptions& e) {
+    rpc::RpcServerOptions eo = options;
+    eo.bind_address = e.listen;
+    eo.ports = {e.nfs_port, e.mount_port};
+    if (eo.ports[0] == eo.ports[1]) eo.ports.pop_back();
+    return std::make_unique<VirtualServer>(e.name, eo, programs, false);
+  };
+  w.volume_opened = volume_opened_;
+  w.volume_closed = volume_closed_;
+  failover_ = std::make_unique<ClusterFailover>(std::move(w));
+  start_interconnect([this](interconnect::InterconnectServer& s) { failover_->attach(s); });
+  failover_->start();
+}
+
+// Hands this node's volumes and EVSes over (clean close, leases released).
+void FailoverClusterDeployment::stop() {
+  if (failover_) failover_->stop();
+  if (node_server_) node_server_->release();
+  stop_interconnect();
+}
+
+std::string FailoverClusterDeployment::status() const {
+  return "cluster " + plan_.cluster->name + ": failover cluster of " +
+         std::to_string(plan_.cluster->members.size()) + " nodes (authority " +
+         membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() + peer_lines();
+}
+
+std::string FailoverClusterDeployment::why_no_volume_create() const {
+  return "volume create is not available in a failover cluster: every node must know every "
+         "volume, so add its [volume], [export] and EVS entry to the cluster config and restart "
+         "the nodes one after the other";
+}
+
+std::string FailoverClusterDeployment::failover(bool back) {
+  return back ? failover_->failback() : failover_->failover();
+}
+
+}  // namespace nasd::cluster

@@ -1,0 +1,47 @@
+// One node of an N-node failover cluster ([member]s and [cluster] shared_dir): the cluster
+// wiring (router, interconnect, a link to every peer), the node's own address bound at start
+// (it never moves and reaches every volume), and ClusterFailover, which opens, serves and hands
+// over volumes and EVS addresses as the membership decides. Every volume starts routed to its
+// home node.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_deployment.h"
+#include "cluster/cluster_failover.h"
+
+namespace nasd::cluster {
+
+class FailoverClusterDeployment : public ClusterDeployment {
+ public:
+  FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted);
+  ~FailoverClusterDeployment() override;
+
+  void open_volumes() override;
+  void start(const rpc::RpcServerOptions& options,
+             const std::vector<std::shared_ptr<rpc::Service>>& programs) override;
+  void stop() override;
+  std::string status() const override;
+  std::string why_no_volume_create() const override;
+  std::string failover(bool back) override;
+  void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
+                        std::function<void(uint32_t id)> closed) override {
+    volume_opened_ = std::move(opened);
+    volume_closed_ = std::move(closed);
+  }
+  std::optional<Failover::Report> failover_report() const override {
+    if (!failover_) return std::nullopt;
+    return failover_->report();
+  }
+
+ private:
+  std::unique_ptr<VirtualServer> node_server_;
+  std::unique_ptr<ClusterFailover> failover_;
+  std::function<void(uint32_t id, bool home)> volume_opened_;
+  std::function<void(uint32_t id)> volume_closed_;
+};
+
+}  // namespace nasd::cluster

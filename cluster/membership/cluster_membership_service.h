@@ -1,0 +1,97 @@
+// Runs a ClusterMember for real, as MembershipService runs a PairMember: a ticker thread feeds
+// it the steady clock; heartbeats go to every peer over the interconnect (each peer answers with
+// its own, so one exchange informs both sides), at most one in flight per peer; lease requests
+// run FIFO against the LeaseAuthority on their own thread; Serve/Unserve become calls to the
+// node's hooks on a third thread, and Route hints go straight to the router.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/interconnect_server.h"
+#include "cluster/membership/cluster_member.h"
+#include "cluster/membership/lease_authority.h"
+#include "cluster/membership/membership_service.h"
+#include "util/task_queue.h"
+
+namespace nasd::membership {
+
+// The pair's hooks, plus `route` (quick, under the service's lock): requests for a volume not
+// served here go to `node`. `stop_routing` is not used: an Unserve routes to the member's
+// current route instead.
+struct ClusterHooks {
+  MembershipHooks volume;
+  std::function<void(uint32_t volume, const std::string& node)> route;
+};
+
+struct ClusterMembershipOptions {
+  ClusterMemberConfig member;
+  std::chrono::milliseconds tick{50};
+};
+
+class ClusterMembershipService {
+ public:
+  // `peers`: a channel to every peer of options.member. Throws std::invalid_argument when
+  // validate() finds a problem.
+  ClusterMembershipService(ClusterMembershipOptions options,
+                           std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers,
+                           std::shared_ptr<LeaseAuthority> authority, ClusterHooks hooks);
+  ~ClusterMembershipService();  // stop()
+
+  void attach(interconnect::InterconnectServer& server);
+  void start();
+  // Stops serving everything and releases the leases so the covering nodes take over at once.
+  void stop();
+
+  MemberState state() const;
+  bool serving(uint32_t volume) const;
+  std::string status() const;
+  // Peers and whether each is believed alive.
+  std::map<std::string, bool> peers_alive() const;
+  std::string route(uint32_t volume) const;
+  void request_failback(bool wanted);
+  void request_failover();
+  bool standby() const;
+
+ private:
+  int64_t now_ms() const;
+  void ticker();
+  void dispatch_locked();
+  void send_heartbeat(const std::string& peer, Heartbeat hb);
+  void on_heartbeat(interconnect::IncomingRequest request);
+  void opened(uint32_t volume, uint64_t generation);
+
+  const ClusterMembershipOptions options_;
+  const std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers_;
+  const std::shared_ptr<LeaseAuthority> authority_;
+  const ClusterHooks hooks_;
+  const std::chrono::steady_clock::time_point epoch_;
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool started_ = false, stopping_ = false;
+  std::unique_ptr<ClusterMember> member_;
+  std::map<uint32_t, uint64_t> generation_;
+  std::set<uint32_t> opened_, routed_;
+  std::set<std::string> heartbeat_in_flight_;  // guarded by mu_
+  std::thread ticker_;
+  // Heartbeats: one thread per peer would be 7 threads; a small pool with one heartbeat in
+  // flight per peer keeps a silent peer from delaying the others.
+  util::TaskQueue heartbeats_{util::TaskQueue::Options{
+      .threads = 4, .max_queued = 0, .at_stop = util::TaskQueue::AtStop::DropQueued, .room = "cluster"}};
+  static inline const util::TaskQueue::Options kSerial{
+      .threads = 1, .max_queued = 0, .at_stop = util::TaskQueue::AtStop::DropQueued, .room = "cluster"};
+  util::TaskQueue leases_{kSerial};
+  util::TaskQueue volumes_{kSerial};
+};
+
+}  // namespace nasd::membership

@@ -1,0 +1,140 @@
+// Directed scenarios for the N-node state machine, driven by hand (the random ones are in
+// cluster_simulation_test.cc). Node n3 of a 4-node ring: home of volume 3, covers n2 (volume 2).
+#include "cluster/membership/cluster_member.h"
+
+#include <gtest/gtest.h>
+
+namespace nasd::membership {
+namespace {
+
+using Kind = MemberAction::Kind;
+
+ClusterMemberConfig n3(bool standby_cluster = false) {
+  ClusterMemberConfig c;
+  c.self = "n3";
+  c.peers = {"n1", "n2", "n4"};
+  c.home = {{1, "n1"}, {2, "n2"}, {3, "n3"}, {4, "n4"}};
+  c.covers = {"n2"};
+  if (standby_cluster) {
+    c.home = {{1, "n1"}, {2, "n2"}, {4, "n4"}};  // n3 is the standby: no volume of its own
+    c.covers = {"n1", "n2", "n4"};
+  }
+  c.heartbeat_interval_ms = 200;
+  c.missed_heartbeats = 5;  // silent for 1000 ms: suspected
+  c.lease_ms = 3000;
+  c.renew_after_ms = 800;
+  c.safety_margin_ms = 500;
+  c.retry_ms = 300;
+  return c;
+}
+
+Heartbeat beat(const std::string& node, std::vector<uint32_t> holding, bool failback = false) {
+  return {node, 1, 1, std::move(holding), failback};
+}
+
+// Ticks every 50 ms over [from, to]; the nodes in `alive` heartbeat what they hold; every lease
+// request is answered Granted at once. Returns every action.
+std::vector<MemberAction> run(ClusterMember& m, int64_t from, int64_t to,
+                              const std::map<std::string, std::vector<uint32_t>>& alive) {
+  std::vector<MemberAction> out;
+  for (int64_t t = from; t <= to; t += 50) {
+    for (const auto& [node, holding] : alive) m.heartbeat_received(t, beat(node, holding));
+    m.tick(t);
+    for (size_t i = 0; i < 50; ++i) {
+      auto acts = m.take_actions();
+      if (acts.empty()) break;
+      for (const auto& a : acts) {
+        out.push_back(a);
+        if (a.kind == Kind::AcquireLease)
+          m.lease_answered(t, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
+        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
+        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
+      }
+    }
+  }
+  return out;
+}
+
+bool has(const std::vector<MemberAction>& acts, Kind kind, uint32_t volume,
+         const std::string& node = "") {
+  for (const auto& a : acts)
+    if (a.kind == kind && a.volume == volume && (node.empty() || a.node == node)) return true;
+  return false;
+}
+
+TEST(ClusterMember, ServesItsHomeVolumeAndHeartbeatsEveryPeer) {
+  ClusterMember m(n3(), 1, 0);
+  auto acts = run(m, 0, 400, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}});
+  EXPECT_TRUE(m.serving(3, 400));
+  EXPECT_FALSE(m.may_serve(2, 400));
+  for (const char* peer : {"n1", "n2", "n4"}) {
+    bool sent = false;
+    for (const auto& a : acts) sent |= a.kind == Kind::SendHeartbeat && a.node == peer;
+    EXPECT_TRUE(sent) << peer;
+  }
+  EXPECT_EQ(m.state(), MemberState::Normal);
+}
+
+TEST(ClusterMember, TakesOverOnlyTheNodeItCovers) {
+  ClusterMember m(n3(), 1, 0);
+  run(m, 0, 400, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}});
+  // n1 and n2 fall silent: n3 covers n2 only.
+  auto acts = run(m, 450, 2000, {{"n4", {4}}});
+  EXPECT_TRUE(has(acts, Kind::Serve, 2));
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 1));
+  EXPECT_TRUE(m.serving(2, 2000));
+  EXPECT_EQ(m.state(), MemberState::Covering);
+  // n2 returns and asks for its volume back: drained, released.
+  run(m, 2050, 2500, {{"n2", {}}, {"n4", {4}}});  // back, but not asking yet: kept
+  EXPECT_TRUE(m.serving(2, 2500));
+  acts.clear();
+  for (int64_t t = 2550; t <= 3000; t += 50) {
+    m.heartbeat_received(t, beat("n2", {}, /*failback=*/true));
+    m.tick(t);
+    for (auto& a : m.take_actions()) {
+      acts.push_back(a);
+      if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
+    }
+    for (auto& a : m.take_actions()) acts.push_back(a);
+  }
+  EXPECT_TRUE(has(acts, Kind::Unserve, 2));
+  EXPECT_TRUE(has(acts, Kind::ReleaseLease, 2));
+  EXPECT_FALSE(m.may_serve(2, 3000));
+}
+
+TEST(ClusterMember, RoutesAVolumeToWhoeverSaysItHoldsIt) {
+  ClusterMember m(n3(), 1, 0);
+  EXPECT_EQ(m.route(1), "n1");  // its home until told otherwise
+  // n1 died and n2 (its cover) took volume 1 over: n3 learns it from n2's heartbeat.
+  auto acts = run(m, 0, 1500, {{"n2", {1, 2}}, {"n4", {4}}});
+  EXPECT_TRUE(has(acts, Kind::Route, 1, "n2"));
+  EXPECT_EQ(m.route(1), "n2");
+  EXPECT_EQ(m.route(3), "n3");  // served here
+}
+
+TEST(ClusterMember, AStandbyServesNothingUntilAPrimaryDies) {
+  ClusterMember m(n3(/*standby_cluster=*/true), 1, 0);
+  auto acts = run(m, 0, 3000, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}});
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 1));
+  EXPECT_FALSE(has(acts, Kind::Serve, 2));
+  acts = run(m, 3050, 5000, {{"n1", {1}}, {"n2", {2}}});  // n4 dies
+  EXPECT_TRUE(has(acts, Kind::Serve, 4));
+  EXPECT_FALSE(has(acts, Kind::Serve, 1));
+  EXPECT_TRUE(m.serving(4, 5000));
+}
+
+TEST(ClusterMember, ValidateRefusesBadShapes) {
+  ClusterMemberConfig c = n3();
+  EXPECT_EQ(validate(c), "");
+  c.covers = {"n9"};
+  EXPECT_NE(validate(c), "");
+  c = n3();
+  c.peers = {};
+  EXPECT_NE(validate(c), "");
+  c = n3();
+  c.home[7] = "n9";
+  EXPECT_NE(validate(c), "");
+}
+
+}  // namespace
+}  // namespace nasd::membership

@@ -1,0 +1,280 @@
+#include "tests/cluster/cluster_simulation.h"
+
+#include <algorithm>
+
+namespace nasd::cluster::testing {
+
+using membership::ClusterMember;
+using membership::LeaseAnswer;
+using membership::LeaseVerdict;
+using membership::MemberAction;
+
+ClusterSimulation::ClusterSimulation(uint64_t seed, ClusterFaults faults,
+                                     std::vector<membership::ClusterMemberConfig> configs,
+                                     bool trace)
+    : rng_(seed), faults_(faults), tracing_(trace) {
+  for (auto& c : configs) {
+    Node n;
+    n.config = std::move(c);
+    n.member = std::make_unique<ClusterMember>(n.config, 1, now_);
+    nodes_.push_back(std::move(n));
+  }
+  link_ok_.assign(nodes_.size(), std::vector<bool>(nodes_.size(), true));
+}
+
+void ClusterSimulation::log(const std::string& line) {
+  if (!tracing_) return;
+  trace_.push_back("t=" + std::to_string(now_) + " " + line);
+  if (trace_.size() > 300) trace_.pop_front();
+}
+
+std::string ClusterSimulation::trace() const {
+  std::string out;
+  for (const auto& l : trace_) out += l + "\n";
+  return out;
+}
+
+void ClusterSimulation::schedule(int64_t at, std::function<void()> fn) {
+  events_.push(Event{at, next_seq_++, std::move(fn)});
+}
+
+void ClusterSimulation::on_node(int i, uint64_t inc, std::function<void()> fn) {
+  if (!alive(i, inc)) return;
+  if (nodes_[i].paused_until > now_) {
+    // Stopped: it happens when the process runs again (in arrival order).
+    schedule(nodes_[i].paused_until, [this, i, inc, fn] { on_node(i, inc, fn); });
+    return;
+  }
+  fn();
+}
+
+int ClusterSimulation::index_of(const std::string& name) const {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].config.self == name) return static_cast<int>(i);
+  return -1;
+}
+
+void ClusterSimulation::carry_out(int i) {
+  Node& n = nodes_[i];
+  if (!n.up) return;
+  const std::string name = n.config.self;
+  const uint64_t inc = n.incarnation;
+  for (const MemberAction& a : n.member->take_actions()) {
+    switch (a.kind) {
+      case MemberAction::Kind::SendHeartbeat: {
+        const int to = index_of(a.node);
+        if (to < 0 || !link_ok_[i][to] || chance(faults_.loss)) break;
+        membership::Heartbeat hb = n.member->heartbeat();
+        schedule(now_ + 1 + rand_ms(faults_.max_net_delay_ms), [this, to, hb] {
+          if (!nodes_[to].up) return;
+          const uint64_t to_inc = nodes_[to].incarnation;
+          on_node(to, to_inc, [this, to, hb] {
+            nodes_[to].member->heartbeat_received(now_, hb);
+            carry_out(to);
+          });
+        });
+        break;
+      }
+      case MemberAction::Kind::AcquireLease:
+      case MemberAction::Kind::ReleaseLease: {
+        const bool acquire = a.kind == MemberAction::Kind::AcquireLease;
+        log(name + (acquire ? " acquire " : " release ") + std::to_string(a.volume));
+        int64_t at = std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
+        n.authority_free_at = at;
+        schedule(at, [this, i, inc, a, acquire, name] {
+          // A request already sent reaches the storage even if its sender is now stopped.
+          if (!alive(i, inc)) return;
+          LeaseAnswer answer;
+          membership::Lease& lease = authority_[a.volume];
+          if (!nodes_[i].san_ok) {
+            answer.verdict = LeaseVerdict::Unreachable;
+          } else if (!acquire) {
+            membership::apply_release(lease, name);
+            return;
+          } else if (!faults_.fencing) {
+            lease = {name, lease.epoch + 1, now_ + nodes_[i].config.lease_ms};
+            answer.verdict = LeaseVerdict::Granted;
+          } else {
+            bool ok = membership::apply_acquire(lease, name, now_, nodes_[i].config.lease_ms);
+            answer.verdict = ok ? LeaseVerdict::Granted : LeaseVerdict::HeldByOther;
+          }
+          if (!acquire) return;
+          answer.lease = lease;
+          schedule(now_ + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, a, answer] {
+            on_node(i, inc, [this, i, a, answer] {
+              nodes_[i].member->lease_answered(now_, a.volume, a.request, answer);
+              carry_out(i);
+            });
+          });
+        });
+        break;
+      }
+      case MemberAction::Kind::Serve: {
+        if (n.config.home.at(a.volume) != name) ++stats_.takeovers;
+        log(name + " serve " + std::to_string(a.volume));
+        schedule(now_ + rand_ms(faults_.max_open_ms), [this, i, inc, a] {
+          on_node(i, inc, [this, i, a] {
+            nodes_[i].member->volume_ready(now_, a.volume);
+            carry_out(i);
+          });
+        });
+        break;
+      }
+      case MemberAction::Kind::Unserve:
+        log(name + " unserve " + std::to_string(a.volume));
+        schedule(now_ + rand_ms(faults_.max_open_ms), [this, i, inc, a] {
+          on_node(i, inc, [this, i, a] {
+            bool was_closing = nodes_[i].member->may_serve(a.volume, now_);
+            nodes_[i].member->volume_closed(now_, a.volume);
+            if (was_closing && !nodes_[i].member->may_serve(a.volume, now_)) ++stats_.failbacks;
+            carry_out(i);
+          });
+        });
+        break;
+      case MemberAction::Kind::Route:
+        break;  // a forwarding hint: no effect on who owns what
+    }
+  }
+  if (violation_.empty()) violation_ = check_safety();
+}
+
+std::string ClusterSimulation::check_safety() const {
+  // Checked at the simulation's one true time: a paused node that still "trusts" a lease by its
+  // frozen view counts, because a request that reached it would be served.
+  std::map<uint32_t, std::string> trusted_by;
+  for (const Node& n : nodes_) {
+    if (!n.up) continue;
+    for (uint32_t v : n.member->candidates()) {
+      if (!n.member->may_serve(v, now_)) continue;
+      auto [it, first] = trusted_by.emplace(v, n.config.self);
+      if (!first)
+        return "SPLIT BRAIN: volume " + std::to_string(v) + " trusted by " + it->second +
+               " and " + n.config.self + " at t=" + std::to_string(now_);
+      if (!faults_.fencing) continue;
+      auto lease = authority_.find(v);
+      if (lease == authority_.end() || lease->second.holder != n.config.self ||
+          lease->second.expires_ms <= now_)
+        return n.config.self + " trusts a lease on volume " + std::to_string(v) +
+               " that the authority does not give it at t=" + std::to_string(now_);
+    }
+  }
+  return "";
+}
+
+void ClusterSimulation::crash(int i) {
+  log(nodes_[i].config.self + " CRASH");
+  ++stats_.crashes;
+  nodes_[i].up = false;
+  nodes_[i].paused_until = 0;
+  nodes_[i].member.reset();
+}
+
+void ClusterSimulation::kill(int i) {
+  if (nodes_[i].up) crash(i);
+  nodes_[i].killed = true;
+}
+
+void ClusterSimulation::restart(int i) {
+  Node& n = nodes_[i];
+  ++n.incarnation;
+  log(n.config.self + " RESTART incarnation " + std::to_string(n.incarnation));
+  n.up = true;
+  n.killed = false;
+  n.authority_free_at = now_;
+  n.member = std::make_unique<ClusterMember>(n.config, n.incarnation, now_);
+}
+
+void ClusterSimulation::inject_faults() {
+  const size_t count = nodes_.size();
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t j = 0; j < count; ++j) {
+      if (i == j || !chance(faults_.link_toggle)) continue;
+      link_ok_[i][j] = !link_ok_[i][j];
+      stats_.partitions += link_ok_[i][j] ? 0 : 1;
+      log(nodes_[i].config.self + "->" + nodes_[j].config.self +
+          (link_ok_[i][j] ? " link healed" : " LINK CUT"));
+    }
+    Node& n = nodes_[i];
+    if (chance(faults_.san_toggle)) {
+      n.san_ok = !n.san_ok;
+      stats_.san_cuts += n.san_ok ? 0 : 1;
+      log(n.config.self + (n.san_ok ? " san healed" : " SAN CUT"));
+    }
+    if (n.up && n.paused_until <= now_ && chance(faults_.pause)) {
+      n.paused_until = now_ + 1 + rand_ms(faults_.max_pause_ms);
+      ++stats_.pauses;
+      log(n.config.self + " PAUSED until " + std::to_string(n.paused_until));
+    }
+    if (n.killed) continue;
+    if (n.up ? chance(faults_.crash) : chance(faults_.restart)) n.up ? crash(i) : restart(i);
+  }
+}
+
+void ClusterSimulation::heal() {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (size_t j = 0; j < nodes_.size(); ++j) link_ok_[i][j] = true;
+    nodes_[i].san_ok = true;
+    nodes_[i].paused_until = std::min(nodes_[i].paused_until, now_);
+    if (!nodes_[i].up) restart(static_cast<int>(i));
+  }
+  log("HEAL");
+}
+
+std::string ClusterSimulation::run(int64_t ms, bool faults) {
+  const int64_t end = now_ + ms;
+  while (now_ < end && violation_.empty()) {
+    int64_t target = std::min(end, now_ + 1 + rand_ms(faults_.max_step_ms - 1));
+    while (!events_.empty() && events_.top().at <= target && violation_.empty()) {
+      Event ev = events_.top();
+      events_.pop();
+      now_ = std::max(now_, ev.at);
+      ev.fn();
+    }
+    now_ = target;
+    if (faults) inject_faults();
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node& n = nodes_[i];
+      if (!n.up || n.paused_until > now_) continue;
+      auto before = n.member->state();
+      n.member->tick(now_);
+      if (n.member->state() != before)
+        log(n.config.self + " state " + membership::member_state_name(n.member->state()));
+      carry_out(static_cast<int>(i));
+    }
+    if (violation_.empty()) violation_ = check_safety();
+  }
+  return violation_;
+}
+
+std::string ClusterSimulation::check_converged() const {
+  for (const auto& [v, home] : nodes_.front().config.home) {
+    for (const Node& n : nodes_) {
+      bool serves = n.up && n.member->serving(v, now_);
+      if (serves != (n.config.self == home))
+        return "volume " + std::to_string(v) + " (home " + home + ") is " + (serves ? "" : "not ") +
+               "served by " + n.config.self + " (state " +
+               (n.up ? membership::member_state_name(n.member->state()) : "down") + ")";
+    }
+  }
+  return "";
+}
+
+std::string ClusterSimulation::check_taken_over() const {
+  for (const auto& [v, home] : nodes_.front().config.home) {
+    const Node& h = nodes_[index_of(home)];
+    std::vector<std::string> servers;
+    for (const Node& n : nodes_)
+      if (n.up && n.member->serving(v, now_)) servers.push_back(n.config.self);
+    if (servers.size() != 1)
+      return "volume " + std::to_string(v) + " (home " + home + ") is served by " +
+             std::to_string(servers.size()) + " nodes";
+    if (h.up && servers[0] != home)
+      return "volume " + std::to_string(v) + " is served by " + servers[0] + ", not its live home";
+    if (!h.up && !nodes_[index_of(servers[0])].config.covers.count(home))
+      return "volume " + std::to_string(v) + " is served by " + servers[0] +
+             ", which does not cover " + home;
+  }
+  return "";
+}
+
+}  // namespace nasd::cluster::testing

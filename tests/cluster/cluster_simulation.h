@@ -1,0 +1,110 @@
+// TEST FIXTURE ONLY: a deterministic simulation of an N-node cluster (2 to 8 ClusterMembers)
+// against a simulated clock, network (delays, lost messages, one-way partitions between any two
+// nodes), lease authority (delays, per-node loss of the storage path, FIFO per node like the
+// real driver), volume opening, and processes that crash, restart, or pause (SIGSTOP: nothing
+// of theirs runs, their messages and storage answers wait, then everything arrives at once).
+// One seeded generator drives it all, so a failing run replays exactly from its seed. After
+// every event it checks: no volume is trusted by two nodes at once, and a node only trusts a
+// lease the authority really gave it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/membership/cluster_member.h"
+#include "cluster/membership/lease_authority.h"
+
+namespace nasd::cluster::testing {
+
+struct ClusterFaults {
+  double link_toggle = 0.0015;  // per step and ordered pair of nodes: cut or heal
+  double loss = 0.02;           // each message lost
+  double san_toggle = 0.001;    // per step and node
+  double crash = 0.0007;        // per step and live node
+  double restart = 0.01;        // per step and dead node
+  double pause = 0.0007;        // per step and live node: SIGSTOP for up to max_pause_ms
+  int64_t max_pause_ms = 8000;
+  int64_t max_step_ms = 40;
+  int64_t max_net_delay_ms = 60;
+  int64_t max_authority_delay_ms = 40;
+  int64_t max_open_ms = 300;
+  bool fencing = true;  // false: the authority grants everything (the checker must notice)
+};
+
+struct ClusterStats {
+  int takeovers = 0, failbacks = 0, crashes = 0, pauses = 0, partitions = 0, san_cuts = 0;
+};
+
+class ClusterSimulation {
+ public:
+  ClusterSimulation(uint64_t seed, ClusterFaults faults,
+                    std::vector<membership::ClusterMemberConfig> nodes, bool trace = false);
+
+  std::string run(int64_t ms, bool faults);
+  void heal();
+  // Kill node i for good (no restart until heal()).
+  void kill(int i);
+  // "" when every volume is served by exactly one node, its home node.
+  std::string check_converged() const;
+  // "" when every volume is served by exactly one live node, the home node when it is up, and
+  // otherwise a node that covers the home node.
+  std::string check_taken_over() const;
+
+  const ClusterStats& stats() const { return stats_; }
+  std::string trace() const;
+  int size() const { return static_cast<int>(nodes_.size()); }
+
+ private:
+  struct Node {
+    membership::ClusterMemberConfig config;
+    std::unique_ptr<membership::ClusterMember> member;
+    bool up = true;
+    bool killed = false;          // no random restart
+    int64_t paused_until = 0;     // SIGSTOPped until then
+    uint64_t incarnation = 1;
+    bool san_ok = true;
+    int64_t authority_free_at = 0;
+  };
+  struct Event {
+    int64_t at;
+    uint64_t seq;
+    std::function<void()> fn;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+
+  void schedule(int64_t at, std::function<void()> fn);
+  // Runs fn on node i as soon as it is not paused (now, or when it wakes).
+  void on_node(int i, uint64_t inc, std::function<void()> fn);
+  int64_t rand_ms(int64_t max) { return max <= 0 ? 0 : static_cast<int64_t>(rng_() % (max + 1)); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  int index_of(const std::string& name) const;
+  void carry_out(int i);
+  void inject_faults();
+  void crash(int i);
+  void restart(int i);
+  std::string check_safety() const;
+  void log(const std::string& line);
+  bool alive(int i, uint64_t inc) const { return nodes_[i].up && nodes_[i].incarnation == inc; }
+
+  std::mt19937_64 rng_;
+  const ClusterFaults faults_;
+  const bool tracing_;
+  int64_t now_ = 0;
+  uint64_t next_seq_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<std::vector<bool>> link_ok_;  // [from][to]
+  std::map<uint32_t, membership::Lease> authority_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::string violation_;
+  std::deque<std::string> trace_;
+  ClusterStats stats_;
+};
+
+}  // namespace nasd::cluster::testing
