@@ -1,19 +1,14 @@
 #include "fs/lfs/block_cache.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <set>
 
 namespace nasd::fs::lfs {
 
-CachedBlock::CachedBlock(uint64_t i, uint64_t k) : ino(i), key(k) {
-  data = static_cast<uint8_t*>(std::aligned_alloc(kBlockSize, kBlockSize));
-  if (!data) throw std::bad_alloc();
-  std::memset(data, 0, kBlockSize);
-}
+CachedBlock::CachedBlock(uint64_t i, uint64_t k, BlockPool* pool)
+    : ino(i), key(k), data(pool->acquire()), pool_(pool) {}
 
-CachedBlock::~CachedBlock() { std::free(data); }
+CachedBlock::~CachedBlock() { pool_->release(data); }
 
 BlockCache::~BlockCache() {
   lru_.clear();
@@ -32,8 +27,9 @@ CachedBlock* BlockCache::find(uint64_t ino, uint64_t key) {
   return b;
 }
 
-CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key) {
-  auto owned = std::make_unique<CachedBlock>(ino, key);
+CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
+  auto owned = std::make_unique<CachedBlock>(ino, key, &pool_);
+  if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);
   CachedBlock* b = owned.get();
   map_[{ino, key}] = std::move(owned);
   lru_.push_back(*b);

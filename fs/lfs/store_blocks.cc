@@ -46,7 +46,7 @@ Status Store::get_node(CachedInode* c, const NodeId& id, bool create, CachedBloc
   }
   if (sb_.segment_of(addr) >= sb_.nsegments) return Status::Io;  // corrupt pointer
   bcache_.count_miss();
-  CachedBlock* b = bcache_.insert(ino, key);
+  CachedBlock* b = bcache_.insert(ino, key, BlockCache::Fill::Uninitialized);
   if (!dev_->read(addr, 1, b->data)) {
     bcache_.erase(b);
     return Status::Io;
@@ -105,7 +105,7 @@ Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
     return Status::Ok;
   }
   bcache_.count_miss();
-  CachedBlock* b = bcache_.insert(c->inode.ino, lblk);
+  CachedBlock* b = bcache_.insert(c->inode.ino, lblk, BlockCache::Fill::Uninitialized);
   if (!dev_->read(addr, 1, b->data)) {
     bcache_.erase(b);
     return Status::Io;
@@ -126,7 +126,7 @@ Status Store::prefetch(CachedInode* c, uint64_t first, uint64_t count) {
     if (st != Status::Ok) return st;
     if (addr == kNoAddr) continue;
     if (sb_.segment_of(addr) >= sb_.nsegments) return Status::Io;
-    CachedBlock* b = bcache_.insert(c->inode.ino, lblk);
+    CachedBlock* b = bcache_.insert(c->inode.ino, lblk, BlockCache::Fill::Uninitialized);
     b->addr = addr;
     fresh.push_back(b);
     reads.push_back({addr, b->data});
@@ -147,7 +147,11 @@ Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, ui
     uint64_t addr;
     Status st = lookup_addr(c, lblk, &addr);
     if (st != Status::Ok) return st;
-    b = bcache_.insert(c->inode.ino, lblk);
+    // A block the caller overwrites in full needs neither zeroes nor its old contents.
+    const bool from_disk = addr != kNoAddr && !overwrite_all;
+    b = bcache_.insert(c->inode.ino, lblk,
+                       overwrite_all || from_disk ? BlockCache::Fill::Uninitialized
+                                                  : BlockCache::Fill::Zero);
     b->addr = addr;
     if (addr == kNoAddr) {
       b->fresh = true;

@@ -181,7 +181,7 @@ Status Store::relocate(const SummaryRecord& rec, uint64_t addr, const uint8_t* d
   }
   if (cur != addr) return Status::Ok;
   if (!b) {
-    b = bcache_.insert(rec.ino, key);
+    b = bcache_.insert(rec.ino, key, BlockCache::Fill::Uninitialized);
     std::memcpy(b->data, data, kBlockSize);
     b->addr = addr;
   }

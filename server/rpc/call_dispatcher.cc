@@ -103,11 +103,11 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
       result = DispatchResult{};
       result.accept = AcceptStat::SystemErr;
     }
-    const uint64_t reply_bytes = results.size();
+    const uint64_t reply_bytes = results.size() + result.tail.size();
+    const bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
     auto reply = std::make_shared<const EncodedReply>(
-        encode_dispatch_reply(call.xid, result, std::move(results)));
+        encode_dispatch_reply(call.xid, std::move(result), std::move(results)));
     if (drc_key) drc_->complete(*drc_key, reply);
-    bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
     stats_->record_call(call.prog, call.vers, call.proc, !ok,
                         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
                                                                               received),

@@ -155,11 +155,20 @@ EncodedReply encode_auth_error_reply(uint32_t xid, AuthStat why) {
   return reply;
 }
 
-EncodedReply encode_dispatch_reply(uint32_t xid, const DispatchResult& result,
+EncodedReply encode_dispatch_reply(uint32_t xid, DispatchResult result,
                                    std::vector<uint8_t> results) {
   if (result.kind == DispatchResult::AuthError) return encode_auth_error_reply(xid, result.auth);
-  return encode_accepted_reply(xid, result.accept, std::move(results), result.low_version,
-                               result.high_version);
+  if (result.accept != AcceptStat::Success || result.tail.empty())
+    return encode_accepted_reply(xid, result.accept, std::move(results), result.low_version,
+                                 result.high_version);
+  EncodedReply reply;
+  reply.body = std::move(results);
+  reply.tail = std::move(result.tail);
+  HeadWriter w(&reply);  // the record mark covers the tail too
+  w.u32(xid).u32(kMsgReply).u32(kMsgAccepted).u32(kAuthNone).u32(0).u32(
+      static_cast<uint32_t>(AcceptStat::Success));
+  w.finish();
+  return reply;
 }
 
 }  // namespace nasd::rpc

@@ -44,11 +44,14 @@ struct EncodedReply {
   std::array<uint8_t, 40> head{};
   uint32_t head_len = 0;  // including the record mark
   std::vector<uint8_t> body;
+  // Sent after `body` without having been copied into it (a READ's data, DispatchResult::tail).
+  // Only READ replies have one, and READ is not kept by the duplicate request cache.
+  std::vector<uint8_t> tail;
 
   std::span<const uint8_t> tcp_head() const { return {head.data(), head_len}; }
   std::span<const uint8_t> udp_head() const { return {head.data() + 4, head_len - 4}; }
-  size_t message_size() const { return head_len - 4 + body.size(); }  // without record mark
-  size_t tcp_size() const { return head_len + body.size(); }
+  size_t message_size() const { return head_len - 4 + body.size() + tail.size(); }  // no mark
+  size_t tcp_size() const { return head_len + body.size() + tail.size(); }
 };
 
 // MSG_ACCEPTED with an AUTH_NONE verifier. `results` is carried only for Success; the
@@ -60,7 +63,7 @@ EncodedReply encode_rpc_mismatch_reply(uint32_t xid);
 // MSG_DENIED / AUTH_ERROR.
 EncodedReply encode_auth_error_reply(uint32_t xid, AuthStat why);
 // The reply for what Service::dispatch returned.
-EncodedReply encode_dispatch_reply(uint32_t xid, const DispatchResult& result,
+EncodedReply encode_dispatch_reply(uint32_t xid, DispatchResult result,
                                    std::vector<uint8_t> results);
 
 }  // namespace nasd::rpc

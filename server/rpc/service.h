@@ -65,6 +65,9 @@ struct DispatchResult {
   AuthStat auth = AuthStat::Ok;
   // For ProgMismatch: the versions this program supports.
   uint32_t low_version = 0, high_version = 0;
+  // Bytes that follow `results` on the wire but are handed over as they are instead of being
+  // copied into them: a READ's data (already padded to four bytes). Sent only with Success.
+  std::vector<uint8_t> tail;
 };
 
 class Service {
@@ -92,7 +95,8 @@ class Service {
     (void)args;
     return true;
   }
-  // Decodes `args`, runs the procedure, and appends the XDR-encoded results to `results`.
+  // Decodes `args`, runs the procedure, and appends the XDR-encoded results to `results`
+  // (followed on the wire by the returned `tail`, when it has one).
   // Called concurrently from executor threads. `results` is only sent when the returned kind is
   // Accepted and the status Success.
   virtual DispatchResult dispatch(const CallContext& call, std::span<const uint8_t> args,

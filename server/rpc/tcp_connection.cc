@@ -96,8 +96,8 @@ void TcpConnection::arm_send() {
   size_t n = 0;
   size_t skip = front_offset_;
   for (const auto& reply : send_queue_) {
-    if (n + 2 > kMaxIov) break;
-    std::span<const uint8_t> parts[2] = {reply->tcp_head(), reply->body};
+    if (n + 3 > kMaxIov) break;
+    std::span<const uint8_t> parts[3] = {reply->tcp_head(), reply->body, reply->tail};
     for (auto part : parts) {
       if (skip >= part.size()) {
         skip -= part.size();

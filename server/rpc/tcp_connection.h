@@ -108,7 +108,7 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // Replies waiting to be written; the front one may be partly sent already.
   std::deque<CallDispatcher::Reply> send_queue_;
   size_t front_offset_ = 0;
-  static constexpr size_t kMaxIov = 64;  // up to 32 replies per sendmsg
+  static constexpr size_t kMaxIov = 64;  // up to 21 replies (head, body, tail) per sendmsg
   iovec iov_[kMaxIov]{};
   msghdr send_msg_{};
 };

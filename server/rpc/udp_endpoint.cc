@@ -15,7 +15,7 @@ struct UdpEndpoint::SendOp final : EventLoop::Completion {
   UdpEndpoint* endpoint = nullptr;
   CallDispatcher::Reply reply;
   sockaddr_storage to{};
-  iovec iov[2]{};
+  iovec iov[3]{};  // head, body, tail
   msghdr msg{};
 
   void on_complete(int result) override {
@@ -102,11 +102,13 @@ void UdpEndpoint::send(const CallOrigin& to, CallDispatcher::Reply reply) {
   op->to = to.peer;
   auto head = op->reply->udp_head();
   op->iov[0] = {const_cast<uint8_t*>(head.data()), head.size()};
-  op->iov[1] = {const_cast<uint8_t*>(op->reply->body.data()), op->reply->body.size()};
+  size_t n = 1;
+  for (const auto* part : {&op->reply->body, &op->reply->tail})
+    if (!part->empty()) op->iov[n++] = {const_cast<uint8_t*>(part->data()), part->size()};
   op->msg.msg_name = &op->to;
   op->msg.msg_namelen = to.peer_len;
   op->msg.msg_iov = op->iov;
-  op->msg.msg_iovlen = op->reply->body.empty() ? 1 : 2;
+  op->msg.msg_iovlen = n;
   if (loop_.sendmsg(fd_, &op->msg, 0, op.get())) {
     ++sends_pending_;
     op.release();  // deleted by its own completion

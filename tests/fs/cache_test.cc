@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 #include "fs/lfs/block_cache.h"
+#include "fs/lfs/block_pool.h"
 #include "fs/lfs/fsck.h"
 #include "tests/fs/test_volume.h"
 
@@ -26,6 +30,61 @@ TEST(BlockCache, EvictsLeastRecentlyUsedCleanBlocksOnly) {
   EXPECT_EQ(c.range(1, 0, 100).size(), 4u);
   c.mark_clean(dirty);
   EXPECT_EQ(c.dirty_count(), 0u);
+}
+
+TEST(BlockPool, ReusesReleasedBuffersWithoutGrowing) {
+  BlockPool pool(kBlockSize, 4);
+  uint8_t* a = pool.acquire();
+  uint8_t* b = pool.acquire();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % kBlockSize, 0u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(pool.in_use(), 2u);
+  pool.release(a);
+  EXPECT_EQ(pool.acquire(), a);  // the most recently freed (warmest) buffer comes back first
+  for (int round = 0; round < 1000; round++) {
+    std::vector<uint8_t*> got;
+    for (int i = 0; i < 4; i++) got.push_back(pool.acquire());
+    for (uint8_t* p : got) pool.release(p);
+  }
+  // 2 held + 4 per round never needs more than two slabs of four.
+  EXPECT_EQ(pool.slabs(), 2u);
+  EXPECT_EQ(pool.in_use(), 2u);
+  pool.release(a);
+  pool.release(b);
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(pool.free_count(), 8u);
+}
+
+TEST(BlockCache, EvictedBlocksGoBackToThePoolAndZeroFillStillZeroes) {
+  BlockCache c(2 * kBlockSize);
+  for (uint64_t k = 0; k < 64; k++) {
+    CachedBlock* b = c.insert(1, k, BlockCache::Fill::Uninitialized);
+    std::memset(b->data, 0xAB, kBlockSize);  // what a WRITE or a disk read leaves behind
+    c.trim();
+  }
+  EXPECT_LE(c.pool().in_use(), 2u);
+  EXPECT_LE(c.pool().slabs(), 1u);  // a stream of inserts recycles the evicted buffers
+  // A recycled buffer held 0xAB; a zero-filled insert must not show any of it.
+  CachedBlock* z = c.insert(2, 0);
+  for (uint32_t i = 0; i < kBlockSize; i++) ASSERT_EQ(z->data[i], 0) << "byte " << i;
+}
+
+// A buffer still referenced by a cached (here dirty, pinned) block must never be handed to
+// another block, however many blocks come and go around it.
+TEST(BlockCache, APinnedBlocksBufferIsNeverReusedWhileReferenced) {
+  BlockCache c(4 * kBlockSize);
+  CachedBlock* pinned = c.insert(7, 0, BlockCache::Fill::Uninitialized);
+  std::memset(pinned->data, 0x11, kBlockSize);
+  c.mark_dirty(pinned);
+  const uint8_t* held = pinned->data;
+  for (uint64_t k = 1; k < 2000; k++) {
+    CachedBlock* b = c.insert(8, k, BlockCache::Fill::Uninitialized);
+    ASSERT_NE(b->data, held) << "block " << k << " got a buffer that is still in use";
+    std::memset(b->data, 0xEE, kBlockSize);
+    if (k % 3 == 0) c.erase(b);
+    c.trim();
+  }
+  for (uint32_t i = 0; i < kBlockSize; i++) ASSERT_EQ(pinned->data[i], 0x11) << "byte " << i;
 }
 
 TEST(CacheBudget, ReadingMoreThanTheBudgetStaysWithinIt) {

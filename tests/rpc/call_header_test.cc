@@ -173,6 +173,37 @@ TEST(ReplyEncoding, SuccessCarriesResultsAndRecordMark) {
   EXPECT_EQ(r.message_size(), tcp.size() - 4);
 }
 
+TEST(ReplyEncoding, TailIsSentFromItsOwnBufferAndCountedInTheRecordMark) {
+  DispatchResult result;
+  result.tail.assign(64 << 10, 0x5a);  // a READ's data
+  const uint8_t* data = result.tail.data();
+  EncodedReply r = encode_dispatch_reply(11, std::move(result), {0, 0, 0, 0, 0, 1, 0, 0});
+  // Zero-copy: the reply owns the very buffer the procedure filled (no copy into the results).
+  EXPECT_EQ(r.tail.data(), data);
+  EXPECT_EQ(r.tail.size(), size_t{64} << 10);
+  std::vector<uint8_t> tcp(r.tcp_head().begin(), r.tcp_head().end());
+  tcp.insert(tcp.end(), r.body.begin(), r.body.end());
+  tcp.insert(tcp.end(), r.tail.begin(), r.tail.end());
+  EXPECT_EQ(testing::read_u32(tcp, 0), 0x80000000u | (tcp.size() - 4));
+  EXPECT_EQ(r.tcp_size(), tcp.size());
+  auto p = parse_reply({tcp.data() + 4, tcp.size() - 4});
+  ASSERT_TRUE(p.ok);
+  EXPECT_EQ(p.xid, 11u);
+  EXPECT_EQ(p.accept_stat, 0u);
+  ASSERT_EQ(p.results.size(), 8u + (64 << 10));
+  EXPECT_EQ(p.results.back(), 0x5a);
+}
+
+TEST(ReplyEncoding, AFailedCallDropsItsTail) {
+  DispatchResult result;
+  result.accept = AcceptStat::SystemErr;
+  result.tail.assign(16, 1);
+  EncodedReply r = encode_dispatch_reply(12, std::move(result), {1, 2, 3, 4});
+  EXPECT_TRUE(r.body.empty());
+  EXPECT_TRUE(r.tail.empty());
+  EXPECT_EQ(parse_reply(r.udp_head()).accept_stat, 5u);
+}
+
 TEST(ReplyEncoding, ErrorsCarryNoResults) {
   EncodedReply r = encode_accepted_reply(9, AcceptStat::GarbageArgs, {1, 2, 3, 4});
   EXPECT_TRUE(r.body.empty());

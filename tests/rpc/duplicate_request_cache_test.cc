@@ -58,6 +58,19 @@ TEST(DuplicateRequestCache, KeyDistinguishesEveryField) {
   for (const auto& k : others) EXPECT_EQ(drc.begin(k).state, State::New);
 }
 
+// The key hashes a WRITE's head (handle, offset, count, stable) and its length, not its whole
+// payload: a retransmission still matches, a new call that reuses the xid still does not.
+TEST(DuplicateRequestCache, KeyOfALargeWriteUsesItsHeadAndLength) {
+  std::vector<uint8_t> write(1 << 20, 0x33);
+  const auto c = call_from("10.0.0.1", 800, 42, 7);
+  EXPECT_EQ(DrcKey::make(c, write), DrcKey::make(c, std::vector<uint8_t>(write)));
+  std::vector<uint8_t> other_offset = write;
+  other_offset[40] ^= 1;
+  EXPECT_FALSE(DrcKey::make(c, write) == DrcKey::make(c, other_offset));
+  std::vector<uint8_t> shorter(write.begin(), write.end() - 4);
+  EXPECT_FALSE(DrcKey::make(c, write) == DrcKey::make(c, shorter));
+}
+
 TEST(DuplicateRequestCache, CompletedEntriesExpire) {
   DuplicateRequestCache::Options o;
   o.ttl = std::chrono::seconds(10);

@@ -61,11 +61,19 @@ rpc::DispatchResult proc_read(Nfs3Call& call) {
     ok.file_attributes = to_post_op(attr);
     ok.count = static_cast<count3>(data.size());
     ok.eof = eof;
-    ok.data.data_len = static_cast<u_int>(data.size());
-    ok.data.data_val = reinterpret_cast<char*>(data.data());
-  } else {
-    res.READ3res_u.resfail.file_attributes = to_post_op(attr);
+    // The data is the last item of the reply: encode everything before it with an empty
+    // opaque, put the real length in the opaque's length word, and hand the data itself to
+    // the transport as the reply's tail (sent from this buffer, never copied into the results).
+    ok.data.data_len = 0;
+    ok.data.data_val = nullptr;
+    rpc::DispatchResult r = call.reply(xdr_READ3res, res);
+    if (r.accept != rpc::AcceptStat::Success) return r;
+    call.patch_last_word(static_cast<uint32_t>(data.size()));
+    data.resize((data.size() + 3) & ~size_t{3}, 0);  // XDR pads opaque data to four bytes
+    r.tail = std::move(data);
+    return r;
   }
+  res.READ3res_u.resfail.file_attributes = to_post_op(attr);
   return call.reply(xdr_READ3res, res);
 }
 

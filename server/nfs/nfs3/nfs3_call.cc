@@ -41,6 +41,14 @@ rpc::DispatchResult Nfs3Call::reply_with(xdrproc_t routine, const void* res) {
   return r;
 }
 
+void Nfs3Call::patch_last_word(uint32_t value) {
+  uint8_t* end = results_->data() + results_->size();
+  end[-4] = static_cast<uint8_t>(value >> 24);
+  end[-3] = static_cast<uint8_t>(value >> 16);
+  end[-2] = static_cast<uint8_t>(value >> 8);
+  end[-1] = static_cast<uint8_t>(value);
+}
+
 rpc::DispatchResult Nfs3Call::garbage_args() {
   rpc::DispatchResult r;
   r.accept = rpc::AcceptStat::GarbageArgs;

@@ -82,6 +82,10 @@ class Nfs3Call {
     return reply_with(xdr::as_proc(routine), &res);
   }
   rpc::DispatchResult reply_with(xdrproc_t routine, const void* res);
+  // Overwrites the last four bytes of the encoded results with `value` (big-endian): the length
+  // word of a trailing opaque whose bytes travel as DispatchResult::tail. Precondition: a
+  // successful reply() whose encoding ends with that (empty) opaque's length word.
+  void patch_last_word(uint32_t value);
   static rpc::DispatchResult garbage_args();
 
  private:
