@@ -85,7 +85,7 @@ TEST(ForgedJournalField, HasNoEffectOverTheInterconnect) {
   EXPECT_TRUE(fs_target->applied_seqs().empty()) << "a forged call reached the file system";
   EXPECT_EQ(journal->stats().appends, 0u) << "a forged call was journalled";
 
-  RemoteVolume remote(kVolume, client, RemoteVolumeOptions{2s, 1s});
+  RemoteVolume remote(kVolume, client, RemoteVolumeOptions{2s, 1s, 8, nullptr});
   fs::InodeId made;
   std::optional<fs::Attr> attr;
   fs::Wcc wcc;

@@ -45,7 +45,7 @@ class RemoteVolumeTest : public ::testing::Test {
     client_ = std::make_shared<PeerClient>(o);
     client_->start();
     ASSERT_TRUE(client_->wait_connected(5s)) << client_->last_error();
-    remote_ = std::make_unique<RemoteVolume>(kVolume, client_, RemoteVolumeOptions{2s, 1s});
+    remote_ = std::make_unique<RemoteVolume>(kVolume, client_, RemoteVolumeOptions{2s, 1s, 8, nullptr});
   }
   void TearDown() override {
     client_->stop();
@@ -225,7 +225,7 @@ TEST_F(RemoteVolumeTest, VolumeTheOwnerDoesNotHaveIsStale) {
 
 TEST_F(RemoteVolumeTest, SlowOwnerGivesJukebox) {
   served_.set_delay(600ms);
-  RemoteVolume impatient(kVolume, client_, RemoteVolumeOptions{100ms, 100ms});
+  RemoteVolume impatient(kVolume, client_, RemoteVolumeOptions{100ms, 100ms, 8, nullptr});
   fs::Attr attr;
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(impatient.getattr(ctx_, a_, &attr), fs::Status::Jukebox);

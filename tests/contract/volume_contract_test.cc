@@ -126,7 +126,7 @@ struct RemoteOverLoopbackEnv {
     client->start();
     EXPECT_TRUE(client->wait_connected(5s)) << client->last_error();
     volume = std::make_unique<interconnect::RemoteVolume>(kVolumeId, client,
-                                                          interconnect::RemoteVolumeOptions{5s, 1s});
+                                                          interconnect::RemoteVolumeOptions{5s, 1s, 8, nullptr});
   }
   ~RemoteOverLoopbackEnv() {
     client->stop();
