@@ -90,6 +90,13 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   std::shared_ptr<fs::Volume> served = lfs;
   if (journal_) {
     h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
+    h.journaled->save_window_before_trims(
+        [path = h.replies_file, name = h.name](const std::vector<std::vector<uint8_t>>& window) {
+          std::string error;
+          if (!nvram::save_reply_window(path, window, &error))
+            util::log("cluster").warn("volume " + name + ": saving its recent replies failed (" +
+                                      error + "); a crash now would forget them");
+        });
     util::log("cluster").info(what + ": " +
                               describe(h.journaled->recover(replies_.get(), carried)));
     served = h.journaled;

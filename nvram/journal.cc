@@ -129,9 +129,15 @@ void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
   if (it == targets_.end() || (target && it->second.get() != target)) return;
   dropped = std::move(it->second);
   targets_.erase(it);
+  before_trim_.erase(volume);
   // What the file system made durable stays trimmable; anything newer is kept for whoever
   // opens the volume next (this node after a failback, or its replay after a crash).
   retired_[volume] = dropped->durable_seq();
+}
+
+void Journal::set_before_trim(uint32_t volume, std::function<void()> hook) {
+  std::lock_guard lk(targets_mu_);
+  before_trim_[volume] = std::move(hook);
 }
 
 std::vector<RecordView> Journal::recovered(uint32_t volume) const {
@@ -430,9 +436,11 @@ void Journal::flush_targets_and_trim() {
   // trimmed once the fs has them (trimming never passes the commit marker).
   commit_complete();
   std::vector<std::pair<uint32_t, std::shared_ptr<fs::JournalTarget>>> targets;
+  std::map<uint32_t, std::function<void()>> before_trim;
   {
     std::lock_guard lk(targets_mu_);
     targets.assign(targets_.begin(), targets_.end());
+    before_trim = before_trim_;
   }
   for (auto& [vol, target] : targets) {
     const auto t0 = Clock::now();
@@ -449,6 +457,9 @@ void Journal::flush_targets_and_trim() {
     if (st == fs::Status::Ok && stuck_.erase(vol))
       util::log("nvram").info("volume " + std::to_string(vol) + " flushes again");
   }
+  // Before the trim below may drop records whose state must outlive them (hooks run without
+  // the journal's locks).
+  for (auto& [vol, hook] : before_trim) hook();
   // Each round carries what fits and trims past it, which frees room for the next.
   for (int round = 0; round < 8; ++round) {
     uint64_t carried_before, head_before;

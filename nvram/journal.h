@@ -26,6 +26,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,11 @@ class Journal : private Mirror::Listener {
   // Given `target`, only if it is still the one attached (a reopened volume replaced it).
   // Records the file system made durable stay trimmable after the detach.
   void detach(uint32_t volume, const fs::JournalTarget* target = nullptr);
+  // Runs `hook` on the write-behind thread after `volume`'s file system flushed, before the
+  // trim that may drop the volume's records (the latest call wins; detach clears it). For what
+  // must outlive the records, as the reply window (JournalVolume::save_window_before_trims).
+  // The hook must not wait for this journal (it runs inside its flush).
+  void set_before_trim(uint32_t volume, std::function<void()> hook);
   // The volume's records found at open, in sequence order; dropped by release_recovered().
   std::vector<RecordView> recovered(uint32_t volume) const;
   uint64_t max_recovered_seq(uint32_t volume) const;
@@ -160,6 +166,7 @@ class Journal : private Mirror::Listener {
   // Volumes (guarded by targets_mu_; never held together with mu_).
   mutable std::mutex targets_mu_;
   std::map<uint32_t, std::shared_ptr<fs::JournalTarget>> targets_;
+  std::map<uint32_t, std::function<void()>> before_trim_;  // (guarded by targets_mu_)
   std::map<uint32_t, uint64_t> retired_;  // detached volume -> its durable seq at the detach
   std::map<uint32_t, std::vector<RecordView>> recovered_;
   std::map<uint32_t, uint64_t> max_recovered_seq_;

@@ -23,13 +23,34 @@ JournalVolume::JournalVolume(std::shared_ptr<Journal> journal,
 JournalVolume::~JournalVolume() { journal_->detach(id_, target_.get()); }
 
 void JournalVolume::remember_reply(std::vector<uint8_t> payload) {
-  reply_window_.push_back(std::move(payload));
-  while (reply_window_.size() > kReplyWindow) reply_window_.pop_front();
+  std::lock_guard lk(window_->mu);
+  window_->entries.push_back(std::move(payload));
+  while (window_->entries.size() > kReplyWindow) window_->entries.pop_front();
+  ++window_->changes;
 }
 
 std::vector<std::vector<uint8_t>> JournalVolume::reply_window() const {
-  std::lock_guard lk(mutation_mu_);
-  return {reply_window_.begin(), reply_window_.end()};
+  std::lock_guard lk(window_->mu);
+  return {window_->entries.begin(), window_->entries.end()};
+}
+
+void JournalVolume::ReplyWindow::save_if_changed() {
+  std::lock_guard save_lock(save_mu);
+  std::vector<std::vector<uint8_t>> copy;
+  uint64_t at;
+  {
+    std::lock_guard lk(mu);
+    if (changes == saved || !saver) return;
+    copy.assign(entries.begin(), entries.end());
+    at = changes;
+  }
+  saver(copy);
+  saved = at;
+}
+
+void JournalVolume::save_window_before_trims(WindowSaver saver) {
+  window_->saver = std::move(saver);
+  journal_->set_before_trim(id_, [window = window_] { window->save_if_changed(); });
 }
 
 ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
@@ -64,6 +85,7 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
              std::to_string(rep.durable_seq_after));
   }
   journal_->release_recovered(id_, rep.applied, rep.failed);
+  window_->save_if_changed();  // the trim below drops the records the window was seeded from
   journal_->trim();
   accepting_ = true;
   return rep;

@@ -77,6 +77,14 @@ class JournalVolume : public fs::WrappedVolume {
   static constexpr size_t kReplyWindow = 1024;
   std::vector<std::vector<uint8_t>> reply_window() const;
 
+  // Saves the reply window (the node writes it to the volume's .replies file) whenever it
+  // changed, before the journal may trim the records of its calls: at the end of recover() and
+  // after every flush of the journal's write-behind. Without it a crash after a routine trim
+  // would forget the replies of calls no longer in NVRAM, and their retransmissions would run
+  // again. Set before recover(); `saver` runs on the journal's write-behind thread.
+  using WindowSaver = std::function<void(const std::vector<std::vector<uint8_t>>&)>;
+  void save_window_before_trims(WindowSaver saver);
+
   // Refuses every further mutation (NFS3ERR_JUKEBOX) and returns once none is running on the
   // fs. Everything executed is then in the fs's memory, so a flush after seal() makes the whole
   // history durable without the records: the clean hand-over of a failback or planned failover.
@@ -139,7 +147,17 @@ class JournalVolume : public fs::WrappedVolume {
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
   uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
-  std::deque<std::vector<uint8_t>> reply_window_;  // guarded by mutation_mu_
+  // The reply window, shared with the journal's before-trim hook (which may outlive this).
+  struct ReplyWindow {
+    std::mutex mu;
+    std::deque<std::vector<uint8_t>> entries;  // guarded by mu
+    uint64_t changes = 0;                      // guarded by mu
+    std::mutex save_mu;                        // one save at a time
+    uint64_t saved = 0;                        // guarded by save_mu: `changes` last saved
+    WindowSaver saver;                         // set once, before recover()
+    void save_if_changed();
+  };
+  std::shared_ptr<ReplyWindow> window_ = std::make_shared<ReplyWindow>();
 };
 
 }  // namespace nasd::nvram

@@ -1,6 +1,9 @@
 // The duplicate request cache: a retransmitted non-idempotent call (same xid, same client)
 // must get the original reply, not a second execution. Without a DRC, a retried GUARDED
 // CREATE answers EXIST and a retried REMOVE answers NOENT.
+#include <chrono>
+#include <thread>
+
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/raw_rpc.h"
 #include "tests/e2e/xdr_buffer.h"
@@ -149,6 +152,20 @@ TEST_F(DrcAcrossRestartTest, RetransmissionsAfterKill9AndRestartGetTheOriginalRe
   reconnect();
   expect_original_replies(sock, sent);
   expect_executed_once("k9");
+}
+
+// The journal's write-behind flushes and trims every flush_interval (5 s by default): after that
+// the records are gone from NVRAM, and only the reply window saved before the trim still has
+// the replies when the node is killed.
+TEST_F(DrcAcrossRestartTest, RetransmissionsAfterARoutineTrimAndKill9GetTheOriginalReplies) {
+  raw::UdpConnection sock(server().nfs_port());
+  std::vector<Sent> sent = send_all(sock, "trimmed");
+  std::this_thread::sleep_for(std::chrono::seconds(12));  // two write-behind rounds at least
+  server().kill9();
+  server().start();
+  reconnect();
+  expect_original_replies(sock, sent);
+  expect_executed_once("trimmed");
 }
 
 TEST_F(DrcAcrossRestartTest, RetransmissionsAfterACleanRestartGetTheOriginalReplies) {

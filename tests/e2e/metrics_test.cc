@@ -132,7 +132,7 @@ TEST_F(MetricsTest, ActionsNeedALoginAndTheSessionsCsrfToken) {
   HttpReply action = http_request(port, "POST", "/api/action",
                                   {marker, form, session, "X-CSRF-Token: " + csrf}, "action=failover");
   EXPECT_EQ(action.status, 400);
-  EXPECT_NE(action.body.find("not one of an HA pair"), std::string::npos) << action.body;
+  EXPECT_NE(action.body.find("not one of a failover cluster"), std::string::npos) << action.body;
   EXPECT_EQ(http_request(port, "POST", "/api/action", {marker, form, session, "X-CSRF-Token: " + csrf},
                          "action=reboot").status, 400);
 
