@@ -56,7 +56,9 @@ wait
 kill -CONT "$bpid"
 bpid=
 echo "local reads of v0 through a in 3 s: $before before the pause, $during during it"
-(( during * 2 >= before )) || fail "node a's own volume slowed down: $during reads during the pause against $before before"
+# Loose on purpose (a quarter): the machine is shared with other tests, so the pace swings; the
+# fault this catches (local calls stuck behind forwarded ones) showed 0.03 of the pace before.
+(( during * 4 >= before )) || fail "node a's own volume slowed down: $during reads during the pause against $before before"
 slowest=0
 for f in "$dir"/forwarded-*.out; do
   read -r rc took <"$f"
