@@ -116,13 +116,11 @@ VirtualServer& Failover::server_of(uint32_t id) {
 }
 
 void Failover::open_volume(uint32_t id) {
-  ServedBounds& bounds = *bounds_.at(id);
-  bounds.last_served_ms.store(0);
   membership::Lease lease;
   std::string lease_error;
-  bounds.epoch = leases_->inspect(id, &lease, &lease_error) && lease.holder == w_.self ? lease.epoch : 0;
   // Before the open: the roll-forward and the replay write to the volume already.
-  if (w_.serving_log) w_.serving_log->started(section_of(id).name(), bounds.epoch);
+  bounds_.at(id)->write_start(w_.serving_log, section_of(id).name(),
+                              leases_->inspect(id, &lease, &lease_error) && lease.holder == w_.self ? lease.epoch : 0);
   milliseconds backoff(500);
   while (!try_open(id)) {
     std::unique_lock lock(stop_mu_);
@@ -195,7 +193,7 @@ void Failover::bind_address_of(uint32_t id) {
     std::lock_guard lock(served_mu_);
     served_.insert(id);
   }
-  if (w_.serving_log) w_.serving_log->ready(section_of(id).name(), bounds_.at(id)->epoch);
+  bounds_.at(id)->write_ready(w_.serving_log, section_of(id).name());
   // The partner may still be closing the address (failback), or hang on to it (a hung node):
   // it is claimed until it can be bound.
   server_of(id).claim();

@@ -75,6 +75,12 @@ void ServedBounds::trusted_until(std::chrono::steady_clock::time_point until) {
   }
 }
 
+void ServedBounds::write_start(ServingLog* log, const std::string& volume, uint64_t lease_epoch) {
+  last_served_ms.store(0);
+  epoch = lease_epoch;
+  if (log) log->started(volume, epoch);
+}
+
 void ServedBounds::write_stop(ServingLog* log, const std::string& volume) {
   const int64_t trusted = trusted_until_ms.exchange(0), served = last_served_ms.exchange(0);
   if (log) log->stopped(volume, epoch, trusted, served);

@@ -75,6 +75,12 @@ struct ServedBounds {
   void trusted_until(std::chrono::steady_clock::time_point until);
   // A call or a write passed the lease check now.
   void served_now() { last_served_ms.store(ServingLog::now_ms(), std::memory_order_relaxed); }
+  // The start line for `volume` under the lease of `lease_epoch` (0: none), from a clean slate.
+  void write_start(ServingLog* log, const std::string& volume, uint64_t lease_epoch);
+  // The ready line: opened and routed here.
+  void write_ready(ServingLog* log, const std::string& volume) const {
+    if (log) log->ready(volume, epoch);
+  }
   // The stop line for `volume` (and a fresh start: both bounds back to none).
   void write_stop(ServingLog* log, const std::string& volume);
 };
