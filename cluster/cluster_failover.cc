@@ -238,7 +238,8 @@ std::string ClusterFailover::status() const {
   const ClusterOptions& c = *w_.cluster;
   const auto alive = membership_->peers_alive();
   out << "node " << w_.self << ": " << membership_->status()
-      << (membership_->standby() ? " (planned failover: its volumes handed over)" : "") << "\n";
+      << (membership_->standby() ? " (standby: planned failover, its volumes handed over)" : "")
+      << "\n";
   const int64_t now = leases_->now_ms();  // the clock the leases' expiry is on
   for (const MemberOptions& m : c.members) {
     out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
@@ -255,10 +256,10 @@ std::string ClusterFailover::status() const {
     for (const EvsOptions& e : c.evs) {
       if (e.node != m.name) continue;
       out << "  evs " << e.name << " " << e.listen << " nfs " << e.nfs_port << " mount "
-          << e.mount_port;
+          << e.mount_port << (e.is_node_address ? " (" + e.node + "'s own address)" : "");
       auto vs = evs_servers_.find(e.name);
-      if (vs != evs_servers_.end() && vs->second->bound()) out << " (served here)";
-      out << "\n";
+      out << (vs != evs_servers_.end() && vs->second->bound() ? ": served here" : ": not here")
+          << "\n";
       for (const std::string& name : e.volumes) {
         uint32_t id = 0;
         for (const auto& [vid, s] : sections_)
@@ -286,8 +287,8 @@ std::string ClusterFailover::status() const {
   return out.str();
 }
 
-Failover::Report ClusterFailover::report() const {
-  Failover::Report r;
+ClusterFailover::Report ClusterFailover::report() const {
+  Report r;
   r.membership = membership_->status();
   r.standby = membership_->standby();
   for (const EvsOptions& e : w_.cluster->evs) {
