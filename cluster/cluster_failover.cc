@@ -38,9 +38,18 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
     const std::string& node = self.covers[k];
     nvram::MirrorServerOptions mo = w_.mirror_server;
     mo.primary = node;
-    mirrors_[node] = std::make_unique<PartnerMirror>(
-        w_.data_dir + "/mirror-" + node + ".img", w_.mirror_mode, self.mirror_host,
-        static_cast<uint16_t>(self.mirror_port + k), mo);
+    const std::string image = w_.data_dir + "/mirror-" + node + ".img";
+    // A pair node's copy from before the pair ran as a ring of two keeps its records: a
+    // takeover right after the upgrade still replays them.
+    const std::string pair_image = w_.data_dir + "/partner-nvram.img";
+    std::error_code ec;
+    if (self.covers.size() == 1 && std::filesystem::exists(pair_image, ec) &&
+        !std::filesystem::exists(image, ec)) {
+      std::filesystem::rename(pair_image, image, ec);
+      if (!ec) util::log("cluster").info("partner-nvram.img is now " + image);
+    }
+    mirrors_[node] = std::make_unique<PartnerMirror>(image, w_.mirror_mode, self.mirror_host,
+                                                     static_cast<uint16_t>(self.mirror_port + k), mo);
   }
   // The EVSes this node may serve: its own and those of the nodes it covers.
   for (const EvsOptions& e : c.evs) {
