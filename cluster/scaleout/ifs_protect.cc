@@ -2,6 +2,7 @@
 // (ProtectionJob driven here, GroupIo::repair_group doing the work), the status for the admin,
 // and fsck over the catalog.
 #include <chrono>
+#include <future>
 #include <sstream>
 
 #include "cluster/scaleout/ifs_volume.h"
@@ -10,6 +11,8 @@
 namespace nasd::scaleout {
 
 namespace {
+
+constexpr size_t kCommitsPerCheckpoint = 256;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -127,6 +130,23 @@ void IfsVolume::run_pass(const Topology& topology) {
   std::map<ExtentId, uint64_t> expected;  // the version each extent's task started from
   for (const GroupRecord& r : records) expected[ExtentId{r.file, r.offset}] = r.version;
   std::vector<JobTask> tasks;
+  // Commits are checkpointed in batches: the old units of a batch are deleted only once a
+  // checkpoint that references the new ones has landed.
+  std::vector<UnitRef> drops;
+  size_t commits = 0;
+  auto checkpoint_and_drop = [&]() -> bool {
+    if (commits == 0 && drops.empty()) return true;
+    if (flush(&durable) != fs::Status::Ok) {
+      std::lock_guard lock(mu_);
+      garbage_.push_back(Garbage{std::move(drops), snapshots_});  // after a later checkpoint
+      drops.clear();
+      return false;
+    }
+    for (const UnitRef& u : drops) cluster_->units()->remove(u.place, u.key);
+    drops.clear();
+    commits = 0;
+    return true;
+  };
   size_t rounds = 0;
   const size_t max_rounds = records.size() * 8 + 64;
   util::log("ifs").info("volume " + options_.name + ": protection pass " + std::to_string(job_epoch) +
@@ -158,43 +178,49 @@ void IfsVolume::run_pass(const Topology& topology) {
             if (!installed) for (const GroupRecord& r : a.records) throw_away(r, 0);
           }
           for (const GroupRecord& r : a.records) expected[ExtentId{r.file, r.offset}] = r.version;
-          // Persisted before the DropUnits that follow may delete the old units.
-          if (installed && flush(&durable) != fs::Status::Ok) {
-            util::log("ifs").error("volume " + options_.name + ": protection pass stopped: no checkpoint");
-            return;
-          }
+          commits += installed ? 1 : 0;
           break;
         }
-        case JobAction::Kind::DropUnits: {
-          std::lock_guard lock(mu_);
-          garbage_.push_back(Garbage{a.units, snapshots_});
+        case JobAction::Kind::DropUnits:
+          // Held until a checkpoint holds the commits before them (checkpoint_and_drop).
+          drops.insert(drops.end(), a.units.begin(), a.units.end());
           break;
-        }
       }
     }
     {
       std::lock_guard lock(status_mu_);
       job_progress_ = job.progress();
     }
+    if (commits >= kCommitsPerCheckpoint && !checkpoint_and_drop()) {
+      util::log("ifs").error("volume " + options_.name + ": protection pass stopped: no checkpoint");
+      break;
+    }
     if (tasks.empty()) break;
     {
       std::lock_guard lock(stop_mu_);
       if (stopping_) break;
     }
-    JobTask t = std::move(tasks.front());
-    tasks.erase(tasks.begin());
-    TaskResult result;
-    result.task = t.id;
-    result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
-                                 &result.replacement, &result.units_rebuilt, &result.error);
-    job.task_done(now_ms(), result);
+    // A few groups at a time (each group's units are read and written in parallel already).
+    const size_t batch = std::min<size_t>(tasks.size(), 4);
+    std::vector<std::future<TaskResult>> running;
+    for (size_t i = 0; i < batch; i++) {
+      running.push_back(std::async(std::launch::async, [this, &topology, t = tasks[i]] {
+        TaskResult result;
+        result.task = t.id;
+        result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
+                                     &result.replacement, &result.units_rebuilt, &result.error);
+        return result;
+      }));
+    }
+    tasks.erase(tasks.begin(), tasks.begin() + static_cast<long>(batch));
+    for (auto& f : running) job.task_done(now_ms(), f.get());
   }
+  checkpoint_and_drop();
   {
     std::lock_guard lock(status_mu_);
     job_progress_ = job.progress();
     ++passes_;
   }
-  flush(&durable);  // lets the dropped units go
   const JobProgress p = job.progress();
   util::log("ifs").info("volume " + options_.name + ": protection pass " + std::to_string(job_epoch) +
                         " done: " + std::to_string(p.done) + "/" + std::to_string(p.total) +
