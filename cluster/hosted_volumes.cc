@@ -125,6 +125,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
                               describe(h.journaled->recover(replies_.get(), carried)));
     served = h.journaled;
   }
+  if (ifs) ifs->start_protection();
   std::lock_guard lock(mu_);
   if (open_.count(volume_id)) {
     abandon();

@@ -65,7 +65,11 @@ IfsVolume::IfsVolume(IfsOptions options, IfsCluster* cluster, IfsState state, ui
       verifier_(random_verifier()), live_(std::move(state)) {
   generation_ = generation;
   durable_seq_ = live_.applied_seq;
-  protector_ = std::thread([this] { protect_loop(); });
+}
+
+void IfsVolume::start_protection() {
+  std::lock_guard lock(stop_mu_);
+  if (!protector_.joinable() && !stopping_) protector_ = std::thread([this] { protect_loop(); });
 }
 
 IfsVolume::~IfsVolume() { abandon(); }

@@ -78,6 +78,9 @@ class IfsVolume : public fs::JournalTarget {
   // The lease is lost: stop, write nothing more.
   void abandon();
 
+  // Starts the protection thread; the node calls it once the journal's replay is done (a pass
+  // during the replay would compete with it for the drives and checkpoint half-replayed state).
+  void start_protection();
   ProtectionStatus protection();
   // Runs one protection pass now (tests, the admin's "repair now"); returns when it ended.
   void reprotect_now();
