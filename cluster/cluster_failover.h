@@ -11,6 +11,13 @@
 // standby (the k-th covered node on mirror_listen's port + k).
 // The node's own address ([node] listen) is not an EVS: it never moves, and serves every volume
 // of the cluster (forwarding) for as long as the node runs.
+//
+// Planned moves (`nasd-admin evs move EVS NODE`, `volume move VOLUME EVS`): the designated node
+// of every EVS and the EVS of every volume are kept at the lease authority
+// (membership/placement.h); a move is proposed there, the node serving each volume closes it
+// cleanly and hands it over under its lease, and the new node opens it with nothing to replay.
+// Any node may therefore serve any EVS: every EVS's virtual server exists on every node, bound
+// while a volume of that EVS is served here.
 #pragma once
 
 #include <atomic>
@@ -20,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +36,7 @@
 #include "cluster/failover.h"
 #include "cluster/serving_log.h"
 #include "cluster/hosted_volumes.h"
+#include "cluster/membership/placement.h"
 #include "cluster/partner_mirror.h"
 #include "cluster/virtual_server.h"
 #include "nvram/mirror_server.h"
@@ -42,6 +51,7 @@ class InterconnectServer;
 namespace nasd::membership {
 class LeaseAuthority;
 class ClusterMembershipService;
+class PlacementStore;
 }  // namespace nasd::membership
 
 namespace nasd::cluster {
@@ -81,19 +91,31 @@ class ClusterFailover {
   Failover::Report report() const;
   std::string failover();
   std::string failback();
+  // `nasd-admin evs ...` and `volume move|cancel-move ...`: a planned move, proposed at the
+  // authority, then waited for (at most `wait`) until the new node serves every volume of it.
+  std::string evs_command(const std::vector<std::string>& args);
+  std::string volume_move_command(const std::vector<std::string>& args);
 
  private:
-  void open_volume(uint32_t id);
-  bool try_open(uint32_t id);
-  void close_volume(uint32_t id, bool lease_held);
+  void open_volume(uint32_t id, const std::string& replay_from);
+  bool try_open(uint32_t id, const std::string& replay_from);
+  bool close_volume(uint32_t id, bool lease_held);
   void bind_address_of(uint32_t id);
+  // Binds the address of every EVS with a volume served here, releases the others.
+  void rebind_locked();
+  void placement_changed(const membership::Placement& p);
+  std::string propose(const std::function<std::string(membership::Placement&)>& change,
+                      std::vector<uint32_t> volumes, const std::string& what, int64_t wait_ms);
+  std::optional<uint32_t> volume_id(const std::string& name_or_id) const;
   bool lease_trusted_now(uint32_t id) const;
   const ConfigSection& section_of(uint32_t id) const { return *sections_.at(id); }
 
   ClusterFailoverWiring w_;
   std::map<uint32_t, const ConfigSection*> sections_;
   std::map<uint32_t, std::string> home_;  // volume -> home node
-  std::map<uint32_t, std::string> evs_;   // volume -> its EVS
+  std::map<uint32_t, std::string> evs_;   // volume -> its EVS (the placement's), served_mu_
+  membership::Placement from_config_;     // the placement the config describes
+  std::shared_ptr<membership::PlacementStore> placement_store_;
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;  // for the serving log's stop lines
   std::map<std::string, std::unique_ptr<PartnerMirror>> mirrors_;       // covered node -> copy
@@ -102,6 +124,7 @@ class ClusterFailover {
   std::unique_ptr<membership::ClusterMembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;
+  std::set<std::string> claimed_evs_;  // EVS addresses claimed here, guarded by served_mu_
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
