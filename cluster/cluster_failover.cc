@@ -256,6 +256,8 @@ bool ClusterFailover::close_volume(uint32_t id, bool lease_held) {
 
 void ClusterFailover::placement_changed(const membership::Placement& p) {
   std::lock_guard lock(served_mu_);
+  if (p.version < placement_applied_) return;  // an older record delivered late
+  placement_applied_ = p.version;
   for (auto& [id, evs] : evs_) {
     auto v = p.volumes.find(id);
     if (v != p.volumes.end() && evs_servers_.count(v->second.evs)) evs = v->second.evs;
@@ -337,9 +339,12 @@ Failover::Report ClusterFailover::report() const {
   Failover::Report r;
   r.membership = membership_->status();
   r.standby = membership_->standby();
+  const membership::Placement placement = membership_->placement();
   for (const EvsOptions& e : w_.cluster->evs) {
     auto vs = evs_servers_.find(e.name);
-    r.virtual_servers.push_back({e.node, e.name + " " + e.listen,
+    auto designated = placement.evs.find(e.name);
+    r.virtual_servers.push_back({designated != placement.evs.end() ? designated->second.node : e.node,
+                                 e.name + " " + e.listen,
                                  vs != evs_servers_.end() && vs->second->bound()});
   }
   for (const auto& [id, section] : sections_)

@@ -125,6 +125,7 @@ class ClusterFailover {
   std::mutex served_mu_;
   std::set<uint32_t> served_;
   std::set<std::string> claimed_evs_;  // EVS addresses claimed here, guarded by served_mu_
+  uint64_t placement_applied_ = 0;     // version of the record evs_ follows, served_mu_
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

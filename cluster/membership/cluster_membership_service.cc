@@ -51,26 +51,35 @@ void ClusterMembershipService::set_placement_store(std::shared_ptr<PlacementStor
   placement_from_config_ = std::move(from_config);
 }
 
-void ClusterMembershipService::feed_placement_locked(const Placement& p) {
+std::optional<Placement> ClusterMembershipService::feed_placement_locked(const Placement& p) {
   const uint64_t before = member_->placement_known() ? member_->placement().version : 0;
   const bool first = !member_->placement_known();
   member_->placement_changed(now_ms(), p);
-  if ((first || p.version > before) && hooks_.placement) hooks_.placement(member_->placement());
+  if (first || member_->placement().version > before) return member_->placement();
+  return std::nullopt;
+}
+
+void ClusterMembershipService::deliver(const std::optional<Placement>& p) {
+  // Outside the lock: binding or releasing an EVS address may wait for running calls.
+  if (p && hooks_.placement) hooks_.placement(*p);
 }
 
 void ClusterMembershipService::read_placement(uint64_t request) {
   Placement p;
   std::string error;
   const bool ok = read_or_create_placement(*placement_store_, placement_from_config_, &p, &error);
-  std::lock_guard lock(mu_);
-  placement_reads_in_flight_ = std::max(1, placement_reads_in_flight_) - 1;
-  if (stopping_) return;
-  const uint64_t before = member_->placement_known() ? member_->placement().version : 0;
-  const bool first = !member_->placement_known();
-  member_->placement_read(now_ms(), request, ok, p);
-  if (ok && (first || member_->placement().version > before) && hooks_.placement)
-    hooks_.placement(member_->placement());
-  dispatch_locked();
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    placement_reads_in_flight_ = std::max(1, placement_reads_in_flight_) - 1;
+    if (stopping_) return;
+    const uint64_t before = member_->placement_known() ? member_->placement().version : 0;
+    const bool first = !member_->placement_known();
+    member_->placement_read(now_ms(), request, ok, p);
+    if (ok && (first || member_->placement().version > before)) changed = member_->placement();
+    dispatch_locked();
+  }
+  deliver(changed);
 }
 
 void ClusterMembershipService::hand_over(uint32_t volume, uint64_t request, uint64_t epoch) {
@@ -97,18 +106,26 @@ void ClusterMembershipService::hand_over(uint32_t volume, uint64_t request, uint
         break;
     }
   }
-  std::lock_guard lock(mu_);
-  if (stopping_) return;
-  if (have_seen) feed_placement_locked(seen);
-  member_->handover_answered(now_ms(), volume, request, done);
-  dispatch_locked();
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    if (have_seen) changed = feed_placement_locked(seen);
+    member_->handover_answered(now_ms(), volume, request, done);
+    dispatch_locked();
+  }
+  deliver(changed);
 }
 
 void ClusterMembershipService::placement_written(const Placement& p) {
-  std::lock_guard lock(mu_);
-  if (stopping_) return;
-  feed_placement_locked(p);
-  dispatch_locked();
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    changed = feed_placement_locked(p);
+    dispatch_locked();
+  }
+  deliver(changed);
 }
 
 Placement ClusterMembershipService::placement() const {

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -37,7 +38,8 @@ struct ClusterHooks {
   // acknowledged operation flushed), which a planned move needs before it hands a volume over.
   std::function<void(uint32_t volume, const std::string& replay_from)> open_from;
   std::function<bool(uint32_t volume, bool lease_held)> close_clean;
-  // The placement record changed (planned moves); called under the service's lock, quick.
+  // The placement record changed (planned moves); called without the service's lock, possibly
+  // from several threads (records may arrive out of order: keep the newest version).
   std::function<void(const Placement&)> placement;
 };
 
@@ -87,7 +89,10 @@ class ClusterMembershipService {
   void opened(uint32_t volume, uint64_t generation);
   void read_placement(uint64_t request);
   void hand_over(uint32_t volume, uint64_t request, uint64_t epoch);
-  void feed_placement_locked(const Placement& p);
+  // The record the node's hooks must see, if it changed; delivered with deliver() after the
+  // lock is dropped.
+  std::optional<Placement> feed_placement_locked(const Placement& p);
+  void deliver(const std::optional<Placement>& p);
 
   const ClusterMembershipOptions options_;
   const std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers_;
