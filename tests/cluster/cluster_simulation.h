@@ -5,7 +5,8 @@
 // of theirs runs, their messages and storage answers wait, then everything arrives at once).
 // One seeded generator drives it all, so a failing run replays exactly from its seed. After
 // every event it checks: no volume is trusted by two nodes at once, and a node only trusts a
-// lease the authority really gave it.
+// lease the authority really gave it. The authority is the shared folder's lease files, or etcd
+// (EtcdStoreModel) with its own faults.
 //
 // With planned moves (`placement_from_authority` in the configs, ClusterFaults::move > 0) the
 // authority also keeps the placement record (placement.h): an admin proposes random EVS and
@@ -30,6 +31,7 @@
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/lease_authority.h"
 #include "cluster/membership/placement.h"
+#include "tests/cluster/etcd_store_model.h"
 
 namespace nasd::cluster::testing {
 
@@ -51,12 +53,22 @@ struct ClusterFaults {
   double dirty_close = 0;  // a clean close whose flush fails (its records stay in NVRAM)
   bool handover_checks_lease = true;  // false: a hand-over is marked without the lease check
   bool failed_flush_reported_clean = false;  // a broken driver: the checker must notice
+  // The authority is etcd (EtcdStoreModel): a take is a read, then a grant and a
+  // create-if-absent transaction later (other nodes' steps may come between, and the node may
+  // be paused between them), a renewal a keepalive, a release a delete-if-unchanged and a
+  // revoke; leases expire on etcd's side, lazily; the epoch is the key's create_revision.
+  bool etcd = false;
+  bool etcd_cas = true;               // false: the create is an unconditional put (broken)
+  double etcd_outage_toggle = 0.001;  // per step: etcd loses or regains its quorum
+  double etcd_leader_change = 0.002;  // per step: a new leader extends every lease
+  double etcd_unrelated_write = 0.05;
 };
 
 struct ClusterStats {
   int takeovers = 0, failbacks = 0, crashes = 0, pauses = 0, partitions = 0, san_cuts = 0;
   int moves_proposed = 0, moves_committed = 0, moves_cancelled = 0, handovers = 0;
   int known_gap_opens = 0;
+  int etcd_outages = 0, etcd_leader_changes = 0, etcd_lost_races = 0;
 };
 
 class ClusterSimulation {
@@ -113,6 +125,10 @@ class ClusterSimulation {
   void crash(int i);
   void restart(int i);
   std::string check_safety() const;
+  // etcd mode: node i's lease request `a`, in the steps EtcdLeaseAuthority takes.
+  void etcd_request(int i, uint64_t inc, const membership::MemberAction& a);
+  void etcd_answer(int i, uint64_t inc, const membership::MemberAction& a,
+                   membership::LeaseAnswer answer);
   void log(const std::string& line);
   bool alive(int i, uint64_t inc) const { return nodes_[i].up && nodes_[i].incarnation == inc; }
 
@@ -127,6 +143,10 @@ class ClusterSimulation {
   bool moves_ = false;
   membership::Placement placement_;            // at the authority
   std::map<uint32_t, std::string> dirty_;      // volume -> node whose NVRAM has unflushed records
+  EtcdStoreModel etcd_;
+  bool etcd_up_ = true;
+  int64_t next_revoke_at_ = EtcdStoreModel::kRevokeEveryMs;
+  std::map<uint32_t, membership::Lease> last_grant_;  // etcd mode: the epochs handed out
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::string violation_;
   std::deque<std::string> trace_;
