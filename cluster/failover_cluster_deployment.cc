@@ -115,6 +115,11 @@ std::string FailoverClusterDeployment::why_no_volume_create() const {
          "the nodes one after the other";
 }
 
+std::string FailoverClusterDeployment::move(const std::string& what,
+                                            const std::vector<std::string>& args) {
+  return what == "evs" ? failover_->evs_command(args) : failover_->volume_move_command(args);
+}
+
 std::string FailoverClusterDeployment::failover(bool back) {
   return back ? failover_->failback() : failover_->failover();
 }

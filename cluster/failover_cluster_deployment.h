@@ -32,6 +32,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::string status() const override;
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
+  std::string move(const std::string& what, const std::vector<std::string>& args) override;
   void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
                         std::function<void(uint32_t id)> closed) override {
     volume_opened_ = std::move(opened);

@@ -135,7 +135,7 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   return served;
 }
 
-void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
+bool HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
   // The router already sends new requests elsewhere, but some may be running: wait for them,
   // so that the flush below holds every mutation the next owner has no record of.
   if (h.journaled) h.journaled->seal();
@@ -146,15 +146,21 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
       util::log("cluster").warn("volume " + h.name + ": saving its recent replies failed (" + error +
            "): retransmissions after the hand-over run again");
   }
+  bool flushed = false;
   if (h.ifs) {
-    if (clean && h.ifs->close() != fs::Status::Ok)
-      util::log("cluster").error("volume " + h.name + ": write-behind and checkpoint at close failed (its records stay in NVRAM)");
-    if (!clean) h.ifs->abandon();
+    if (clean) {
+      flushed = h.ifs->close() == fs::Status::Ok;
+      if (!flushed)
+        util::log("cluster").error("volume " + h.name + ": write-behind and checkpoint at close failed (its records stay in NVRAM)");
+    } else {
+      h.ifs->abandon();
+    }
   } else if (clean) {
     uint64_t durable = 0;
-    h.lfs->flush(&durable);
+    const fs::Status flush = h.lfs->flush(&durable);
     fs::Status st = h.lfs->close();
     if (st != fs::Status::Ok) util::log("cluster").error("volume " + h.name + ": checkpoint at close failed");
+    flushed = flush == fs::Status::Ok && st == fs::Status::Ok;
   } else {
     h.lfs->abandon();
   }
@@ -164,18 +170,19 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
     journal_->trim();
   }
   util::log("cluster").info("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
+  return flushed;
 }
 
-void HostedVolumes::close(uint32_t id, bool clean) {
+bool HostedVolumes::close(uint32_t id, bool clean) {
   Hosted h;
   {
     std::lock_guard lock(mu_);
     auto it = open_.find(id);
-    if (it == open_.end()) return;
+    if (it == open_.end()) return false;
     h = std::move(it->second);
     open_.erase(it);
   }
-  close_hosted(id, h, clean);
+  return close_hosted(id, h, clean);
 }
 
 void HostedVolumes::close_all() {

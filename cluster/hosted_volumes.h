@@ -62,7 +62,9 @@ class HostedVolumes {
   // (this node's IfsNode) instead of a backing file. Set before the first open; outlives this.
   void set_scaleout_cluster(scaleout::IfsCluster* cluster) { scaleout_ = cluster; }
   // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
-  void close(uint32_t id, bool clean);
+  // True when the close was clean and worked: every acknowledged operation is in the file
+  // system, none is left in this node's NVRAM (a planned move hands the volume over only then).
+  bool close(uint32_t id, bool clean);
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
@@ -85,7 +87,7 @@ class HostedVolumes {
     std::shared_ptr<scaleout::IfsVolume> ifs;         // null for an LFS volume
     std::shared_ptr<nvram::JournalVolume> journaled;  // null when the journal is off
   };
-  void close_hosted(uint32_t id, Hosted& h, bool clean);
+  bool close_hosted(uint32_t id, Hosted& h, bool clean);
 
   const std::shared_ptr<nvram::Journal> journal_;
   const std::shared_ptr<fs::RecoveredCallSink> replies_;
