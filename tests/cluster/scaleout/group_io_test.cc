@@ -269,3 +269,81 @@ TEST_F(FourNodes, ReprotectJobReturnsToFullProtectionWithProgress) {
 
 }  // namespace
 }  // namespace nasd::scaleout
+
+namespace nasd::scaleout {
+namespace {
+
+// OneFS AutoBalance: four nodes hold a volume, a fifth joins with empty drives; the rebalance
+// job that the topology change starts gives it its share, every file reads back, and fsck finds
+// every parity consistent. Superseded units are gone: each unit on a drive is one the catalog uses.
+TEST_F(FourNodes, AddingAFifthNodeRebalancesOntoIt) {
+  std::vector<File> files;
+  std::vector<GroupRecord> all;
+  for (uint64_t id = 1; id <= 10; ++id) {
+    files.push_back(write_file(id, 1 + rng_() % (20 * kStripeUnit)));
+    for (const GroupRecord& g : files.back().groups) all.push_back(g);
+  }
+  ProtectionJob job(JobConfig{}, 1, topo_);
+  job.load(all);
+  JobDriver driver(&job, &units_, policy_);
+  EXPECT_EQ(driver.run(0), 0);  // four nodes: balanced already
+  EXPECT_EQ(job.progress().groups_unbalanced, 0u);
+
+  std::unique_ptr<NodeUnits> fifth;
+  std::string err;
+  ASSERT_TRUE(NodeUnits::open(dir_.path + "/node5", 77, 5, 4, &fifth, &err)) << err;
+  units_.add(fifth.get());
+  NodeState s;
+  s.id = 5;
+  s.drives.resize(4);
+  topo_.nodes.push_back(s);
+  job.topology_changed(1, topo_);
+  JobProgress before = job.progress();
+  EXPECT_TRUE(before.running);
+  EXPECT_EQ(before.kind, JobKind::Rebalance);
+  EXPECT_GT(before.groups_unbalanced, 0u);
+  EXPECT_EQ(before.groups_degraded, 0u);
+  // Part of the way: every group stays readable and fully protected while it runs.
+  EXPECT_EQ(driver.run(2, 4), 4);
+  EXPECT_EQ(job.progress().groups_degraded, 0u);
+  driver.run(3);
+  JobProgress after = job.progress();
+  EXPECT_FALSE(after.running);
+  EXPECT_EQ(after.groups_unbalanced, 0u);
+  EXPECT_EQ(after.groups_degraded, 0u);
+  EXPECT_EQ(after.unrecoverable, 0u);
+  EXPECT_GT(after.groups_moved, 0u);
+
+  uint64_t referenced = 0, on_fifth_in_catalog = 0;
+  for (const auto& [e, r] : job.catalog()) {
+    referenced += r.places.size();
+    for (const UnitPlace& p : r.places) on_fifth_in_catalog += p.node == 5 ? 1 : 0;
+    EXPECT_TRUE(job.balanced(r));
+  }
+  uint64_t live_units = 0, on_fifth = 0;
+  for (uint32_t d = 0; d < 4; ++d) on_fifth += fifth->drive(d)->keys().size();
+  for (uint32_t n = 1; n <= 4; ++n) {
+    for (uint32_t d = 0; d < 4; ++d) live_units += nodes_[n - 1]->drive(d)->keys().size();
+  }
+  live_units += on_fifth;
+  EXPECT_EQ(live_units, referenced);
+  EXPECT_EQ(on_fifth, on_fifth_in_catalog);
+  // Its share: the groups of 3..8 units over five nodes put at least a tenth of them there.
+  EXPECT_GE(on_fifth * 10, referenced) << on_fifth << " of " << referenced;
+
+  for (File& f : files) {
+    f.groups.clear();
+    for (const auto& [e, r] : job.catalog()) {
+      if (r.file == f.id) f.groups.push_back(r);
+    }
+    expect_reads(f);
+  }
+  expect_fsck(files, true);
+
+  // And the new node counts: kill node 1, everything still reads (from parity).
+  units_.set_down(1, true);
+  for (const File& f : files) expect_reads(f);
+}
+
+}  // namespace
+}  // namespace nasd::scaleout
