@@ -286,6 +286,8 @@ std::string ClusterFailover::status() const {
   return out.str();
 }
 
+std::map<std::string, bool> ClusterFailover::peers_alive() const { return membership_->peers_alive(); }
+
 Failover::Report ClusterFailover::report() const {
   Failover::Report r;
   r.membership = membership_->status();

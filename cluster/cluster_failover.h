@@ -79,6 +79,8 @@ class ClusterFailover {
   // `nasd-admin cluster`: every node with its state, EVSes, volumes, mirror partner and lease.
   std::string status() const;
   Failover::Report report() const;
+  // Peers and whether membership believes each alive (the address pools follow it).
+  std::map<std::string, bool> peers_alive() const;
   std::string failover();
   std::string failback();
 

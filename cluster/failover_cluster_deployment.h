@@ -15,6 +15,8 @@
 
 namespace nasd::cluster {
 
+class AddressPoolServer;
+
 class FailoverClusterDeployment : public ClusterDeployment {
  public:
   FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted);
@@ -40,6 +42,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
  private:
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
+  std::unique_ptr<AddressPoolServer> pools_;  // [pool] addresses; null without pools
   std::function<void(uint32_t id, bool home)> volume_opened_;
   std::function<void(uint32_t id)> volume_closed_;
 };
