@@ -1,5 +1,7 @@
 #include "bench/benchmark.h"
 
+#include "bench/process_targets.h"
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -164,7 +166,7 @@ FilesetShape planned_fileset(const RunConfig& config) {
   fp.peak_ops = config.loads.empty() ? 0 : *std::max_element(config.loads.begin(), config.loads.end());
   fp.mib_per_op = config.mib_per_op;
   fp.workers = config.processes;
-  fp.targets = std::max<size_t>(1, config.targets.size());
+  fp.targets = config.target_per_process ? 1 : std::max<size_t>(1, config.targets.size());
   fp.files_per_dir = config.files_per_dir;
   fp.seed = config.seed;
   fp.file_sizes = config.file_sizes;
@@ -200,18 +202,38 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
     }
     wo.executor.sequential = config.sequential;
     wo.executor.create_when_nothing_to_remove = config.create_when_nothing_to_remove;
-    workers.push_back(std::make_unique<LoadWorker>(config.targets, config.mix, wo));
+    std::vector<Target> mine;
+    for (size_t t : targets_of_process(i, config.targets.size(), config.target_per_process)) {
+      mine.push_back(config.targets[t]);
+    }
+    workers.push_back(std::make_unique<LoadWorker>(std::move(mine), config.mix, wo));
   }
 
   int64_t build_start = monotonic_ns();
   for_each_worker(workers, [&](LoadWorker& w, std::string* err) { return w.connect(err); });
-  for (const auto& s : workers[0]->sessions()) result.facts.push_back(s->facts());
+  // FSSTAT of each target, from the first process that mounts it.
+  result.facts.resize(config.targets.size());
+  for (size_t t = 0; t < config.targets.size(); ++t) {
+    for (size_t i = 0; i < workers.size(); ++i) {
+      const auto mine = targets_of_process(i, config.targets.size(), config.target_per_process);
+      auto at = std::find(mine.begin(), mine.end(), t);
+      if (at == mine.end()) continue;
+      result.facts[t] = workers[i]->sessions()[static_cast<size_t>(at - mine.begin())]->facts();
+      break;
+    }
+  }
   result.transfer_bytes = config.io_size;
   for (const ServerFacts& f : result.facts) {
     if (f.rtmax) result.transfer_bytes = std::min(result.transfer_bytes, f.rtmax);
     if (f.wtmax) result.transfer_bytes = std::min(result.transfer_bytes, f.wtmax);
   }
-  std::string no_room = check_fileset_fits(config.targets, result.facts, result.shape.bytes() * config.processes);
+  std::string no_room;
+  for (size_t t = 0; t < config.targets.size() && no_room.empty(); ++t) {
+    const size_t on = processes_on_target(t, config.targets.size(), config.processes,
+                                          config.target_per_process);
+    if (on == 0) continue;
+    no_room = check_fileset_fits({config.targets[t]}, {result.facts[t]}, result.shape.bytes() * on);
+  }
   if (!no_room.empty()) throw RunError(no_room);
   for_each_worker(workers, [&](LoadWorker& w, std::string* err) {
     return w.build_fileset(result.shape, config.workdir, err);

@@ -19,6 +19,9 @@ namespace nasd::bench {
 
 struct RunConfig {
   std::vector<Target> targets;
+  // --targets: process i uses target i mod T only (process_targets.h); otherwise every
+  // process rotates over every target request by request.
+  bool target_per_process = false;
   size_t processes = 2;
   std::vector<double> loads;      // requested ops/s per step, in run order
   double warmup_seconds = 5;

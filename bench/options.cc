@@ -47,6 +47,8 @@ std::string usage() {
 
 Targets (each process mounts every target and rotates over them):
   --target URL            nfs://server[:port]/export[?nfsport=N&mountport=M&uid=U&gid=G] or server:/export
+  --targets URL,URL,...   instead: process i uses target i mod N only (the SFS2014 report's dataflow:
+                          the first processes on node 1, the next on node 2, ...)
 Load:
   --load OPS              peak requested load (ops/s); with --steps N, run N steps of OPS/N .. OPS
   --steps N               number of evenly spaced steps (default 10)
@@ -112,7 +114,24 @@ Options parse_options(const std::vector<std::string>& args) {
 
   using Handler = std::function<void(const std::string&)>;
   const std::map<std::string, Handler> with_value = {
+      {"--targets", [&](const std::string& v) {
+         if (o.config.target_per_process) throw UsageError("--targets given twice");
+         if (!o.config.targets.empty()) throw UsageError("--target and --targets do not mix");
+         o.config.target_per_process = true;
+         size_t from = 0;
+         while (from <= v.size()) {
+           size_t comma = v.find(',', from);
+           if (comma == std::string::npos) comma = v.size();
+           try {
+             o.config.targets.push_back(parse_target(v.substr(from, comma - from)));
+           } catch (const TargetError& e) {
+             throw UsageError(std::string("--targets: ") + e.what());
+           }
+           from = comma + 1;
+         }
+       }},
       {"--target", [&](const std::string& v) {
+         if (o.config.target_per_process) throw UsageError("--target and --targets do not mix");
          try {
            o.config.targets.push_back(parse_target(v));
          } catch (const TargetError& e) {
@@ -201,6 +220,9 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.help) return o;
 
   if (o.config.targets.empty()) throw UsageError("at least one --target is required");
+  if (o.config.target_per_process && !o.agents_path.empty()) {
+    throw UsageError("--targets is for one host; with --agents each agent takes its own target");
+  }
   if (o.agents_path.empty() != o.agent_key_path.empty()) throw UsageError("--agents and --agent-key go together");
   if (!o.plot_path.empty() && o.csv_path.empty()) throw UsageError("--plot needs --csv (the plot is drawn from it)");
   if (!workload.empty() || !metrics.empty()) {

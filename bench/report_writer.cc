@@ -123,10 +123,29 @@ void load_configuration(std::ostream& out, const RunConfig& c, const RunResult& 
   out << std::left << std::setw(7) << "1" << std::setw(11) << ("1.." + std::to_string(c.processes)) << targets << '\n';
 }
 
+// --targets: which processes used which target (process i: target i mod T).
+void per_process_dataflow(std::ostream& out, const RunConfig& c) {
+  out << "One load generator with " << c.processes << " processes over " << c.targets.size()
+      << " targets (--targets): process i mounts target i mod " << c.targets.size()
+      << " only, so the first\nprocesses use the first node, the next the next node, and so on:\n";
+  for (size_t t = 0; t < c.targets.size(); ++t) {
+    out << "  " << c.targets[t].text << ": processes";
+    size_t n = 0;
+    for (size_t p = t; p < c.processes; p += c.targets.size(), ++n) out << ' ' << p;
+    if (n == 0) out << " none";
+    out << '\n';
+  }
+}
+
 void uniform_access(std::ostream& out, const RunConfig& c, const RunResult& r) {
   heading(out, "Uniform Access Rule Compliance", '=');
   if (!r.agents.empty()) {
     many_host_dataflow(out, c, r);
+    return;
+  }
+  if (c.target_per_process) {
+    out << "Not uniform: ";
+    per_process_dataflow(out, c);
     return;
   }
   out << "Each of the " << c.processes << " processes has its own connection to each of the "
@@ -279,6 +298,10 @@ void sfs2014_sections(std::ostream& out, const RunConfig& c, const RunResult& r,
     many_host_dataflow(out, c, r);
     out << '\n';
     load_generators(out, r);
+    return;
+  }
+  if (c.target_per_process) {
+    per_process_dataflow(out, c);
     return;
   }
   out << "One load generator with " << c.processes << " processes; each mounts every one of the "

@@ -345,6 +345,8 @@ std::string ClusterFailover::status() const {
   return out.str();
 }
 
+std::map<std::string, bool> ClusterFailover::peers_alive() const { return membership_->peers_alive(); }
+
 ClusterFailover::Report ClusterFailover::report() const {
   Report r;
   r.membership = membership_->status();

@@ -101,6 +101,8 @@ class ClusterFailover {
     std::vector<uint32_t> serving;  // volumes this node's membership serves
   };
   Report report() const;
+  // Peers and whether membership believes each alive (the address pools follow it).
+  std::map<std::string, bool> peers_alive() const;
   // Planned failover: this node's volumes go to the node covering it; ends with failback().
   std::string failover();
   // Take the home volumes back from the node covering this one (failback on command).

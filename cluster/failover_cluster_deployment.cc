@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "cluster/address_pool_server.h"
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
 #include "cluster/lease_authority_factory.h"
@@ -85,6 +86,7 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   w.volume_opened = volume_opened_;
   w.volume_closed = volume_closed_;
   w.serving_log = serving_log_.get();
+  std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
   failover_ = std::make_unique<ClusterFailover>(std::move(w));
   start_scaleout();
   start_interconnect([this](interconnect::InterconnectServer& s) {
@@ -93,10 +95,27 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   });
   if (scaleout_) scaleout_->start();
   failover_->start();
+  if (!pools.empty()) {
+    const FailoverOptions& f = *plan_.cluster->failover;
+    pools_ = std::make_unique<AddressPoolServer>(
+        plan_.node.name, std::move(pools),
+        [options, programs](const std::string& name, const std::string& address, uint16_t nfs,
+                            uint16_t mount) {
+          rpc::RpcServerOptions po = options;
+          po.bind_address = address;
+          po.ports = {nfs, mount};
+          if (nfs == mount) po.ports.pop_back();
+          return std::make_unique<VirtualServer>(name, po, programs, false);
+        },
+        [this] { return failover_->peers_alive(); }, std::chrono::milliseconds(f.heartbeat_ms),
+        std::chrono::milliseconds(f.startup_grace_ms));
+    pools_->start();
+  }
 }
 
 // Hands this node's volumes and EVSes over (clean close, leases released).
 void FailoverClusterDeployment::stop() {
+  if (pools_) pools_->stop();
   if (failover_) failover_->stop();
   if (node_server_) node_server_->release();
   stop_interconnect();
@@ -106,7 +125,8 @@ void FailoverClusterDeployment::stop() {
 std::string FailoverClusterDeployment::status() const {
   return "cluster " + plan_.cluster->name + ": failover cluster of " +
          std::to_string(plan_.cluster->members.size()) + " nodes (authority " +
-         membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() + peer_lines();
+         membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() +
+         (pools_ ? pools_->status() : std::string()) + peer_lines();
 }
 
 std::string FailoverClusterDeployment::why_no_volume_create() const {

@@ -20,6 +20,8 @@ class IfsNode;
 
 namespace nasd::cluster {
 
+class AddressPoolServer;
+
 class FailoverClusterDeployment : public ClusterDeployment {
  public:
   FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted);
@@ -51,6 +53,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
+  std::unique_ptr<AddressPoolServer> pools_;  // [pool] addresses; null without pools
   std::function<void(uint32_t id, bool home)> volume_opened_;
   std::function<void(uint32_t id)> volume_closed_;
 };

@@ -151,6 +151,11 @@ void Node::start_admin() {
                            all.insert(all.end(), args.begin(), args.end());
                            return deployment_->move("evs", all);
                          });
+  commands_->add_command("protection",
+                         "protection [VOLUME]: each protection group's health (full/degraded/lost "
+                         "units) and the re-protect, rebalance and scrub jobs' progress of the "
+                         "scale-out volumes this node coordinates",
+                         [this](const std::vector<std::string>& args) { return protection_.render(args); });
   commands_->add_command("failover",
                          "planned failover: hand this node's volumes and address to its partner",
                          [this](const std::vector<std::string>&) { return deployment_->failover(false); });

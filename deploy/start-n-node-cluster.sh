@@ -3,6 +3,9 @@
 # each node's own config, starts the nodes, waits until every node reaches every volume, writes
 # $CLUSTER_DIR/cluster.nodes and prints each node's NFS and MOUNT address:port.
 #   start-n-node-cluster.sh NODES VOLUMES_PER_NODE AUTHORITY STANDBY FAILOVER [SCALE_OUT]
+# POOL_ADDRESSES=K (failover clusters): a SmartConnect-style [pool clients] of K addresses
+# 127.0.4.1..K spread over the primaries (address i on node (i-1) mod N + 1), moving to
+# survivors when a node fails (cluster/pool_options.h).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
@@ -87,6 +90,9 @@ volumes_of() {  # node index -> v<a>,v<a+1>,...
       "${IFS_PROTECTION:-+2d:1n}" "${IFS_DRIVES:-4}"
     printf '\n[export /r/ifs]\nvolume = ifs\nclients = 127.0.0.0/8\noptions = %s\n' "$EXPORT_OPTIONS"
   fi
+  if [ "${POOL_ADDRESSES:-0}" != 0 ]; then
+    printf '\n[pool clients]\naddresses = 127.0.4.1-127.0.4.%d\nnfs_port = 2049\nmount_port = 20048\n' "$POOL_ADDRESSES"
+  fi
 } > "$DIR/cluster.conf"
 
 for i in $(seq 1 "$TOTAL"); do
@@ -159,6 +165,8 @@ for i in $(seq 1 "$TOTAL"); do
     echo "  n$i: NFS 127.0.1.$i:2049 MOUNT 127.0.1.$i:20048; evs$i NFS 127.0.2.$i:2049 MOUNT 127.0.2.$i:20048 ($(volumes_of "$i"))"
   fi
 done
+[ "${POOL_ADDRESSES:-0}" = 0 ] ||
+  echo "  pool clients: 127.0.4.1-127.0.4.$POOL_ADDRESSES (NFS 2049, MOUNT 20048), spread over the primaries"
 echo "try:   nfs-ls -R 'nfs://127.0.2.1/r?nfsport=2049&mountport=20048&version=3'"
 echo "state: $BUILD_DIR/server/admin/nasd-admin --socket $DIR/n1/data/nasd.sock cluster"
 echo "stop:  deploy/stop-cluster.sh"

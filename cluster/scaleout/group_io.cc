@@ -352,6 +352,30 @@ bool GroupIo::repair_group(const GroupRecord& r, const ProtectionPolicy& policy,
   return true;
 }
 
+bool GroupIo::rebalance_group(const GroupRecord& r, const Topology& topology,
+                              uint64_t new_version, std::vector<GroupRecord>* replacement,
+                              int* written, std::string* error) {
+  *written = 0;
+  replacement->clear();
+  GroupRecord out = r;
+  if (rebalance_units(r.shape, topology, r.places, r.file, r.group, &out.places).empty()) {
+    replacement->push_back(r);  // balanced already (or re-protect's to fix first)
+    return true;
+  }
+  std::vector<uint8_t> bytes;
+  if (!read_group(r, &bytes, nullptr, error)) return false;
+  out.version = new_version;
+  std::vector<int> failed;
+  if (!write_group(out, bytes.data(), &failed, error) || !failed.empty()) {
+    if (error->empty()) error->assign("rebalanced unit not written");
+    delete_group(out);
+    return false;
+  }
+  *written = out.shape.width();
+  replacement->push_back(std::move(out));
+  return true;
+}
+
 void GroupIo::delete_group(const GroupRecord& r) {
   parallel_for(r.places.size(), [&](size_t i) {
     units_->remove(r.places[i], r.key(static_cast<int>(i)));

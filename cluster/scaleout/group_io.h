@@ -98,6 +98,16 @@ class GroupIo {
   bool repair_group(const GroupRecord& record, const ProtectionPolicy& policy,
                     const Topology& topology, uint64_t new_version,
                     std::vector<GroupRecord>* replacement, int* rebuilt, std::string* error);
+  // Rebalance (protection_job.h): re-stripes the group onto the places rebalance_units picks
+  // on `topology`, every unit written under `new_version` (a fresh key: an existing unit is
+  // never overwritten or moved under its old key). Data units that cannot be read are rebuilt
+  // from parity first, so it also does a scrub's work. *replacement is the new record (or the
+  // old one, unchanged, when the group is already balanced: the caller then scrubs it with
+  // repair_group). The old units stay until the
+  // caller commits. False when the group cannot be read or a new unit cannot be written
+  // (the units written are then deleted again).
+  bool rebalance_group(const GroupRecord& record, const Topology& topology, uint64_t new_version,
+                       std::vector<GroupRecord>* replacement, int* written, std::string* error);
   // Deletes every unit of the group (best effort: unreachable units are left as garbage that
   // an orphan sweep by key can remove later).
   void delete_group(const GroupRecord& record);

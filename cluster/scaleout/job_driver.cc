@@ -26,9 +26,18 @@ int JobDriver::run(int64_t now_ms, int max_tasks) {
     tasks_.erase(tasks_.begin());
     TaskResult result;
     result.task = t.id;
-    // Re-protect and scrub are the same repair: rebuild what is unreadable or misplaced.
-    result.ok = io_.repair_group(t.record, policy_, job_->topology(), t.first_new_version,
-                                 &result.replacement, &result.units_rebuilt, &result.error);
+    std::vector<UnitPlace> balanced;
+    if (t.kind == JobKind::Rebalance &&
+        !rebalance_units(t.record.shape, job_->topology(), t.record.places, t.record.file,
+                         t.record.group, &balanced).empty()) {
+      result.ok = io_.rebalance_group(t.record, job_->topology(), t.first_new_version,
+                                      &result.replacement, &result.units_rebuilt, &result.error);
+    } else {
+      // Re-protect and scrub are the same repair: rebuild what is unreadable or misplaced (a
+      // rebalance of a group balanced meanwhile does the scrub it replaced).
+      result.ok = io_.repair_group(t.record, policy_, job_->topology(), t.first_new_version,
+                                   &result.replacement, &result.units_rebuilt, &result.error);
+    }
     job_->task_done(now_ms, result);
     ++ran;
     carry_out(job_->take_actions());

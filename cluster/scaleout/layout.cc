@@ -24,6 +24,20 @@ std::vector<const NodeState*> usable_nodes(const Topology& t) {
   return out;
 }
 
+// The usable nodes in the group's own order (rendezvous hashing: highest mix(group, node)
+// first). Adding or losing a node leaves the relative order of the others unchanged, so a new
+// node takes a fair share of the groups' units and no unaffected group moves.
+std::vector<const NodeState*> group_order(const Topology& t, uint64_t h) {
+  std::vector<std::pair<uint64_t, const NodeState*>> scored;
+  for (const NodeState* n : usable_nodes(t)) scored.push_back({mix(h ^ mix(n->id)), n});
+  std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second->id < b.second->id;
+  });
+  std::vector<const NodeState*> out;
+  for (const auto& s : scored) out.push_back(s.second);
+  return out;
+}
+
 // Units a group may put on the usable nodes with at most `b` per node.
 int capacity(const Topology& t, int b) {
   int c = 0;
@@ -139,13 +153,13 @@ bool replace_units(const GroupShape& shape, const Topology& topology,
     ++per_node[current[i].node];
     used.insert({current[i].node, current[i].drive});
   }
-  std::vector<const NodeState*> nodes = usable_nodes(topology);
+  const uint64_t h = group_hash(file, group);
+  std::vector<const NodeState*> nodes = group_order(topology, h);
   if (nodes.empty()) {
     *error = "no alive node with a healthy drive";
     return false;
   }
-  const uint64_t h = group_hash(file, group);
-  size_t cursor = h % nodes.size();
+  size_t cursor = 0;
   std::vector<UnitPlace> result = current;
   for (int i : lost) {
     // The next node in the rotation with the fewest units of this group that still has room.
@@ -187,6 +201,71 @@ bool replace_units(const GroupShape& shape, const Topology& topology,
   }
   *out = std::move(result);
   return true;
+}
+
+std::vector<int> rebalance_units(const GroupShape& shape, const Topology& topology,
+                                 const std::vector<UnitPlace>& current, uint64_t file,
+                                 uint64_t group, std::vector<UnitPlace>* out) {
+  *out = current;
+  std::vector<int> moved;
+  if (static_cast<int>(current.size()) != shape.width()) return moved;
+  for (const UnitPlace& p : current) {
+    if (!topology.usable(p.node, p.drive)) return moved;
+  }
+  const uint64_t h = group_hash(file, group);
+  std::vector<const NodeState*> nodes = group_order(topology, h);
+  // The balanced counts: the units dealt round the group's node order, one each per round,
+  // up to b (and the node's healthy drives). place_group deals exactly so, hence a group
+  // placed on this topology is balanced as written.
+  std::map<uint32_t, int> target, count;
+  int left = shape.width();
+  for (bool gave = true; left > 0 && gave;) {
+    gave = false;
+    for (const NodeState* n : nodes) {
+      if (left == 0) break;
+      if (target[n->id] < std::min(shape.per_node, n->healthy_drives())) {
+        ++target[n->id];
+        --left;
+        gave = true;
+      }
+    }
+  }
+  if (left > 0) return moved;  // does not fit at this b: nothing better to do here
+  std::set<std::pair<uint32_t, uint32_t>> used;
+  for (const UnitPlace& p : current) {
+    ++count[p.node];
+    used.insert({p.node, p.drive});
+  }
+  for (const NodeState* lo : nodes) {
+    while (count[lo->id] < target[lo->id]) {
+      // Take the highest index from a node holding more than its target.
+      int which = -1;
+      for (int i = shape.width() - 1; i >= 0 && which < 0; --i) {
+        const uint32_t from = (*out)[i].node;
+        if (count[from] > target[from]) which = i;
+      }
+      if (which < 0) return {};  // cannot happen: the counts and targets sum alike
+      const size_t drives = lo->drives.size();
+      const size_t start = (h >> 32) % drives + static_cast<size_t>(which);
+      bool placed = false;
+      for (size_t d = 0; d < drives && !placed; ++d) {
+        const uint32_t drive = static_cast<uint32_t>((start + d) % drives);
+        if (!lo->drives[drive].healthy || used.count({lo->id, drive})) continue;
+        used.erase({(*out)[which].node, (*out)[which].drive});
+        used.insert({lo->id, drive});
+        --count[(*out)[which].node];
+        ++count[lo->id];
+        (*out)[which] = UnitPlace{lo->id, drive};
+        placed = true;
+      }
+      if (!placed) {  // cannot happen: below target means below its healthy drives
+        *out = current;
+        return {};
+      }
+      moved.push_back(which);
+    }
+  }
+  return moved;
 }
 
 std::string check_placement(const GroupShape& shape, const Topology& topology,

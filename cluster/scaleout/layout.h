@@ -66,8 +66,9 @@ bool data_shape(const ProtectionPolicy& policy, const Topology& topology, uint64
 bool metadata_shape(const ProtectionPolicy& policy, const Topology& topology, GroupShape* out,
                     std::string* error);
 
-// Places the units of group (`file`, `group`) of `shape`: round-robin over alive nodes starting
-// at a hashed node (so groups spread evenly), distinct healthy drives within a node.
+// Places the units of group (`file`, `group`) of `shape`: dealt round the group's own order of
+// the alive nodes (rendezvous hashing, so groups spread evenly and a new node takes a fair
+// share), distinct healthy drives within a node.
 bool place_group(const GroupShape& shape, const Topology& topology, uint64_t file,
                  uint64_t group, std::vector<UnitPlace>* out, std::string* error);
 
@@ -77,6 +78,20 @@ bool place_group(const GroupShape& shape, const Topology& topology, uint64_t fil
 bool replace_units(const GroupShape& shape, const Topology& topology,
                    const std::vector<UnitPlace>& current, const std::vector<int>& lost,
                    uint64_t file, uint64_t group, std::vector<UnitPlace>* out, std::string* error);
+
+// Rebalance (OneFS AutoBalance). Each group has its own order of the nodes (rendezvous hashing
+// of the group and node ids); its balanced spread deals its units round that order, one per
+// node per round, up to b: what place_group does on that topology. A node added to the
+// cluster enters every group's order at a random rank, so it is due its fair share of units
+// (width/nodes per group on average), and the relative order of the other nodes never changes,
+// so a group moves only the units the new node is due. Returns the indexes that move (empty:
+// balanced, or some unit is on an unusable place, which is re-protect's work) with *out =
+// `current` with those indexes on their new places (distinct healthy drives, at most b per
+// node). Pure and deterministic; its result is balanced, so a group never moves again until
+// the topology changes.
+std::vector<int> rebalance_units(const GroupShape& shape, const Topology& topology,
+                                 const std::vector<UnitPlace>& current, uint64_t file,
+                                 uint64_t group, std::vector<UnitPlace>* out);
 
 // Empty when `places` satisfy the placement invariants for `shape` on `topology` (with
 // `require_usable` every place must also be on an alive node and healthy drive).

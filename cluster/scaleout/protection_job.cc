@@ -9,6 +9,7 @@ const char* job_kind_name(JobKind k) {
   switch (k) {
     case JobKind::Reprotect: return "reprotect";
     case JobKind::Scrub: return "scrub";
+    case JobKind::Rebalance: return "rebalance";
   }
   return "?";
 }
@@ -32,6 +33,12 @@ bool ProtectionJob::fully_protected(const GroupRecord& r) const {
          best.parity <= r.shape.parity;
 }
 
+bool ProtectionJob::balanced(const GroupRecord& r) const {
+  if (!fully_protected(r)) return false;
+  std::vector<UnitPlace> ignored;
+  return rebalance_units(r.shape, topology_, r.places, r.file, r.group, &ignored).empty();
+}
+
 void ProtectionJob::load(const std::vector<GroupRecord>& records) {
   catalog_.clear();
   for (const GroupRecord& r : records) catalog_[ExtentId{r.file, r.offset}] = r;
@@ -39,21 +46,31 @@ void ProtectionJob::load(const std::vector<GroupRecord>& records) {
 }
 
 void ProtectionJob::enqueue(const ExtentId& e, JobKind kind, int attempts) {
+  if (busy_.count(e) && kind == JobKind::Scrub) {
+    scrub_after_.insert(e);  // the task in flight may be dropped: scrub once it is over
+    return;
+  }
   if (busy_.count(e) || unrecoverable_.count(e)) return;
   if (queued_.empty() && inflight_.empty()) {
     run_ = JobProgress{};
     run_.kind = kind;
   }
-  if (kind == JobKind::Reprotect) run_.kind = JobKind::Reprotect;
+  if (kind == JobKind::Reprotect ||
+      (kind == JobKind::Rebalance && run_.kind == JobKind::Scrub)) {
+    run_.kind = kind;
+  }
   auto it = queued_.find(e);
   if (it != queued_.end()) {
+    if (kind == JobKind::Scrub) it->second.scrub = true;
     if (kind == JobKind::Reprotect && it->second.kind != JobKind::Reprotect) {
       it->second.kind = kind;
       order_.push_front(e);  // re-protect first; the older entry is skipped as stale
+    } else if (kind == JobKind::Rebalance && it->second.kind == JobKind::Scrub) {
+      it->second.kind = kind;  // a rebalance reads and verifies every unit too
     }
     return;
   }
-  queued_[e] = Queued{kind, attempts};
+  queued_[e] = Queued{kind, attempts, kind == JobKind::Scrub};
   ++run_.total;
   if (kind == JobKind::Reprotect) {
     order_.push_front(e);
@@ -62,10 +79,16 @@ void ProtectionJob::enqueue(const ExtentId& e, JobKind kind, int attempts) {
   }
 }
 
-void ProtectionJob::evaluate_all() {
-  for (const auto& [e, r] : catalog_) {
-    if (!fully_protected(r)) enqueue(e, JobKind::Reprotect, 0);
+void ProtectionJob::evaluate(const ExtentId& e, const GroupRecord& r) {
+  if (!fully_protected(r)) {
+    enqueue(e, JobKind::Reprotect, 0);
+  } else if (!balanced(r)) {
+    enqueue(e, JobKind::Rebalance, 0);
   }
+}
+
+void ProtectionJob::evaluate_all() {
+  for (const auto& [e, r] : catalog_) evaluate(e, r);
 }
 
 void ProtectionJob::topology_changed(int64_t now_ms, const Topology& topology) {
@@ -96,7 +119,7 @@ void ProtectionJob::group_written(int64_t now_ms, const GroupRecord& record) {
   unrecoverable_.erase(e);
   drop_unreferenced(superseded);
   // A task in flight on the old version is now stale: task_done will see the version moved.
-  if (!fully_protected(record)) enqueue(e, JobKind::Reprotect, 0);
+  evaluate(e, record);
   pump(now_ms);
 }
 
@@ -107,6 +130,7 @@ void ProtectionJob::forget_task(uint64_t id, bool requeue) {
   const JobKind kind = it->second.task.kind;
   busy_.erase(e);
   inflight_.erase(it);
+  after_task(e);
   if (requeue && catalog_.count(e)) {
     // Counted once per run: enqueue counts it again, so take the first count back.
     if (run_.total > 0) --run_.total;
@@ -150,12 +174,13 @@ void ProtectionJob::task_done(int64_t now_ms, const TaskResult& result) {
   const ExtentId e = f.extent;
   inflight_.erase(it);
   busy_.erase(e);
+  after_task(e);
   auto cur = catalog_.find(e);
   const bool same_version = cur != catalog_.end() && cur->second.version == f.task.record.version &&
                             cur->second.places == f.task.record.places;
   if (!same_version) {
     drop_unreferenced(result.replacement);  // a client rewrote the group meanwhile
-    if (cur != catalog_.end() && !fully_protected(cur->second)) enqueue(e, JobKind::Reprotect, 0);
+    if (cur != catalog_.end()) evaluate(e, cur->second);
     pump(now_ms);
     return;
   }
@@ -171,6 +196,11 @@ void ProtectionJob::task_done(int64_t now_ms, const TaskResult& result) {
     valid = r.file == f.task.record.file && r.group == f.task.record.group && r.offset == at &&
             r.length > 0 && own_version &&
             check_placement(r.shape, topology_, r.places, false).empty();
+    if (valid && f.task.kind == JobKind::Rebalance) {
+      // Fresh keys only, and nothing worse than what it replaces: full protection, balanced.
+      const bool unchanged = r.version == f.task.record.version && r.places == f.task.record.places;
+      valid = unchanged || (r.version != f.task.record.version && balanced(r));
+    }
     at += r.length;
   }
   valid = valid && at == f.task.record.offset + f.task.record.length;
@@ -196,11 +226,15 @@ void ProtectionJob::task_done(int64_t now_ms, const TaskResult& result) {
   attempts_.erase(e);
   ++run_.done;
   run_.units_rebuilt += static_cast<uint64_t>(result.units_rebuilt);
+  if (f.task.kind == JobKind::Rebalance) ++run_.groups_moved;
   // The topology may have moved on while the task ran.
-  for (const GroupRecord& r : result.replacement) {
-    if (!fully_protected(r)) enqueue(ExtentId{r.file, r.offset}, JobKind::Reprotect, 0);
-  }
+  for (const GroupRecord& r : result.replacement) evaluate(ExtentId{r.file, r.offset}, r);
   pump(now_ms);
+}
+
+void ProtectionJob::after_task(const ExtentId& e) {
+  // A scrub asked for while the extent was busy (the task may yet be dropped as stale).
+  if (scrub_after_.erase(e) && catalog_.count(e)) enqueue(e, JobKind::Scrub, 0);
 }
 
 void ProtectionJob::tick(int64_t now_ms) {
@@ -223,12 +257,23 @@ void ProtectionJob::pump(int64_t now_ms) {
       continue;
     }
     auto rec = catalog_.find(e);
-    if (rec == catalog_.end() ||
-        (q->second.kind == JobKind::Reprotect && fully_protected(rec->second))) {
+    const bool nothing_to_do =
+        rec == catalog_.end() ||
+        (q->second.kind == JobKind::Reprotect && fully_protected(rec->second)) ||
+        (q->second.kind == JobKind::Rebalance && balanced(rec->second));
+    if (nothing_to_do && q->second.scrub && rec != catalog_.end()) {
+      q->second.kind = JobKind::Scrub;  // healed or balanced meanwhile: the scrub is still owed
+    } else if (nothing_to_do) {
       order_.pop_front();
+      const bool rebalance_next = q->second.kind == JobKind::Reprotect &&
+                                  rec != catalog_.end() && !balanced(rec->second);
       queued_.erase(q);
       ++run_.done;  // nothing left to do for it (healed, or gone)
+      if (rebalance_next) enqueue(e, JobKind::Rebalance, 0);  // healed but spread unevenly
       continue;
+    }
+    if (q->second.kind == JobKind::Rebalance && !fully_protected(rec->second)) {
+      q->second.kind = JobKind::Reprotect;  // degraded since it was queued: repair it first
     }
     uint32_t worker = 0;
     int best = std::numeric_limits<int>::max();
@@ -271,7 +316,15 @@ JobProgress ProtectionJob::progress() const {
   p.inflight = inflight_.size();
   p.unrecoverable = unrecoverable_.size();
   p.groups_degraded = 0;
-  for (const auto& [e, r] : catalog_) p.groups_degraded += fully_protected(r) ? 0 : 1;
+  p.groups_unbalanced = 0;
+  p.groups = catalog_.size();
+  for (const auto& [e, r] : catalog_) {
+    if (!fully_protected(r)) {
+      ++p.groups_degraded;
+    } else if (!balanced(r)) {
+      ++p.groups_unbalanced;
+    }
+  }
   return p;
 }
 

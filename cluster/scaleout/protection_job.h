@@ -16,13 +16,24 @@
 //              rebuilds the group's lost units elsewhere (GroupIo::repair_group), re-striping it
 //              narrower when the survivors cannot hold its width at full protection.
 //   Scrub      on request: every group is read, every checksum verified, bad units rebuilt.
+//   Rebalance  (OneFS: AutoBalance) starts by itself when groups at full protection spread
+//              unevenly over the usable nodes (rebalance_units in layout.h): above all when a
+//              node is added, which holds nothing yet, and when a node comes back after
+//              re-protect moved its share away. A task re-stripes the group onto balanced
+//              places under a fresh version (every unit written anew, never an existing key),
+//              and the old units are dropped only after the commit, so the group keeps its
+//              full protection throughout. A rebalance task also verifies every unit it reads
+//              (it does a scrub's work), so it replaces a queued scrub of the same group.
+//              Re-protect goes before rebalance, rebalance before scrub.
 //
 // Safety invariants (what the simulation checks):
 //   * a Commit only ever replaces the version a task started from: a task whose group was
 //     rewritten by a client, reassigned after a timeout, or issued by an earlier epoch is
 //     stale, and its results are dropped (DropUnits), never committed;
 //   * DropUnits never names a unit the catalog points at (same key and place);
-//   * new versions are unique across epochs: epoch << 40 | counter.
+//   * new versions are unique across epochs: epoch << 40 | counter;
+//   * a rebalance commit is accepted only for records entirely in the task's own fresh
+//     versions, at full protection and balanced on the current topology.
 // Liveness: once faults stop, every group whose units can be rebuilt ends fully protected and
 // the job becomes idle; a group that fails kMaxAttempts times is reported unrecoverable until
 // the topology changes again.
@@ -39,7 +50,7 @@
 
 namespace nasd::scaleout {
 
-enum class JobKind : uint8_t { Reprotect = 1, Scrub = 2 };
+enum class JobKind : uint8_t { Reprotect = 1, Scrub = 2, Rebalance = 3 };
 const char* job_kind_name(JobKind k);
 
 struct JobConfig {
@@ -96,13 +107,17 @@ struct TaskResult {
 
 struct JobProgress {
   bool running = false;
-  JobKind kind = JobKind::Reprotect;  // the job of the current run (Reprotect wins)
+  JobKind kind = JobKind::Reprotect;  // the job of the current run (Reprotect wins, then
+                                      // Rebalance)
   uint64_t total = 0;          // groups taken into the current run
   uint64_t done = 0;           // ... finished
   uint64_t inflight = 0;
   uint64_t unrecoverable = 0;  // groups given up until the topology changes
   uint64_t units_rebuilt = 0;
   uint64_t groups_degraded = 0;  // catalog groups not at full protection now
+  uint64_t groups_unbalanced = 0;  // catalog groups at full protection, spread unevenly
+  uint64_t groups = 0;             // catalog groups
+  uint64_t groups_moved = 0;       // rebalance commits in the current run
 };
 
 class ProtectionJob {
@@ -129,6 +144,8 @@ class ProtectionJob {
   // At full protection on the current topology: every unit on a usable place, and the shape
   // not under-protected unless the topology allows no better.
   bool fully_protected(const GroupRecord& r) const;
+  // Fully protected and spread as evenly as the topology allows (no rebalance to do).
+  bool balanced(const GroupRecord& r) const;
   uint32_t epoch() const { return epoch_; }
 
  private:
@@ -140,13 +157,16 @@ class ProtectionJob {
   struct Queued {
     JobKind kind;
     int attempts = 0;
+    bool scrub = false;  // a scrub was asked for too: it stays owed if the other work is moot
   };
 
   void enqueue(const ExtentId& e, JobKind kind, int attempts);
   void evaluate_all();
+  void evaluate(const ExtentId& e, const GroupRecord& r);
   void pump(int64_t now_ms);
   void drop_unreferenced(const std::vector<GroupRecord>& records);
   void forget_task(uint64_t id, bool requeue);
+  void after_task(const ExtentId& e);
   bool referenced(const UnitPlace& place, const UnitKey& key) const;
 
   const JobConfig config_;
@@ -161,6 +181,7 @@ class ProtectionJob {
   std::map<ExtentId, uint64_t> busy_;   // extent -> task in flight
   std::map<ExtentId, int> attempts_;
   std::set<ExtentId> unrecoverable_;
+  std::set<ExtentId> scrub_after_;      // scrubs asked for while a task held the extent
   JobProgress run_;
   std::vector<JobAction> actions_;
 };

@@ -34,4 +34,18 @@ grep -q 'step 2/2' "$work/loadgen.err" || fail "no progress line on stderr"
 leftover=$(nfs-ls "$LAUNCHER_TARGET" 2>&1) || fail "cannot list the export after the run: $leftover"
 [[ -z $leftover ]] || fail "--cleanup left this behind: $leftover"
 cat "$work/report.txt"
-echo "e2e: 1 passed, 0 failed"
+
+# --targets: process i uses target i mod T only. The same export given twice, three processes,
+# no cleanup: each process builds its fileset on its one target only (p<i>t0, never p<i>t1), and
+# the report's Dataflow names the processes of each target (0 and 2 on the first, 1 on the next).
+timeout 60 "$loadgen" --targets "$LAUNCHER_TARGET,$LAUNCHER_TARGET" --loads 30 --step-seconds 1 \
+  --warmup-seconds 0.2 --processes 3 --fileset-mib-per-op 0.01 --workdir rot \
+  --report "$work/rot.txt" 2>"$work/rot.err" || {
+  echo "FAIL: nasd-loadgen --targets exited with $?" >&2; cat "$work/rot.err" >&2; exit 1; }
+url=$LAUNCHER_TARGET
+dirs=$(nfs-ls "${url%%\?*}/rot${url#"${url%%\?*}"}" 2>&1 | awk '{print $NF}' | sort | tr '\n' ' ') ||
+  fail "cannot list the --targets workdir: $dirs"
+[[ $dirs == "p0t0 p1t0 p2t0 " ]] || fail "--targets: expected p0t0 p1t0 p2t0, found: $dirs"
+grep -q ': processes 0 2$' "$work/rot.txt" || fail "--targets: the Dataflow does not put processes 0 and 2 on the first target"
+grep -q ': processes 1$' "$work/rot.txt" || fail "--targets: the Dataflow does not put process 1 on the second target"
+echo "e2e: 2 passed, 0 failed"

@@ -3,7 +3,8 @@
 // same disk. Prints one line per measurement; bench/scaleout_bench.sh turns them into ratios.
 //   nasd-scaleout-bench DIR [MiB]
 // Measures: streaming write and read (6+2/2), degraded read (one node down), re-protect after
-// losing that node (the FlexProtect job through JobDriver), the same writes mirrored 3 ways
+// losing that node (the FlexProtect job through JobDriver), rebalance onto a fifth node added
+// then (AutoBalance), the same writes mirrored 3 ways
 // (1+2 groups), and CPU seconds (user+sys of this process) for each.
 #include <sys/resource.h>
 
@@ -133,7 +134,14 @@ int main(int argc, char** argv) {
   ProtectionPolicy policy;
   std::string err;
   std::vector<GroupRecord> groups;
-  if (!GroupIo::plan_extent(policy, topo, 1, 0, 1, 0, bytes, &groups, &err)) return fail(err);
+  // One group id per group (as a volume numbers them), so placement spreads them over nodes.
+  for (uint64_t off = 0, g = 0; off < bytes; ++g) {
+    std::vector<GroupRecord> one;
+    const uint64_t take = std::min<uint64_t>(bytes - off, 6 * kStripeUnit);
+    if (!GroupIo::plan_extent(policy, topo, 1, g, 1 + g * 100, off, take, &one, &err)) return fail(err);
+    groups.insert(groups.end(), one.begin(), one.end());
+    off += take;
+  }
   {
     Meter w;
     for (const GroupRecord& g : groups) {
@@ -218,5 +226,43 @@ int main(int argc, char** argv) {
   groups.clear();
   for (const auto& [e, r] : job.catalog()) groups.push_back(r);
   if (!read_all("scaleout-read-reprotected")) return fail("read after re-protect: " + err);
-  return prog.groups_degraded == 0 && prog.unrecoverable == 0 ? 0 : 1;
+  if (prog.groups_degraded != 0 || prog.unrecoverable != 0) return 1;
+
+  // A new node (5) joins the three survivors: the rebalance job gives it its share. The rate
+  // is the volume's data per second of the whole job (every group is looked at; those that
+  // move are re-striped in full under a fresh version).
+  {
+    std::unique_ptr<NodeUnits> n;
+    if (!NodeUnits::open(dir + "/node5", 1, 5, 4, &n, &err)) return fail(err);
+    units.add(n.get());
+    nodes.push_back(std::move(n));
+    NodeState s;
+    s.id = 5;
+    s.drives.resize(4);
+    topo.nodes.push_back(s);
+  }
+  job.topology_changed(1, topo);
+  {
+    Meter b;
+    driver.run(1);
+    b.report("rebalance", mib);
+  }
+  prog = job.progress();
+  uint64_t on_new = 0, all_units = 0;
+  for (const auto& [e, r] : job.catalog()) {
+    for (const UnitPlace& u : r.places) {
+      on_new += u.node == 5 ? 1 : 0;
+      ++all_units;
+    }
+  }
+  std::printf("rebalance: %llu of %llu groups moved, %llu units written, node 5 holds %llu of %llu units, %llu unbalanced left\n",
+              static_cast<unsigned long long>(prog.groups_moved),
+              static_cast<unsigned long long>(prog.groups),
+              static_cast<unsigned long long>(prog.units_rebuilt),
+              static_cast<unsigned long long>(on_new), static_cast<unsigned long long>(all_units),
+              static_cast<unsigned long long>(prog.groups_unbalanced));
+  groups.clear();
+  for (const auto& [e, r] : job.catalog()) groups.push_back(r);
+  if (!read_all("scaleout-read-rebalanced")) return fail("read after rebalance: " + err);
+  return prog.groups_unbalanced == 0 && prog.unrecoverable == 0 ? 0 : 1;
 }

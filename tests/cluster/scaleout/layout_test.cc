@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -178,6 +179,71 @@ TEST(Layout, ReplaceMovesOnlyLostUnitsAndKeepsInvariants) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace nasd::scaleout
+
+namespace nasd::scaleout {
+namespace {
+
+Topology nodes_of(int n, int drives) {
+  Topology t;
+  for (int i = 1; i <= n; ++i) {
+    NodeState s;
+    s.id = static_cast<uint32_t>(i);
+    s.drives.resize(drives);
+    t.nodes.push_back(s);
+  }
+  return t;
+}
+
+// Rebalance moves few units, keeps every invariant, leaves a balanced group that never moves
+// again, and gives an added node a share of the groups.
+TEST(Layout, RebalanceSpreadsOntoAnAddedNodeAndIsStable) {
+  ProtectionPolicy policy;
+  Topology four = nodes_of(4, 4), five = nodes_of(5, 4);
+  int moved_total = 0, groups = 0, on_fifth = 0, units = 0;
+  for (uint64_t file = 1; file <= 200; ++file) {
+    GroupShape shape;
+    std::string err;
+    ASSERT_TRUE(data_shape(policy, four, 1 + (file % 8) * kStripeUnit, &shape, &err)) << err;
+    std::vector<UnitPlace> places, after, again;
+    ASSERT_TRUE(place_group(shape, four, file, 0, &places, &err)) << err;
+    EXPECT_TRUE(rebalance_units(shape, four, places, file, 0, &after).empty());
+    EXPECT_EQ(after, places);
+    std::vector<int> moved = rebalance_units(shape, five, places, file, 0, &after);
+    EXPECT_EQ(check_placement(shape, five, after, true), "");
+    EXPECT_TRUE(rebalance_units(shape, five, after, file, 0, &again).empty()) << file;
+    std::map<uint32_t, int> count;
+    for (const UnitPlace& p : after) ++count[p.node];
+    int hi = 0, lo = 1 << 20;
+    for (uint32_t n = 1; n <= 5; ++n) {
+      hi = std::max(hi, count[n]);
+      lo = std::min(lo, count[n]);
+    }
+    EXPECT_LE(hi - lo, 1) << file;
+    for (size_t i = 0; i < places.size(); ++i) {
+      const bool did = std::find(moved.begin(), moved.end(), static_cast<int>(i)) != moved.end();
+      EXPECT_EQ(did, !(places[i] == after[i])) << file;
+    }
+    moved_total += static_cast<int>(moved.size());
+    on_fifth += count[5];
+    units += shape.width();
+    ++groups;
+  }
+  // Its fair share is a fifth of the units; and only what it is due moves.
+  EXPECT_GE(on_fifth * 5, units * 8 / 10) << on_fifth << " of " << units;
+  EXPECT_EQ(moved_total, on_fifth);
+  EXPECT_LE(moved_total, groups * 2);  // at most two units of a group move for one new node
+  // A unit on a dead node is re-protect's work, not rebalance's.
+  GroupShape shape;
+  std::string err;
+  ASSERT_TRUE(data_shape(policy, four, 6 * kStripeUnit, &shape, &err));
+  std::vector<UnitPlace> places, after;
+  ASSERT_TRUE(place_group(shape, four, 9, 0, &places, &err));
+  five.nodes[0].alive = false;
+  EXPECT_TRUE(rebalance_units(shape, five, places, 9, 0, &after).empty());
 }
 
 }  // namespace

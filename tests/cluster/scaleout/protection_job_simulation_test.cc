@@ -5,11 +5,15 @@
 // units, lost task results, coordinator failovers (a new epoch from the persisted catalog) and
 // client writes racing the jobs. Faults that would exceed the protection are not injected
 // (the fault budget: every group, committed or being rebuilt, keeps N readable units).
+// Nodes are added (once in every run at a random moment, up to six nodes) and the rebalance job
+// spreads the groups onto them while all of the faults above go on.
 //
 // Invariants after every step: every group of the catalog keeps >= N units holding its current
 // content; a commit only names units that exist with that content; DropUnits never names a
-// unit the catalog uses. After the faults stop: the job goes idle, and every group is back at
-// full protection with all its units readable.
+// unit the catalog uses; a unit key never holds two contents, and a rebalance writes only keys
+// never used before (fresh) and every unit of the group (full protection, before the commit).
+// After the faults stop: the job goes idle, and every group is back at full protection, balanced
+// over the nodes, with all its units readable, and every added node alive holds units.
 //
 // NASD_SIM_RUNS raises the number of runs; a failure prints the seed, which replays exactly.
 #include <gtest/gtest.h>
@@ -25,7 +29,7 @@
 namespace nasd::scaleout {
 namespace {
 
-constexpr int kNodes = 4, kDrives = 4;
+constexpr int kNodes = 4, kDrives = 4, kMaxNodes = 6;
 constexpr int64_t kStepMs = 100;
 
 struct UnitCell {
@@ -51,6 +55,7 @@ class JobSimulation {
       topo_.nodes.push_back(n);
     }
     config_.task_timeout_ms = 3000;
+    add_node_at_ = static_cast<int64_t>(rng_() % 15000);
     job_ = std::make_unique<ProtectionJob>(config_, epoch_, topo_);
     std::vector<GroupRecord> initial;
     for (uint64_t file = 1; file <= 10; ++file) {
@@ -73,6 +78,10 @@ class JobSimulation {
   std::string run(int64_t ms, bool faults) {
     faults_ = faults;
     for (int64_t end = now_ + ms; now_ < end && violation_.empty(); now_ += kStepMs) {
+      if (faults_ && now_ >= add_node_at_ && !added_once_) {
+        added_once_ = true;
+        add_node();
+      }
       if (faults_) inject();
       deliver();
       job_->tick(now_);
@@ -97,11 +106,26 @@ class JobSimulation {
     JobProgress p = job_->progress();
     if (p.running) return "job still running: " + std::to_string(p.inflight) + " in flight";
     if (p.unrecoverable) return std::to_string(p.unrecoverable) + " groups unrecoverable";
+    std::map<uint32_t, int> held;
+    for (const auto& [e, r] : job_->catalog()) {
+      for (const UnitPlace& u : r.places) ++held[u.node];
+    }
+    for (const NodeState& n : topo_.nodes) {
+      if (n.id > kNodes && n.alive && held[n.id] == 0) {
+        return "added node " + std::to_string(n.id) + " holds no unit";
+      }
+    }
+    if (p.groups_unbalanced) return std::to_string(p.groups_unbalanced) + " groups unbalanced";
     for (const auto& [e, r] : job_->catalog()) {
       if (!job_->fully_protected(r)) return "group " + describe(r) + " not fully protected";
+      if (!job_->balanced(r)) return "group " + describe(r) + " not balanced";
       for (int i = 0; i < r.shape.width(); ++i) {
         if (!available(r.places[i], r.key(i), expected(r))) {
-          return "group " + describe(r) + " unit " + std::to_string(i) + " unreadable";
+          auto c = cells_.find(key_of(r.places[i], r.key(i)));
+          return "group " + describe(r) + " unit " + std::to_string(i) + " unreadable" +
+                 (c == cells_.end() ? " (absent)"
+                                    : (c->second.corrupt ? " (corrupt)" : " (other content)")) +
+                 (usable(r.places[i]) ? "" : " (unusable)");
         }
       }
     }
@@ -128,9 +152,24 @@ class JobSimulation {
 
   void write_units(const GroupRecord& r, uint64_t token) {
     for (int i = 0; i < r.shape.width(); ++i) {
-      if (usable(r.places[i])) cells_[key_of(r.places[i], r.key(i))] = UnitCell{token, false};
+      if (usable(r.places[i])) write_cell(r.places[i], r.key(i), token, true);
     }
     set_content(r, token);
+  }
+
+  // Every unit written goes through here: a key holds one content for ever, and a `fresh`
+  // write (client writes, re-stripes, rebalance) must use a key never used before.
+  void write_cell(const UnitPlace& p, const UnitKey& k, uint64_t token, bool fresh) {
+    const auto id = std::make_tuple(k.file, k.group, k.version, k.index);
+    auto it = key_content_.find(id);
+    const std::string name = std::to_string(k.file) + "/" + std::to_string(k.group) + " v" +
+                             std::to_string(k.version) + " #" + std::to_string(k.index);
+    if (fresh && it != key_content_.end()) violation_ = "fresh write reuses key " + name;
+    if (it != key_content_.end() && it->second != token) {
+      violation_ = "key " + name + " given a second content";
+    }
+    key_content_[id] = token;
+    cells_[key_of(p, k)] = UnitCell{token, false};
   }
 
   void set_content(const GroupRecord& r, uint64_t token) {
@@ -187,11 +226,26 @@ class JobSimulation {
     return it == task_tokens_.end() ? 0 : it->second;
   }
 
+  // A new node joins with empty drives: the rebalance job must give it its share.
+  void add_node() {
+    if (topo_.nodes.size() >= static_cast<size_t>(kMaxNodes)) return;
+    NodeState n;
+    n.id = topo_.nodes.back().id + 1;
+    n.drives.resize(kDrives);
+    topo_.nodes.push_back(n);
+    ++stats_["nodes_added"];
+    job_->topology_changed(now_, topo_);
+  }
+
   void inject() {
     const int r = static_cast<int>(rng_() % 1000);
+    if (r >= 74 && r < 76) {
+      add_node();
+      return;
+    }
     if (r < 8) {  // crash a node
       Topology before = topo_;
-      NodeState& n = topo_.nodes[rng_() % kNodes];
+      NodeState& n = topo_.nodes[rng_() % topo_.nodes.size()];
       if (!n.alive) return;
       n.alive = false;
       if (!within_budget()) {
@@ -211,7 +265,7 @@ class JobSimulation {
       }
     } else if (r < 26) {  // a drive is deleted
       Topology before = topo_;
-      NodeState& n = topo_.nodes[rng_() % kNodes];
+      NodeState& n = topo_.nodes[rng_() % topo_.nodes.size()];
       DriveState& d = n.drives[rng_() % kDrives];
       if (!d.healthy || n.healthy_drives() <= 2) return;
       d.healthy = false;
@@ -235,7 +289,7 @@ class JobSimulation {
         return;
       }
       ++stats_["corruptions"];
-    } else if (r < 41) {  // the coordinator fails over: a new epoch from the persisted catalog
+    } else if (r < 42) {  // the coordinator fails over: a new epoch from the persisted catalog
       std::vector<GroupRecord> persisted;
       for (const auto& [e, g] : job_->catalog()) persisted.push_back(g);
       job_ = std::make_unique<ProtectionJob>(config_, ++epoch_, topo_);
@@ -285,6 +339,25 @@ class JobSimulation {
     }
     task_tokens_[t.id] = found;
     (void)token;
+    GroupRecord moved = r;
+    if (t.kind == JobKind::Rebalance &&
+        !rebalance_units(r.shape, topo_, r.places, r.file, r.group, &moved.places).empty()) {
+      // (balanced already: the task does a scrub's work, below)
+      GroupRecord out = moved;
+      out.version = t.first_new_version;
+      for (int i = 0; i < out.shape.width(); ++i) {
+        if (!usable(out.places[i])) {
+          violation_ = "rebalance of " + describe(r) + " placed a unit on an unusable drive";
+          return res;
+        }
+        write_cell(out.places[i], out.key(i), found, true);
+        ++res.units_rebuilt;
+      }
+      ++stats_["rebalances"];
+      res.ok = true;
+      res.replacement.push_back(out);
+      return res;
+    }
     std::vector<int> gone, bad;
     for (int i = 0; i < r.shape.width(); ++i) {
       if (!usable(r.places[i])) {
@@ -306,7 +379,7 @@ class JobSimulation {
         GroupRecord piece;
         if (!plan(r.file, r.offset + at, take, v++, &piece, r.group)) return res;
         for (int i = 0; i < piece.shape.width(); ++i) {
-          cells_[key_of(piece.places[i], piece.key(i))] = UnitCell{found, false};
+          write_cell(piece.places[i], piece.key(i), found, true);
           ++res.units_rebuilt;
         }
         res.replacement.push_back(piece);
@@ -317,11 +390,11 @@ class JobSimulation {
       return res;
     }
     for (int i : gone) {
-      cells_[key_of(out.places[i], out.key(i))] = UnitCell{found, false};
+      write_cell(out.places[i], out.key(i), found, false);  // moved: same key, same content
       ++res.units_rebuilt;
     }
     for (int i : bad) {
-      cells_[key_of(out.places[i], out.key(i))] = UnitCell{found, false};
+      write_cell(out.places[i], out.key(i), found, false);  // rebuilt in place
       ++res.units_rebuilt;
     }
     res.ok = true;
@@ -413,6 +486,9 @@ class JobSimulation {
   Topology topo_;
   std::unique_ptr<ProtectionJob> job_;
   std::map<CellKey, UnitCell> cells_;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint16_t>, uint64_t> key_content_;
+  int64_t add_node_at_ = 0;
+  bool added_once_ = false;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> content_;
   std::map<uint64_t, uint64_t> task_tokens_;
   std::vector<Delivery> pending_;
@@ -440,7 +516,8 @@ TEST(ProtectionJobSimulation, NothingLostAndBackToFullProtection) {
     ASSERT_EQ(v, "") << "seed " << seed << " (after heal)";
     ASSERT_EQ(sim.converged(), "") << "seed " << seed;
     for (const char* k : {"crashes", "restarts", "drives_lost", "corruptions", "failovers",
-                          "writes", "scrubs", "commits", "restripes", "results_lost"}) {
+                          "writes", "scrubs", "commits", "restripes", "results_lost",
+                          "nodes_added", "rebalances"}) {
       total[k] += sim.stat(k);
     }
   }
@@ -454,6 +531,8 @@ TEST(ProtectionJobSimulation, NothingLostAndBackToFullProtection) {
   EXPECT_GT(total["failovers"], runs);
   EXPECT_GT(total["restripes"], runs / 4);
   EXPECT_GT(total["results_lost"], runs / 4);
+  EXPECT_GE(total["nodes_added"], runs);
+  EXPECT_GT(total["rebalances"], runs * 5);
 }
 
 }  // namespace
