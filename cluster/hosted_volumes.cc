@@ -199,9 +199,23 @@ std::string HostedVolumes::status() const {
   std::ostringstream out;
   for (const auto& [id, h] : open_) {
     if (h.lfs) out << h.lfs->status_text() << "\n";
-    else out << "volume " << h.name << " (scale-out, coordinated here)\n" << h.ifs->protection().text() << "\n";
+    else out << "volume " << h.name << " (scale-out, coordinated here)\n" << h.ifs->health().text() << "\n";
   }
   return out.str();
+}
+
+std::string HostedVolumes::protection_command(const std::vector<std::string>& args) const {
+  std::vector<std::pair<std::string, std::shared_ptr<scaleout::IfsVolume>>> coordinated;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, h] : open_)
+      if (h.ifs) coordinated.emplace_back(h.name, h.ifs);
+  }
+  // Taken outside mu_: reading the catalog waits for the volume's own lock.
+  constexpr size_t kMaxListedGroups = 1000;
+  scaleout::ProtectionBoard board;
+  for (const auto& [name, ifs] : coordinated) board.publish(name, ifs->group_status(kMaxListedGroups));
+  return board.render(args);
 }
 
 std::vector<HostedVolumes::Open> HostedVolumes::reports() const {

@@ -68,6 +68,9 @@ class HostedVolumes {
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
+  // `nasd-admin protection [VOLUME]`: every scale-out volume coordinated here, each group's
+  // health and the protection pass's progress, taken now (scaleout::ProtectionBoard::render).
+  std::string protection_command(const std::vector<std::string>& args) const;
   struct Open {
     uint32_t id;
     std::string name;

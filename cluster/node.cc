@@ -155,7 +155,7 @@ void Node::start_admin() {
                          "protection [VOLUME]: each protection group's health (full/degraded/lost "
                          "units) and the re-protect, rebalance and scrub jobs' progress of the "
                          "scale-out volumes this node coordinates",
-                         [this](const std::vector<std::string>& args) { return protection_.render(args); });
+                         [this](const std::vector<std::string>& args) { return hosted_->protection_command(args); });
   commands_->add_command("failover",
                          "planned failover: hand this node's volumes and address to its partner",
                          [this](const std::vector<std::string>&) { return deployment_->failover(false); });

@@ -18,7 +18,6 @@
 #include "server/rpc/duplicate_request_cache.h"
 #include "cluster/namespace_root.h"
 #include "cluster/node_plan.h"
-#include "cluster/scaleout/protection_status.h"
 #include "util/config.h"
 
 namespace nasd::nvram {
@@ -72,10 +71,6 @@ class Node {
   // `nasd-admin exports reload` and SIGHUP run it (node_admin_exports.cc).
   std::string reload_exports();
 
-  // Where a scale-out volume coordinated by this node publishes its protection status
-  // (scaleout::protection_status after every job step); `nasd-admin protection` shows it.
-  scaleout::ProtectionBoard& protection_board() { return protection_; }
-
  private:
   void load_cluster_key();
   void open_journal();
@@ -122,7 +117,6 @@ class Node {
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
   std::shared_ptr<nlm::LockState> locks_;          // NLM/NSM: locks, monitored clients
   std::unique_ptr<admin::CommandRegistry> commands_;
-  scaleout::ProtectionBoard protection_;
   std::unique_ptr<admin::ControlSocket> control_;
   std::unique_ptr<http::ManagementServer> http_;  // reads everything above: stopped first
   bool started_ = false;

@@ -32,7 +32,7 @@ bool same_topology(const Topology& a, const Topology& b) {
 
 }  // namespace
 
-std::string ProtectionStatus::text() const {
+std::string IfsHealth::text() const {
   std::ostringstream o;
   o << "nodes " << nodes_alive << "/" << nodes << " alive, drives " << drives_healthy << "/"
     << drives << " healthy\n"
@@ -47,9 +47,9 @@ std::string ProtectionStatus::text() const {
   return o.str();
 }
 
-ProtectionStatus IfsVolume::protection() {
+IfsHealth IfsVolume::health() {
   const Topology t = cluster_->topology();
-  ProtectionStatus s;
+  IfsHealth s;
   s.nodes = static_cast<int>(t.nodes.size());
   for (const NodeState& n : t.nodes) {
     s.nodes_alive += n.alive ? 1 : 0;
@@ -98,13 +98,32 @@ void IfsVolume::protect_loop() {
       // A pass when the topology changed, and again every few seconds while groups are
       // below full protection (a pass may leave some: a node came back meanwhile).
       if (!changed && now_ms() - last_pass < 5000) continue;
-      if (protection().groups_degraded == 0) continue;
+      if (health().groups_degraded == 0) continue;
       last_pass = now_ms();
       run_pass(t);
     } catch (const std::exception& e) {
       util::log("ifs").error("volume " + options_.name + ": protection pass: " + e.what());
     }
   }
+}
+
+ProtectionStatus IfsVolume::group_status(size_t max_listed) {
+  const Topology t = cluster_->topology();
+  std::vector<GroupRecord> records;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [ino, n] : live_.inodes)
+      for (const auto& [off, r] : n.extents) records.push_back(r);
+  }
+  // A job that only judges: loaded with the catalog on today's topology, never run.
+  JobConfig cfg;
+  cfg.policy = options_.policy;
+  ProtectionJob judge(cfg, 0, t);
+  judge.load(records);
+  ProtectionStatus s = protection_status(judge, options_.policy, max_listed);
+  std::lock_guard lock(status_mu_);
+  s.job = job_progress_;  // the running (or last) pass, not the judge's
+  return s;
 }
 
 void IfsVolume::reprotect_now() { run_pass(cluster_->topology()); }

@@ -46,11 +46,13 @@
 #include "cluster/scaleout/ifs_options.h"
 #include "cluster/scaleout/ifs_state.h"
 #include "cluster/scaleout/protection_job.h"
+#include "cluster/scaleout/protection_status.h"
 #include "fs/journal_target.h"
 
 namespace nasd::scaleout {
 
-struct ProtectionStatus {
+// The volume-wide summary `nasd-admin volumes` prints (per-group detail: group_status()).
+struct IfsHealth {
   uint64_t files = 0;
   uint64_t groups = 0;
   uint64_t groups_degraded = 0;       // not at full protection on the current topology
@@ -81,7 +83,10 @@ class IfsVolume : public fs::JournalTarget {
   // Starts the protection thread; the node calls it once the journal's replay is done (a pass
   // during the replay would compete with it for the drives and checkpoint half-replayed state).
   void start_protection();
-  ProtectionStatus protection();
+  IfsHealth health();
+  // Every group's health and the protection pass's progress, as `nasd-admin protection` shows
+  // it (cluster/scaleout/protection_status.h); at most `max_listed` groups listed.
+  ProtectionStatus group_status(size_t max_listed);
   // Runs one protection pass now (tests, the admin's "repair now"); returns when it ended.
   void reprotect_now();
   // Every group of every file: its health (fsck): unreadable units and parity mismatches.

@@ -39,7 +39,8 @@ nfs-cp "$dir/payload" "$(url 127.0.1.4 ifs/through-n4)" >/dev/null || fail "writ
 nfs-ls "$(url 127.0.1.2 ifs)" | grep -q "through-n4" || fail "n2 does not list what n4 wrote"
 nfs-cp "$(url 127.0.1.2 ifs/through-n4)" "$dir/back-n2" >/dev/null || fail "read /r/ifs through n2"
 cmp -s "$dir/payload" "$dir/back-n2" || fail "written through n4, read through n2: differs"
-ifs_line n1 "groups [1-9]" || { ifs_status n1; fail "n1 reports no protection groups"; }
+# Stripes are written behind (the journal flushes every 5 s, sooner when it fills).
+wait_for 20 "n1 striping what was written (groups > 0 in nasd-admin volumes)" ifs_line n1 "groups [1-9]"
 echo "coherent: written through n1 read through n3, written through n4 read through n2"
 
 # 3. Streaming writes through n3 while the coordinator n1 is killed.
@@ -66,10 +67,18 @@ done
 wait_for 90 "every group back at full protection" ifs_line n2 "nodes 3/4 alive.*"
 wait_for 120 "re-protect done" ifs_line n2 "below full protection 0,"
 ifs_status n2
+# What an admin asks: every group's health from the coordinator (nasd-admin protection).
+protection=$(admin_on n2 protection ifs)
+head -n 4 <<<"$protection"
+grep -qE '^volume ifs: protection \+2d:1n, FULL' <<<"$protection" ||
+  fail "nasd-admin protection does not show the volume back at full protection"
+grep -qE 'groups [1-9][0-9]*: [1-9][0-9]* full, 0 degraded, 0 lost' <<<"$protection" ||
+  fail "nasd-admin protection lists no groups, or some not full"
 
 # 5. Two drives of two other nodes deleted.
 rm -f "$dir/n3/data/ifs-1000/drive-1.units" "$dir/n4/data/ifs-1000/drive-2.units"
 wait_for 10 "n2 seeing the two failed drives" ifs_line n2 "drives 10/16 healthy"
+grep -qE 'DEGRADED|LOST' <<<"$(admin_on n2 protection ifs)" || fail "nasd-admin protection misses the lost drives"
 "$stream" --verify --host 127.0.1.3 --dir stream --report "$dir/stream.report" >"$dir/verify2.out" 2>&1 ||
   { cat "$dir/verify2.out"; ifs_status n2; fail "acknowledged writes lost after two drives were deleted"; }
 cat "$dir/verify2.out"

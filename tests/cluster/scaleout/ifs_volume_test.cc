@@ -101,7 +101,7 @@ TEST(IfsVolume, DataIsStripedOverEveryNodeAndANewCoordinatorReadsIt) {
     uint64_t durable = 0;
     ASSERT_EQ(v->flush(&durable), Status::Ok);
     files.expect_intact(*v, "after the flush (units)");
-    ProtectionStatus s = v->protection();
+    IfsHealth s = v->health();
     EXPECT_EQ(s.files, 4u);
     EXPECT_GT(s.groups, 9u);
     EXPECT_EQ(s.groups_degraded, 0u);
@@ -156,9 +156,9 @@ TEST(IfsVolume, LoseANodeReprotectThenLoseTwoDrivesNothingLost) {
   ASSERT_EQ(v->flush(&durable), Status::Ok);
   cluster.kill(2);
   files.expect_intact(*v, "with node 2 dead (rebuilt from parity)");
-  EXPECT_GT(v->protection().groups_degraded, 0u);
+  EXPECT_GT(v->health().groups_degraded, 0u);
   v->reprotect_now();
-  ProtectionStatus s = v->protection();
+  IfsHealth s = v->health();
   EXPECT_EQ(s.groups_degraded, 0u) << s.text();
   EXPECT_GT(s.job.units_rebuilt, 0u);
   // Writes go on with what the survivors can give.
