@@ -27,6 +27,20 @@ CachedBlock* BlockCache::find(uint64_t ino, uint64_t key) {
   return b;
 }
 
+CachedBlock* BlockCache::find_shared(uint64_t ino, uint64_t key) {
+  const auto& map = map_;
+  auto it = map.find({ino, key});
+  if (it == map.end()) return nullptr;
+  CachedBlock* b = it->second.get();
+  std::lock_guard<std::mutex> g(touch_mu_);
+  hits_++;
+  if (!b->dirty) {
+    lru_.erase(lru_.iterator_to(*b));
+    lru_.push_back(*b);
+  }
+  return b;
+}
+
 CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
   auto owned = std::make_unique<CachedBlock>(ino, key, &pool_);
   if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);
