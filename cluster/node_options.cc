@@ -12,7 +12,7 @@ NodeOptions NodeOptions::from_config(const Config& config) {
                                   "cluster_config",  // read by NodePlan: the cluster's one file
                                   // read by the RPC transport
                                   "listen", "nfs_port", "mount_port", "udp", "workers", "threads",
-                                  "rpcbind", "max_record",
+                                  "inline_calls", "rpcbind", "max_record",
                                   "max_connections", "max_connections_per_client", "idle_timeout",
                                   // read by the metrics and management page listener
                                   "http_port", "http_listen", "http_password_file"});

@@ -6,7 +6,8 @@
 //  * One NFS procedure is one Volume call. That keeps a forwarded request one interconnect
 //    message and a journalled mutation one NVRAM record.
 //  * Every call is synchronous and thread-safe; callers run on executor threads, never on the
-//    network event loop.
+//    network event loop -- except the try_* attempts, which never wait and exist to be called
+//    there (run-to-completion: a GETATTR answered from memory needs no thread hand-off).
 //  * Permission checks happen here, inside the volume, for the credential passed in (`OpContext`),
 //    so that a request forwarded to another node is checked where the inode lives. Export policy
 //    (read-only exports, root squash) is the server's job and is applied before the call.
@@ -196,7 +197,7 @@ struct VolumeLimits {
 //  timeout, answered Jukebox when the owner cannot be reached). id(), root(), limits() and
 //  write_verifier() never touch the disk; on a RemoteVolume root() and limits() may ask the
 //  owner once (bounded by its describe timeout) and are cached. Never call a volume from a
-//  network event-loop thread.
+//  network event-loop thread, except through the try_* attempts (below), which never wait.
 //
 //  Threads. Every call is thread-safe and may run concurrently with any other on the same
 //  volume; each call is atomic with respect to the others (a READDIR sees a directory before
@@ -268,6 +269,33 @@ class Volume {
   // Makes everything written to the file so far stable (count 0 = to the end).
   virtual Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                         Wcc* wcc) = 0;
+
+  // --- Non-blocking attempts (run-to-completion on the network event loop) -------------------
+  // The same calls as above with the same contract, for a caller that must not wait: they may
+  // run on an event-loop thread. Each either answers exactly as its blocking twin would
+  // (engaged result) or, when answering would need a disk read, a lock someone else holds, the
+  // network or any other wait, returns std::nullopt having changed nothing the caller can see
+  // (out-parameters unspecified); the caller then makes the blocking call on an executor thread.
+  // The default is "would block", so a volume that cannot answer without waiting (RemoteVolume,
+  // the name-space root, test volumes) simply keeps every call on the executor.
+  virtual std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_lookup(const OpContext& ctx, InodeId dir,
+                                           std::string_view name, InodeId* out,
+                                           std::optional<Attr>* obj_attr,
+                                           std::optional<Attr>* dir_attr) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_access(const OpContext& ctx, InodeId id, uint32_t requested,
+                                           uint32_t* granted, std::optional<Attr>* attr) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
+                                         uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                         std::optional<Attr>* attr) {
+    return std::nullopt;
+  }
 };
 
 // A name in one volume that leads to the root of another: what the cluster name space root

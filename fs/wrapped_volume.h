@@ -5,7 +5,8 @@
 // the inner volume is not called (out-parameters stay as the caller initialised them, which the
 // Volume contract allows on any error). id(), root(), limits() and write_verifier() are never
 // refused. The wrapper adds no locking of its own: it is exactly as thread-safe, and blocks
-// exactly where, the inner volume does (plus whatever admit() does).
+// exactly where, the inner volume does (plus whatever admit() does). admit() is asked by the
+// non-blocking try_* attempts too (event-loop threads), so it must never wait.
 #pragma once
 
 #include <memory>
@@ -126,6 +127,30 @@ class WrappedVolume : public Volume {
                 Wcc* wcc) override {
     Status st = admit(ctx);
     return st != Status::Ok ? st : inner_->commit(ctx, id, offset, count, wcc);
+  }
+
+  // The non-blocking attempts pass through like the calls (admit() must not wait either: a
+  // fence's lease check reads memory).
+  std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st : inner_->try_getattr(ctx, id, out);
+  }
+  std::optional<Status> try_lookup(const OpContext& ctx, InodeId dir, std::string_view name,
+                                   InodeId* out, std::optional<Attr>* obj_attr,
+                                   std::optional<Attr>* dir_attr) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st : inner_->try_lookup(ctx, dir, name, out, obj_attr, dir_attr);
+  }
+  std::optional<Status> try_access(const OpContext& ctx, InodeId id, uint32_t requested,
+                                   uint32_t* granted, std::optional<Attr>* attr) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st : inner_->try_access(ctx, id, requested, granted, attr);
+  }
+  std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
+                                 uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                 std::optional<Attr>* attr) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st : inner_->try_read(ctx, id, offset, count, data, eof, attr);
   }
 
  protected:

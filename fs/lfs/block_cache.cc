@@ -48,6 +48,23 @@ CachedBlock* BlockCache::find(uint64_t ino, uint64_t key) {
   return b;
 }
 
+CachedBlock* BlockCache::find_shared(uint64_t ino, uint64_t key) {
+  // Only reads the index: extent_of() would update memo_, which concurrent readers share.
+  const auto in = inodes_.find(ino);
+  if (in == inodes_.end()) return nullptr;
+  const auto it = in->second.find(key >> kExtentShift);
+  if (it == in->second.end()) return nullptr;
+  CachedBlock* b = it->second.slot[key & (kExtentBlocks - 1)].get();
+  if (!b) return nullptr;
+  std::lock_guard<std::mutex> g(touch_mu_);
+  hits_++;
+  if (!b->dirty) {
+    lru_.erase(lru_.iterator_to(*b));
+    lru_.push_back(*b);
+  }
+  return b;
+}
+
 CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
   auto owned = std::make_unique<CachedBlock>(ino, key, &pool_);
   if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +58,10 @@ class BlockCache {
 
   // nullptr on a miss. A hit moves a clean block to the MRU end.
   CachedBlock* find(uint64_t ino, uint64_t key);
+  // find() for readers that run at once with each other while nobody changes the cache (the
+  // volume's shared lock): the index is only read (not even the memo of the last extent), and
+  // the MRU move and hit count take touch_mu_.
+  CachedBlock* find_shared(uint64_t ino, uint64_t key);
   // What a new block holds: zeroes, or garbage the caller overwrites in full before anyone
   // reads it (a block read from disk, a WRITE covering the whole block).
   enum class Fill { Zero, Uninitialized };
@@ -111,6 +116,7 @@ class BlockCache {
   List lru_;    // clean blocks, least recently used first
   List dirty_;  // dirty blocks, in no particular order
   uint64_t hits_ = 0, misses_ = 0;
+  std::mutex touch_mu_;  // find_shared()'s LRU moves (exclusive callers need no lock)
 };
 
 }  // namespace nasd::fs::lfs

@@ -19,6 +19,20 @@ CachedInode* InodeCache::find(uint64_t ino) {
   return c;
 }
 
+CachedInode* InodeCache::find_shared(uint64_t ino) {
+  const auto& map = map_;
+  auto it = map.find(ino);
+  if (it == map.end()) return nullptr;
+  CachedInode* c = it->second.get();
+  std::lock_guard<std::mutex> g(touch_mu_);
+  hits_++;
+  if (!c->dirty) {
+    lru_.erase(lru_.iterator_to(*c));
+    lru_.push_back(*c);
+  }
+  return c;
+}
+
 CachedInode* InodeCache::insert(const Inode& in) {
   auto owned = std::make_unique<CachedInode>();
   owned->inode = in;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +26,9 @@ class InodeCache {
   ~InodeCache();
 
   CachedInode* find(uint64_t ino);
+  // find() for readers that run at once with each other while nobody changes the cache (the
+  // volume's shared lock): the map is only read, and the MRU move and hit count take touch_mu_.
+  CachedInode* find_shared(uint64_t ino);
   CachedInode* insert(const Inode& in);  // clean; replaces nothing (must not be cached)
   void mark_dirty(CachedInode* c);
   void mark_clean(CachedInode* c);
@@ -47,6 +51,7 @@ class InodeCache {
   std::unordered_map<uint64_t, std::unique_ptr<CachedInode>> map_;
   List lru_, dirty_;
   uint64_t hits_ = 0, misses_ = 0;
+  std::mutex touch_mu_;  // find_shared()'s LRU moves (exclusive callers need no lock)
 };
 
 }  // namespace nasd::fs::lfs

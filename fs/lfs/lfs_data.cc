@@ -9,12 +9,9 @@ namespace {
 constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
 }
 
-Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
-                       std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
-  if (in_snapshot_space(id.ino)) return snap_read(ctx, id, offset, count, data, eof, attr);
-  Lock lk(mu_);
+Status LfsVolume::read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                              std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;
@@ -32,6 +29,7 @@ Status LfsVolume::read(const OpContext& ctx, InodeId id, uint64_t offset, uint32
   data->resize(n);
   if ((st = read_range(*store_, c, offset, n, data->data())) != Status::Ok) return st;
   *eof = offset + n >= size;
+  // Changing the inode needs the exclusive lock (read() takes it whenever atime is on).
   if (opts_.atime && !store_->failed() && !store_->host_full()) {
     c->inode.atime = now_time();
     store_->mark_dirty(c);

@@ -22,13 +22,10 @@ uint32_t default_mode(FileType t) {
 uint64_t cookie_verifier(const Inode& dir) { return (dir.ino << 20) ^ (uint64_t(dir.gen) << 1) ^ 1; }
 }  // namespace
 
-Status LfsVolume::lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
-                         std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) {
-  if (in_snapshot_space(dir.ino) || name == kSnapshotDirName)
-    return snap_lookup(ctx, dir, name, out, obj_attr, dir_attr);
-  Lock lk(mu_);
+Status LfsVolume::lookup_locked(const OpContext& ctx, InodeId dir, std::string_view name,
+                                InodeId* out, std::optional<Attr>* obj_attr,
+                                std::optional<Attr>* dir_attr) {
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);
   if (st != Status::Ok) return st;

@@ -202,11 +202,8 @@ Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
   return make_durable(lk);
 }
 
-Status LfsVolume::getattr(const OpContext& ctx, InodeId id, Attr* out) {
-  if (in_snapshot_space(id.ino)) return snap_getattr(id, out);
-  Lock lk(mu_);
+Status LfsVolume::getattr_locked(InodeId id, Attr* out) {
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;
@@ -260,12 +257,9 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
   return finish(lk, st, true);
 }
 
-Status LfsVolume::access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
-                         std::optional<Attr>* attr) {
-  if (in_snapshot_space(id.ino)) return snap_access(ctx, id, requested, granted, attr);
-  Lock lk(mu_);
+Status LfsVolume::access_locked(const OpContext& ctx, InodeId id, uint32_t requested,
+                                uint32_t* granted, std::optional<Attr>* attr) {
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;

@@ -1,6 +1,9 @@
 // LfsVolume: the Volume (and JournalTarget) backed by a log-structured store in one file or
 // block device. NFS semantics live here: names, permissions, link counts, WCC, durability per
-// call. One mutex serializes the in-memory state; fdatasync runs outside it (group commit).
+// call. One reader/writer lock guards the in-memory state: GETATTR, LOOKUP, ACCESS and READ of
+// what is cached run under its shared side, at once with each other (and, through the try_*
+// attempts, on the network event loop without ever waiting); everything else, and a read that
+// needs the disk, takes it exclusively. fdatasync runs outside it (group commit).
 //
 // Wiring:
 //   auto opts = fs::lfs::LfsOptions::from_config(*cfg.section("volume", "v0"), cfg, data_dir);
@@ -12,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "fs/lfs/directory.h"
@@ -117,6 +121,18 @@ class LfsVolume : public JournalTarget {
   Status fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) override;
   Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                 Wcc* wcc) override;
+  // Answered from memory under the shared lock when it is free at once (lfs_read_path.cc);
+  // "would block" when it is taken, when the answer needs the disk, for the snapshot name
+  // space, and for READ when `atime` is on (that READ changes the inode).
+  std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out) override;
+  std::optional<Status> try_lookup(const OpContext& ctx, InodeId dir, std::string_view name,
+                                   InodeId* out, std::optional<Attr>* obj_attr,
+                                   std::optional<Attr>* dir_attr) override;
+  std::optional<Status> try_access(const OpContext& ctx, InodeId id, uint32_t requested,
+                                   uint32_t* granted, std::optional<Attr>* attr) override;
+  std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
+                                 uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                 std::optional<Attr>* attr) override;
 
   // JournalTarget
   uint64_t durable_seq() const override { return store_->durable_seq(); }
@@ -124,8 +140,27 @@ class LfsVolume : public JournalTarget {
 
  private:
   friend class BackgroundWorker;
-  using Lock = std::unique_lock<std::mutex>;
+  using Lock = std::unique_lock<std::shared_mutex>;
   LfsVolume(std::unique_ptr<Store> store, const LfsOptions& opts);
+
+  // The read path (lfs_read_path.cc). The bodies of GETATTR, LOOKUP, ACCESS and READ run with
+  // the lock held on either side: under the shared side inside a CacheOnlyReads scope they
+  // only read memory; under the exclusive side they may read the disk into the caches.
+  Status getattr_locked(InodeId id, Attr* out);
+  Status lookup_locked(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
+                       std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr);
+  Status access_locked(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
+                       std::optional<Attr>* attr);
+  Status read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                     std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr);
+  // Runs `body` under the shared lock with cache-only reads, and once more under the exclusive
+  // lock (trimming the caches first, as every exclusive call does) when it needed the disk.
+  template <typename Body>
+  Status shared_read(Body body);
+  // The same first step for the try_* attempts: nullopt when the lock is not free at once or
+  // the body needed the disk.
+  template <typename Body>
+  std::optional<Status> try_shared_read(Body body);
 
   // Shared helpers (lfs_volume.cc).
   Attr attr_of(const CachedInode* c) const;
@@ -187,7 +222,7 @@ class LfsVolume : public JournalTarget {
   LfsOptions opts_;
   InodeId root_;
   uint64_t verifier_;
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   bool closed_ = false;
   std::map<uint32_t, std::unique_ptr<Store>> snap_stores_;  // open snapshots, by id
   std::unique_ptr<BackgroundWorker> worker_;

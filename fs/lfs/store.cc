@@ -11,6 +11,28 @@
 
 namespace nasd::fs::lfs {
 
+namespace {
+// The CacheOnlyReads scope of this thread: 0 none, 1 open, 2 open and refused.
+thread_local int cache_only_state = 0;
+}  // namespace
+
+CacheOnlyReads::CacheOnlyReads() { cache_only_state = 1; }
+CacheOnlyReads::~CacheOnlyReads() { cache_only_state = 0; }
+bool CacheOnlyReads::refused() const { return cache_only_state == 2; }
+bool CacheOnlyReads::active() { return cache_only_state != 0; }
+Status CacheOnlyReads::refuse() {
+  cache_only_state = 2;
+  return Status::Io;
+}
+
+CachedBlock* Store::cached_block(uint64_t ino, uint64_t key) {
+  return CacheOnlyReads::active() ? bcache_.find_shared(ino, key) : bcache_.find(ino, key);
+}
+
+CachedInode* Store::cached_inode(uint64_t ino) {
+  return CacheOnlyReads::active() ? icache_.find_shared(ino) : icache_.find(ino);
+}
+
 Time now_time() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -249,13 +271,14 @@ bool Store::retry_held() {
 }
 
 Status Store::load(uint64_t ino, CachedInode** out) {
-  if (CachedInode* c = icache_.find(ino)) {
+  if (CachedInode* c = cached_inode(ino)) {
     *out = c;
     return Status::Ok;
   }
   const ImapEntry* e = imap_.find(ino);
   if (!e || !e->live) return Status::NoEnt;
   if (e->addr == kNoAddr) return Status::Io;  // live but never written: cannot happen
+  if (CacheOnlyReads::active()) return CacheOnlyReads::refuse();
   icache_.count_miss();
   alignas(kBlockSize) uint8_t blk[kBlockSize];
   if (!dev_->read(e->addr, 1, blk)) return Status::Io;

@@ -2,7 +2,8 @@
 // log by flush() as atomic groups, made durable by sync_to() (group commit), summarized by
 // checkpoint(), and recovered by roll-forward on open(). It knows nothing of names, directories
 // or permissions (that is LfsVolume's job) and is not thread-safe: the volume serializes calls,
-// except sync_to()/durable_seq(), which run without the volume lock.
+// except sync_to()/durable_seq(), which run without the volume lock, and reads made inside a
+// CacheOnlyReads scope, which may run at once with each other (never with anything else).
 #pragma once
 
 #include <atomic>
@@ -37,6 +38,26 @@ struct StoreStats {
   uint64_t flushes = 0, checkpoints = 0, syncs = 0;
   uint64_t recovered_units = 0;
   uint64_t cleaned_segments = 0, cleaner_blocks_copied = 0, cleaner_passes = 0;
+};
+
+// While one of these lives on a thread, the Store calls made on that thread only read what is
+// already in memory: one that would read the disk or add to a cache does nothing, fails, and
+// marks the scope refused(); the caller then drops whatever that call produced and runs it again
+// the ordinary way. Cache hits still move the entry to the MRU end, under a small lock of the
+// cache's own. It lets LfsVolume answer reads under a shared lock (readers at once, none of
+// which may change a cache's maps) and on a network event-loop thread (which must not wait for
+// the disk). Scopes do not nest.
+class CacheOnlyReads {
+ public:
+  CacheOnlyReads();
+  ~CacheOnlyReads();
+  CacheOnlyReads(const CacheOnlyReads&) = delete;
+  CacheOnlyReads& operator=(const CacheOnlyReads&) = delete;
+  bool refused() const;
+  // Store side: whether this thread is inside a scope, and the refusal of a call that would
+  // have needed the disk (returns the status the refused call answers, Io).
+  static bool active();
+  static Status refuse();
 };
 
 class Store {
@@ -174,6 +195,9 @@ class Store {
   void roll_forward();
   void apply_group(const std::vector<LogUnit>& group);
 
+  // The cache lookups of the read paths: the shared-reader variant inside a CacheOnlyReads scope.
+  CachedBlock* cached_block(uint64_t ino, uint64_t key);
+  CachedInode* cached_inode(uint64_t ino);
   Status get_node(CachedInode* c, const NodeId& id, bool create, CachedBlock** out);
   Status lookup_addr(CachedInode* c, uint64_t lblk, uint64_t* addr);
   Status set_pointer(CachedInode* c, uint64_t lblk, uint64_t addr, uint64_t* old);

@@ -16,7 +16,7 @@ void set_ptr_at(CachedBlock* node, uint32_t slot, uint64_t v) { put64(node->data
 Status Store::get_node(CachedInode* c, const NodeId& id, bool create, CachedBlock** out) {
   uint64_t ino = c->inode.ino;
   uint64_t key = node_key(id);
-  if (CachedBlock* b = bcache_.find(ino, key)) {
+  if (CachedBlock* b = cached_block(ino, key)) {
     *out = b;
     return Status::Ok;
   }
@@ -38,6 +38,7 @@ Status Store::get_node(CachedInode* c, const NodeId& id, bool create, CachedBloc
       *out = nullptr;
       return Status::Ok;
     }
+    if (CacheOnlyReads::active()) return CacheOnlyReads::refuse();
     CachedBlock* b = bcache_.insert(ino, key);
     bcache_.mark_dirty(b);
     icache_.mark_dirty(c);
@@ -45,6 +46,7 @@ Status Store::get_node(CachedInode* c, const NodeId& id, bool create, CachedBloc
     return Status::Ok;
   }
   if (sb_.segment_of(addr) >= sb_.nsegments) return Status::Io;  // corrupt pointer
+  if (CacheOnlyReads::active()) return CacheOnlyReads::refuse();
   bcache_.count_miss();
   CachedBlock* b = bcache_.insert(ino, key, BlockCache::Fill::Uninitialized);
   if (!dev_->read(addr, 1, b->data)) {
@@ -89,7 +91,7 @@ Status Store::set_pointer(CachedInode* c, uint64_t lblk, uint64_t addr, uint64_t
 }
 
 Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
-  if (CachedBlock* b = bcache_.find(c->inode.ino, lblk)) {
+  if (CachedBlock* b = cached_block(c->inode.ino, lblk)) {
     *data = b->data;
     return Status::Ok;
   }
@@ -104,6 +106,7 @@ Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
     *data = nullptr;
     return Status::Ok;
   }
+  if (CacheOnlyReads::active()) return CacheOnlyReads::refuse();
   bcache_.count_miss();
   CachedBlock* b = bcache_.insert(c->inode.ino, lblk, BlockCache::Fill::Uninitialized);
   if (!dev_->read(addr, 1, b->data)) {
@@ -119,13 +122,14 @@ Status Store::prefetch(CachedInode* c, uint64_t first, uint64_t count) {
   std::vector<BlockDevice::Read> reads;
   std::vector<CachedBlock*> fresh;
   for (uint64_t lblk = first; lblk < first + count; lblk++) {
-    if (bcache_.find(c->inode.ino, lblk)) continue;
+    if (cached_block(c->inode.ino, lblk)) continue;
     uint64_t addr;
     Status st = lookup_addr(c, lblk, &addr);
     if (st == Status::FBig) break;
     if (st != Status::Ok) return st;
     if (addr == kNoAddr) continue;
     if (sb_.segment_of(addr) >= sb_.nsegments) return Status::Io;
+    if (CacheOnlyReads::active()) return CacheOnlyReads::refuse();
     CachedBlock* b = bcache_.insert(c->inode.ino, lblk, BlockCache::Fill::Uninitialized);
     b->addr = addr;
     fresh.push_back(b);

@@ -8,8 +8,9 @@
 
 namespace nasd::rpc {
 
-CallDispatcher::CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats)
-    : executor_(executor), drc_(drc), stats_(stats) {}
+CallDispatcher::CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc,
+                               CallStats* stats, bool run_inline)
+    : executor_(executor), drc_(drc), stats_(stats), run_inline_(run_inline) {}
 
 void CallDispatcher::add_service(std::shared_ptr<Service> service) {
   if (find(service->program()) != nullptr)
@@ -90,6 +91,22 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
     }
   }
 
+  if (run_inline_) {
+    std::vector<uint8_t> results;
+    std::optional<DispatchResult> result;
+    try {
+      result = service->dispatch_inline(call, call_args, &results);
+    } catch (const std::exception&) {
+      // As on the executor: a procedure that throws fails the call, never the server.
+      result = DispatchResult{};
+      result->accept = AcceptStat::SystemErr;
+      results.clear();
+    }
+    if (result)
+      return {Outcome::SendNow,
+              finish(call, call_args, drc_key, received, std::move(*result), std::move(results))};
+  }
+
   size_t args_offset = decoded.args_offset;
   auto task = [this, service, call = std::move(call), record = std::move(record), args_offset,
                drc_key, received, on_reply = std::move(on_reply)]() {
@@ -103,22 +120,30 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
       result = DispatchResult{};
       result.accept = AcceptStat::SystemErr;
     }
-    const uint64_t reply_bytes = results.size() + result.tail.size();
-    const bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
-    auto reply = std::make_shared<const EncodedReply>(
-        encode_dispatch_reply(call.xid, std::move(result), std::move(results)));
-    if (drc_key) drc_->complete(*drc_key, reply);
-    stats_->record_call(call.prog, call.vers, call.proc, !ok,
-                        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
-                                                                              received),
-                        args.size(), reply_bytes);
-    on_reply(std::move(reply));
+    on_reply(finish(call, args, drc_key, received, std::move(result), std::move(results)));
   };
   if (!executor_->submit(std::move(task))) {
     if (drc_key) drc_->abandon(*drc_key);
     return {Outcome::Drop, nullptr};
   }
   return {Outcome::Pending, nullptr};
+}
+
+CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
+                                             std::span<const uint8_t> args,
+                                             const std::optional<DrcKey>& drc_key,
+                                             Clock::time_point received, DispatchResult result,
+                                             std::vector<uint8_t> results) {
+  const uint64_t reply_bytes = results.size() + result.tail.size();
+  const bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
+  auto reply = std::make_shared<const EncodedReply>(
+      encode_dispatch_reply(call.xid, std::move(result), std::move(results)));
+  if (drc_key) drc_->complete(*drc_key, reply);
+  stats_->record_call(call.prog, call.vers, call.proc, !ok,
+                      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                                            received),
+                      args.size(), reply_bytes);
+  return reply;
 }
 
 }  // namespace nasd::rpc

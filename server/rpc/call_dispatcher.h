@@ -1,7 +1,13 @@
 // The transport-independent path of one call: decode the header, find the service, consult
-// the duplicate request cache, run the procedure on an executor thread and encode the reply.
-// TCP connections and UDP endpoints differ only in how records arrive and replies leave, so
-// both hand their records here.
+// the duplicate request cache, run the procedure and encode the reply. TCP connections and UDP
+// endpoints differ only in how records arrive and replies leave, so both hand their records here.
+//
+// Where the procedure runs (run-to-completion): first on the calling event-loop thread through
+// Service::dispatch_inline, which answers calls that need no wait (GETATTR of a cached inode)
+// and refuses the rest; a refused call goes to the executor pool and its reply is posted back to
+// the loop that received it. Both ways share everything around the procedure -- the duplicate
+// request cache entry taken before it runs, the reply encoding, the cache's completion and the
+// statistics (finish()) -- so a call's answer does not depend on where it ran.
 #pragma once
 
 #include <sys/socket.h>
@@ -10,6 +16,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "server/rpc/call_header.h"
@@ -46,23 +54,32 @@ class CallDispatcher {
   };
 
   // `drc` may be null (no duplicate request cache). All pointers must outlive the dispatcher.
-  CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats);
+  // `run_inline` false sends every call to the executor (Service::dispatch_inline unused).
+  CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc, CallStats* stats,
+                 bool run_inline = true);
 
   // Before the first call: makes the program reachable and declares its statistics.
   void add_service(std::shared_ptr<Service> service);
   const std::vector<std::shared_ptr<Service>>& services() const { return services_; }
 
-  // Called on an event loop thread for each complete record.
+  // Called on an event loop thread for each complete record. A call answered on this thread
+  // comes back as SendNow; `on_reply` is only called for Pending.
   Outcome handle(std::vector<uint8_t> record, const CallOrigin& origin, Clock::time_point received,
                  ReplyCallback on_reply);
 
  private:
   Service* find(uint32_t prog) const;
   Outcome reject(TransportCounter counter, EncodedReply reply);
+  // Everything after the procedure, wherever it ran: encodes the reply, completes the
+  // duplicate request cache entry and records the call's statistics.
+  Reply finish(const CallContext& call, std::span<const uint8_t> args,
+               const std::optional<DrcKey>& drc_key, Clock::time_point received,
+               DispatchResult result, std::vector<uint8_t> results);
 
   util::TaskQueue* executor_;
   DuplicateRequestCache* drc_;
   CallStats* stats_;
+  const bool run_inline_;
   std::vector<std::shared_ptr<Service>> services_;
 };
 

@@ -45,7 +45,7 @@ RpcServer::RpcServer(RpcServerOptions options)
                   !options_.duplicate_request_cache ? nullptr
                   : options_.shared_drc             ? options_.shared_drc.get()
                                                     : &drc_,
-                  stats_.get()),
+                  stats_.get(), options_.run_inline),
       rpcbind_(options_.rpcbind) {}
 
 RpcServer::~RpcServer() { stop(); }

@@ -41,6 +41,9 @@ struct RpcServerOptions {
   bool udp = true;            // also serve UDP on the same port numbers
   unsigned workers = 0;       // event loops; 0 = one per core
   unsigned threads = 16;      // executor threads running procedures
+  // Run-to-completion: a call the service can answer without waiting runs on the event loop
+  // that received it (Service::dispatch_inline); false sends every call to the executor.
+  bool run_inline = true;
   TcpLimits tcp;              // max_record, per-connection in-flight bound
   size_t udp_max_in_flight = 1024;  // per loop and UDP socket
   bool duplicate_request_cache = true;

@@ -27,6 +27,7 @@ RpcServerOptions rpc_server_options_from_config(const ConfigSection& node) {
   if (threads < 1 || threads > 4096) throw ConfigError("[node] threads out of range (1..4096)");
   o.workers = static_cast<unsigned>(workers);
   o.threads = static_cast<unsigned>(threads);
+  o.run_inline = node.get_bool("inline_calls", true);
   uint64_t max_record = node.get_size("max_record", 2 << 20);
   // Below a few KiB not even a small WRITE fits; above 2^31 the record mark cannot say it.
   if (max_record < 4096 || max_record > (1ull << 31) - 1)

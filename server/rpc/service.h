@@ -1,13 +1,15 @@
 // The seam between the ONC RPC transport (server/rpc) and the programs it carries (NFSv3,
 // MOUNT v3). The transport reassembles records, parses the call header and credential,
-// consults the duplicate request cache, and hands the raw argument bytes to a Service on an
-// executor thread. The service decodes its arguments with XDR, runs the procedure and encodes
+// consults the duplicate request cache, and hands the raw argument bytes to a Service: on the
+// event-loop thread itself when the service can answer without waiting (dispatch_inline), else
+// on an executor thread. The service decodes its arguments with XDR, runs the procedure and encodes
 // the results; the transport wraps them in the reply header.
 #pragma once
 
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,6 +103,19 @@ class Service {
   // Accepted and the status Success.
   virtual DispatchResult dispatch(const CallContext& call, std::span<const uint8_t> args,
                                   std::vector<uint8_t>* results) = 0;
+  // Run-to-completion: tries the call on the event-loop thread that received it, so that a call
+  // answered from memory costs no hand-off to an executor thread and back. Returns what
+  // dispatch() would return, or std::nullopt when finishing would mean waiting (a disk read, a
+  // lock held by someone else, the network); then nothing the call does has happened yet,
+  // `results` is thrown away and the transport runs dispatch() on an executor thread. Same
+  // arguments, checks and results as dispatch() -- one procedure, two places to run it --, and
+  // it must never wait. The transport has already consulted the duplicate request cache and
+  // records the call's statistics either way. The default runs nothing on the loop.
+  virtual std::optional<DispatchResult> dispatch_inline(const CallContext& call,
+                                                        std::span<const uint8_t> args,
+                                                        std::vector<uint8_t>* results) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace nasd::rpc

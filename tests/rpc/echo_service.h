@@ -1,7 +1,8 @@
 // A tiny RPC program for the transport tests (program 0x20000099, versions 1..2). Its
 // procedures exercise what the transport must handle: argument decoding (GARBAGE_ARGS), slow
 // calls (out-of-order replies, back-pressure), non-idempotent calls (duplicate request
-// cache), credentials, large replies and a procedure that throws.
+// cache), credentials, large replies and a procedure that throws; and, when a test turns it on,
+// running calls on the event loop (dispatch_inline).
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -56,6 +58,26 @@ class EchoService : public Service {
     return r;
   }
 
+  // Run-to-completion (off unless a test turns it on): echo, increment, null and throw may run
+  // on the event loop; `inline_would_block` makes every attempt refuse instead.
+  std::optional<DispatchResult> dispatch_inline(const CallContext& call,
+                                                std::span<const uint8_t> args,
+                                                std::vector<uint8_t>* results) override {
+    if (!inline_enabled) return std::nullopt;
+    if (call.proc != kNull && call.proc != kEcho && call.proc != kIncrement && call.proc != kThrow)
+      return std::nullopt;
+    if (inline_would_block) {
+      inline_refusals++;
+      return std::nullopt;
+    }
+    inline_runs++;
+    return run(call, args, results);
+  }
+
+  std::atomic<bool> inline_enabled{false};
+  std::atomic<bool> inline_would_block{false};
+  std::atomic<int> inline_runs{0};
+  std::atomic<int> inline_refusals{0};
   std::atomic<int> executions{0};
   std::atomic<int> concurrent{0};
   std::atomic<int> max_concurrent{0};

@@ -11,7 +11,7 @@ rpc::DispatchResult proc_getattr(Nfs3Call& call) {
   Target t;
   fs::Attr attr;
   res.status = call.open(args->object, &t);
-  if (res.status == NFS3_OK) res.status = to_nfsstat(t.volume->getattr(t.ctx, t.inode, &attr));
+  if (res.status == NFS3_OK) res.status = to_nfsstat(call.getattr(t, &attr));
   if (res.status == NFS3_OK) res.GETATTR3res_u.resok.obj_attributes = to_fattr(attr);
   return call.reply(xdr_GETATTR3res, res);
 }

@@ -54,7 +54,7 @@ rpc::DispatchResult proc_read(Nfs3Call& call) {
   const uint32_t count = std::min(args->count, call.max_transfer());
   res.status = call.open(args->file, &t);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(t.volume->read(t.ctx, t.inode, args->offset, count, &data, &eof, &attr));
+    res.status = to_nfsstat(call.read(t, args->offset, count, &data, &eof, &attr));
   if (res.status == NFS3_OK) {
     if (data.size() > count) data.resize(count);
     auto& ok = res.READ3res_u.resok;

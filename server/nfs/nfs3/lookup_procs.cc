@@ -17,8 +17,8 @@ rpc::DispatchResult proc_lookup(Nfs3Call& call) {
   res.status = call.open(args->what.dir, &dir);
   if (res.status == NFS3_OK) res.status = call.check_name(args->what.name);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(
-        dir.volume->lookup(dir.ctx, dir.inode, args->what.name, &found, &obj_attr, &dir_attr));
+    res.status =
+        to_nfsstat(call.lookup(dir, args->what.name, &found, &obj_attr, &dir_attr));
   if (res.status == NFS3_OK) res.status = call.handle_for(dir, found, &fh, args->what.name);
   if (res.status == NFS3_OK) {
     res.LOOKUP3res_u.resok.object = to_wire(fh);
@@ -40,7 +40,7 @@ rpc::DispatchResult proc_access(Nfs3Call& call) {
   std::optional<fs::Attr> attr;
   res.status = call.open(args->object, &t);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(t.volume->access(t.ctx, t.inode, args->access, &granted, &attr));
+    res.status = to_nfsstat(call.access(t, args->access, &granted, &attr));
   if (res.status == NFS3_OK) {
     // The volume knows nothing of read-only exports; nothing that changes data is granted there.
     if (t.policy->read_only) granted &= ~(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);

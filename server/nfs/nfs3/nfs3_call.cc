@@ -58,6 +58,13 @@ rpc::DispatchResult Nfs3Call::garbage_args() {
 nfsstat3 Nfs3Call::handle_for(const Target& t, fs::InodeId inode, FileHandle* out,
                               std::string_view name) const {
   if (auto other = fs::junction_target(inode)) {
+    // The target's root() may ask its owner over the network: not on the event loop. (Only a
+    // name-space root answers junctions, and it answers no non-blocking attempt, so this is a
+    // guard rather than a path taken.)
+    if (on_event_loop_) {
+      would_block_ = true;
+      return NFS3ERR_JUKEBOX;
+    }
     std::string crossed = t.policy->path == "/" ? "" : t.policy->path;
     crossed += "/";
     crossed += name;
@@ -75,6 +82,40 @@ nfsstat3 Nfs3Call::check_name(const char* name) const {
   if (std::strchr(name, '/')) return NFS3ERR_INVAL;
   if (decoded_intact_ && !decoded_intact_()) return NFS3ERR_INVAL;
   return NFS3_OK;
+}
+
+}  // namespace nasd::nfs::nfs3
+
+namespace nasd::nfs::nfs3 {
+
+fs::Status Nfs3Call::attempted(std::optional<fs::Status> answer) {
+  if (answer) return *answer;
+  would_block_ = true;
+  return fs::Status::Jukebox;
+}
+
+fs::Status Nfs3Call::getattr(const Target& t, fs::Attr* out) {
+  if (!on_event_loop_) return t.volume->getattr(t.ctx, t.inode, out);
+  return attempted(t.volume->try_getattr(t.ctx, t.inode, out));
+}
+
+fs::Status Nfs3Call::lookup(const Target& dir, std::string_view name, fs::InodeId* out,
+                            std::optional<fs::Attr>* obj_attr,
+                            std::optional<fs::Attr>* dir_attr) {
+  if (!on_event_loop_) return dir.volume->lookup(dir.ctx, dir.inode, name, out, obj_attr, dir_attr);
+  return attempted(dir.volume->try_lookup(dir.ctx, dir.inode, name, out, obj_attr, dir_attr));
+}
+
+fs::Status Nfs3Call::access(const Target& t, uint32_t requested, uint32_t* granted,
+                            std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->access(t.ctx, t.inode, requested, granted, attr);
+  return attempted(t.volume->try_access(t.ctx, t.inode, requested, granted, attr));
+}
+
+fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
+                          std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->read(t.ctx, t.inode, offset, count, data, eof, attr);
+  return attempted(t.volume->try_read(t.ctx, t.inode, offset, count, data, eof, attr));
 }
 
 }  // namespace nasd::nfs::nfs3

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -44,9 +45,13 @@ class Nfs3Call {
  public:
   // `identity` (optional) names this call for the journal (fs/call_identity.h); open() fills
   // in its export id, which the reply's new handles carry, before any volume call is made.
+  // `on_event_loop`: the call runs on the transport's event-loop thread (run-to-completion,
+  // Nfs3Service::dispatch_inline) and must not wait; see the volume calls below.
   Nfs3Call(const Nfs3Deps& deps, const rpc::CallContext& call, std::span<const uint8_t> args,
-           std::vector<uint8_t>* results, fs::CallIdentity* identity = nullptr)
-      : deps_(deps), call_(call), args_(args), results_(results), identity_(identity) {}
+           std::vector<uint8_t>* results, fs::CallIdentity* identity = nullptr,
+           bool on_event_loop = false)
+      : deps_(deps), call_(call), args_(args), results_(results), identity_(identity),
+        on_event_loop_(on_event_loop) {}
 
   template <typename T>
   bool decode(xdr::Decoded<T>& args) {
@@ -75,6 +80,20 @@ class Nfs3Call {
   // name would be cut short and name another entry); NFS3_OK otherwise (empty names are the
   // volume's to reject).
   nfsstat3 check_name(const char* name) const;
+
+  // The volume calls of the procedures that may run on the event loop. On an executor thread
+  // each is the Volume's call; on the event loop it is the Volume's non-blocking attempt, and an
+  // attempt that would block answers NFS3ERR_JUKEBOX and marks the call would_block(): the
+  // service then throws the reply away and runs the procedure again, from the start, on an
+  // executor thread. So a procedure makes its volume call before it changes anything.
+  fs::Status getattr(const Target& t, fs::Attr* out);
+  fs::Status lookup(const Target& dir, std::string_view name, fs::InodeId* out,
+                    std::optional<fs::Attr>* obj_attr, std::optional<fs::Attr>* dir_attr);
+  fs::Status access(const Target& t, uint32_t requested, uint32_t* granted,
+                    std::optional<fs::Attr>* attr);
+  fs::Status read(const Target& t, uint64_t offset, uint32_t count, std::vector<uint8_t>* data,
+                  bool* eof, std::optional<fs::Attr>* attr);
+  bool would_block() const { return would_block_; }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 
   template <typename T>
@@ -93,7 +112,12 @@ class Nfs3Call {
   const rpc::CallContext& call_;
   std::span<const uint8_t> args_;
   std::vector<uint8_t>* results_;
+  // A non-blocking attempt's answer; "would block" becomes Jukebox and marks the call.
+  fs::Status attempted(std::optional<fs::Status> answer);
+
   fs::CallIdentity* identity_;  // null for procedures whose reply is not rebuilt
+  const bool on_event_loop_;
+  mutable bool would_block_ = false;  // set by const helpers too (handle_for)
   std::function<bool()> decoded_intact_;  // whether the decoded arguments lost no byte
 };
 

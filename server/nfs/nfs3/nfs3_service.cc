@@ -19,32 +19,35 @@ struct ProcEntry {
   const char* name;
   nfs3::Procedure run;
   bool cacheable;  // non-idempotent: the duplicate request cache keeps the reply
+  // Tried on the event loop first (dispatch_inline): the procedure's volume call goes through
+  // Nfs3Call's non-blocking attempt, or it needs no volume call at all.
+  bool on_loop;
 };
 
 // Indexed by procedure number (RFC 1813 section 3.3).
 constexpr ProcEntry kProcs[] = {
-    {"NULL", proc_null, false},
-    {"GETATTR", nfs3::proc_getattr, false},
-    {"SETATTR", nfs3::proc_setattr, true},
-    {"LOOKUP", nfs3::proc_lookup, false},
-    {"ACCESS", nfs3::proc_access, false},
-    {"READLINK", nfs3::proc_readlink, false},
-    {"READ", nfs3::proc_read, false},
-    {"WRITE", nfs3::proc_write, true},
-    {"CREATE", nfs3::proc_create, true},
-    {"MKDIR", nfs3::proc_mkdir, true},
-    {"SYMLINK", nfs3::proc_symlink, true},
-    {"MKNOD", nfs3::proc_mknod, true},
-    {"REMOVE", nfs3::proc_remove, true},
-    {"RMDIR", nfs3::proc_rmdir, true},
-    {"RENAME", nfs3::proc_rename, true},
-    {"LINK", nfs3::proc_link, true},
-    {"READDIR", nfs3::proc_readdir, false},
-    {"READDIRPLUS", nfs3::proc_readdirplus, false},
-    {"FSSTAT", nfs3::proc_fsstat, false},
-    {"FSINFO", nfs3::proc_fsinfo, false},
-    {"PATHCONF", nfs3::proc_pathconf, false},
-    {"COMMIT", nfs3::proc_commit, true},
+    {"NULL", proc_null, false, true},
+    {"GETATTR", nfs3::proc_getattr, false, true},
+    {"SETATTR", nfs3::proc_setattr, true, false},
+    {"LOOKUP", nfs3::proc_lookup, false, true},
+    {"ACCESS", nfs3::proc_access, false, true},
+    {"READLINK", nfs3::proc_readlink, false, false},
+    {"READ", nfs3::proc_read, false, true},
+    {"WRITE", nfs3::proc_write, true, false},
+    {"CREATE", nfs3::proc_create, true, false},
+    {"MKDIR", nfs3::proc_mkdir, true, false},
+    {"SYMLINK", nfs3::proc_symlink, true, false},
+    {"MKNOD", nfs3::proc_mknod, true, false},
+    {"REMOVE", nfs3::proc_remove, true, false},
+    {"RMDIR", nfs3::proc_rmdir, true, false},
+    {"RENAME", nfs3::proc_rename, true, false},
+    {"LINK", nfs3::proc_link, true, false},
+    {"READDIR", nfs3::proc_readdir, false, false},
+    {"READDIRPLUS", nfs3::proc_readdirplus, false, false},
+    {"FSSTAT", nfs3::proc_fsstat, false, false},
+    {"FSINFO", nfs3::proc_fsinfo, false, false},
+    {"PATHCONF", nfs3::proc_pathconf, false, false},
+    {"COMMIT", nfs3::proc_commit, true, false},
 };
 constexpr uint32_t kNumProcs = sizeof(kProcs) / sizeof(kProcs[0]);
 static_assert(kNumProcs == 22);
@@ -82,6 +85,23 @@ bool Nfs3Service::may_cache(const rpc::CallContext& call, std::span<const uint8_
 rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,
                                           std::span<const uint8_t> args,
                                           std::vector<uint8_t>* results) {
+  bool would_block = false;
+  return run(call, args, results, /*on_event_loop=*/false, &would_block);
+}
+
+std::optional<rpc::DispatchResult> Nfs3Service::dispatch_inline(const rpc::CallContext& call,
+                                                                std::span<const uint8_t> args,
+                                                                std::vector<uint8_t>* results) {
+  if (call.vers != 3 || call.proc >= kNumProcs || !kProcs[call.proc].on_loop) return std::nullopt;
+  bool would_block = false;
+  rpc::DispatchResult r = run(call, args, results, /*on_event_loop=*/true, &would_block);
+  if (would_block) return std::nullopt;
+  return r;
+}
+
+rpc::DispatchResult Nfs3Service::run(const rpc::CallContext& call, std::span<const uint8_t> args,
+                                     std::vector<uint8_t>* results, bool on_event_loop,
+                                     bool* would_block) {
   rpc::DispatchResult r;
   if (call.vers != 3) {
     r.accept = rpc::AcceptStat::ProgMismatch;
@@ -100,9 +120,11 @@ rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,
   if (reply_rebuilt_from_journal(call.proc))
     identity = call_identity_of(rpc::DrcKey::make(call, args));
   fs::CallIdentityScope scope(identity ? &*identity : nullptr);
-  Nfs3Call nfs_call(*deps_, call, args, results, identity ? &*identity : nullptr);
+  Nfs3Call nfs_call(*deps_, call, args, results, identity ? &*identity : nullptr, on_event_loop);
   try {
-    return kProcs[call.proc].run(nfs_call);
+    rpc::DispatchResult done = kProcs[call.proc].run(nfs_call);
+    *would_block = nfs_call.would_block();
+    return done;
   } catch (const std::exception&) {
     // A volume that throws (e.g. out of memory) fails this call, never the server.
     r.accept = rpc::AcceptStat::SystemErr;

@@ -32,8 +32,18 @@ class Nfs3Service : public rpc::Service {
   bool may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const override;
   rpc::DispatchResult dispatch(const rpc::CallContext& call, std::span<const uint8_t> args,
                                std::vector<uint8_t>* results) override;
+  // NULL, GETATTR, LOOKUP, ACCESS and READ (the table's on_loop column), answered on the event
+  // loop when the volume's non-blocking attempt can; the same procedure functions as dispatch().
+  std::optional<rpc::DispatchResult> dispatch_inline(const rpc::CallContext& call,
+                                                     std::span<const uint8_t> args,
+                                                     std::vector<uint8_t>* results) override;
 
  private:
+  // dispatch() and dispatch_inline(): `*would_block` when a call on the event loop met a
+  // volume attempt that would block (its result is then meaningless).
+  rpc::DispatchResult run(const rpc::CallContext& call, std::span<const uint8_t> args,
+                          std::vector<uint8_t>* results, bool on_event_loop, bool* would_block);
+
   std::unique_ptr<nfs3::Nfs3Deps> deps_;
 };
 

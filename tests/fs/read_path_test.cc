@@ -1,0 +1,217 @@
+// LfsVolume's read path (lfs_read_path.cc): GETATTR, LOOKUP, ACCESS and READ under the shared
+// lock from memory, the non-blocking try_* attempts the NFS server runs on its event loop, and
+// the fall back to the exclusive lock when the disk is needed.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "fs/lfs/write_gate.h"
+#include "tests/fs/test_volume.h"
+
+namespace nasd::fs::lfs::testing {
+namespace {
+
+// Holds every batch of writes at enter() while closed: a flush then keeps the volume's
+// exclusive lock for as long as the test wants.
+class HoldingGate : public WriteGate {
+ public:
+  bool enter() override {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (!open_) {
+      held_++;
+      cv_.notify_all();
+    }
+    cv_.wait(lk, [&] { return open_; });
+    return true;
+  }
+  void leave() override {}
+  void close() {
+    std::lock_guard<std::mutex> g(mu_);
+    open_ = false;
+  }
+  void open() {
+    std::lock_guard<std::mutex> g(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool wait_for_writer(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lk(mu_);
+    return cv_.wait_for(lk, limit, [&] { return held_ > 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int held_ = 0;  // batches that met the gate closed
+};
+
+TEST(LfsReadPath, TryCallsAnswerFromMemoryAndRefuseWhatNeedsTheDisk) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  InodeId d, f;
+  {
+    auto vol = make_volume(opts);
+    d = make_dir(*vol, vol->root(), "d");
+    f = create_file(*vol, d, "f");
+    ASSERT_EQ(write_at(*vol, f, 0, pattern(3 * 4096, 7)), Status::Ok);
+    ASSERT_EQ(vol->close(), Status::Ok);
+  }
+  auto vol = reopen(opts);  // nothing but the inode map is in memory now
+  ASSERT_TRUE(vol);
+  const OpContext ctx = root_ctx();
+  Attr attr;
+  EXPECT_FALSE(vol->try_getattr(ctx, f, &attr)) << "an uncached inode was answered";
+  ASSERT_EQ(vol->getattr(ctx, f, &attr), Status::Ok);
+  Attr again;
+  ASSERT_EQ(vol->try_getattr(ctx, f, &again), std::optional<Status>(Status::Ok));
+  EXPECT_EQ(again.size, attr.size);
+  EXPECT_EQ(again.fileid, attr.fileid);
+
+  std::vector<uint8_t> data;
+  bool eof = false;
+  std::optional<Attr> a;
+  EXPECT_FALSE(vol->try_read(ctx, f, 4096, 8192, &data, &eof, &a)) << "uncached blocks were read";
+  const std::vector<uint8_t> written = pattern(3 * 4096, 7);
+  EXPECT_EQ(read_at(*vol, f, 4096, 8192), std::vector<uint8_t>(written.begin() + 4096, written.end()));
+  ASSERT_EQ(vol->try_read(ctx, f, 4096, 8192, &data, &eof, &a), std::optional<Status>(Status::Ok));
+  EXPECT_EQ(data, read_at(*vol, f, 4096, 8192));
+  EXPECT_TRUE(eof);
+  // An uncached block of a cached file is still the disk's business.
+  EXPECT_FALSE(vol->try_read(ctx, f, 0, 100, &data, &eof, &a));
+
+  InodeId found;
+  std::optional<Attr> obj, dir_attr;
+  EXPECT_FALSE(vol->try_lookup(ctx, vol->root(), "d", &found, &obj, &dir_attr));
+  ASSERT_EQ(lookup(*vol, vol->root(), "d", &found), Status::Ok);
+  ASSERT_EQ(vol->try_lookup(ctx, vol->root(), "d", &found, &obj, &dir_attr),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(found, d);
+  ASSERT_TRUE(obj && dir_attr);
+  EXPECT_EQ(obj->type, FileType::Dir);
+  // A name that is not there is an answer too, once the directory's blocks are in memory.
+  EXPECT_EQ(vol->try_lookup(ctx, vol->root(), "nope", &found, &obj, &dir_attr),
+            std::optional<Status>(Status::NoEnt));
+
+  uint32_t granted = 0;
+  ASSERT_EQ(vol->try_access(ctx, f, kAccessRead | kAccessModify, &granted, &a),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(granted, kAccessRead | kAccessModify);
+  // Errors are answered like the blocking call's.
+  EXPECT_EQ(vol->try_getattr(ctx, InodeId{f.ino, f.gen + 1}, &attr),
+            std::optional<Status>(Status::Stale));
+  vol->close();
+  // A closed volume refuses reads the same way on both paths.
+  EXPECT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Io));
+}
+
+TEST(LfsReadPath, TryCallsNeverWaitForTheLockAndBlockingReadsStillFinish) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto gate = std::make_shared<HoldingGate>();
+  opts.write_gate = gate;
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId f = create_file(*vol, vol->root(), "f");
+  InodeId g = create_file(*vol, vol->root(), "g");
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(4096, 1)), Status::Ok);
+  const OpContext ctx = root_ctx();
+  Attr attr;
+  ASSERT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Ok));
+
+  gate->close();
+  // A FILE_SYNC write to another file flushes under the exclusive lock and stops in the gate.
+  std::thread writer([&] { EXPECT_EQ(write_at(*vol, g, 0, pattern(4096, 2)), Status::Ok); });
+  ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(vol->try_getattr(ctx, f, &attr)) << "answered while a writer held the lock";
+  std::vector<uint8_t> data;
+  bool eof;
+  std::optional<Attr> a;
+  EXPECT_FALSE(vol->try_read(ctx, f, 0, 4096, &data, &eof, &a));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1))
+      << "a non-blocking attempt waited";
+  std::thread reader([&] { EXPECT_EQ(read_at(*vol, f, 0, 4096), pattern(4096, 1)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate->open();
+  writer.join();
+  reader.join();
+  ASSERT_EQ(vol->try_getattr(ctx, g, &attr), std::optional<Status>(Status::Ok));
+  EXPECT_EQ(attr.size, 4096u);
+  vol->close();
+}
+
+TEST(LfsReadPath, ReadWithAtimeOnNeverRunsAsAnAttempt) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  opts.atime = true;
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId f = create_file(*vol, vol->root(), "f");
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(100, 3)), Status::Ok);
+  const OpContext ctx = root_ctx();
+  EXPECT_EQ(read_at(*vol, f, 0, 100), pattern(100, 3));
+  std::vector<uint8_t> data;
+  bool eof;
+  std::optional<Attr> a;
+  EXPECT_FALSE(vol->try_read(ctx, f, 0, 100, &data, &eof, &a)) << "a READ that sets atime ran shared";
+  Attr attr;
+  EXPECT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Ok));
+  vol->close();
+}
+
+// Readers of one file under the shared lock, and their attempts, while writers change other
+// files and the cache evicts: every read sees exactly the data written before the race began.
+TEST(LfsReadPath, SharedReadersSeeConsistentDataWhileOthersWrite) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  opts.cache_bytes = 4ull << 20;  // small: the writers make the cache evict
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId steady = create_file(*vol, vol->root(), "steady");
+  const std::vector<uint8_t> contents = pattern(16 * 4096, 9);
+  ASSERT_EQ(write_at(*vol, steady, 0, contents), Status::Ok);
+  std::vector<InodeId> busy;
+  for (int i = 0; i < 2; i++) busy.push_back(create_file(*vol, vol->root(), "w" + std::to_string(i)));
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, answered{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; w++)
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < 300 && !stop; i++) {
+        Stability s = i % 10 == 0 ? Stability::FileSync : Stability::Unstable;
+        if (write_at(*vol, busy[w], uint64_t(i % 64) * 4096, pattern(4096, i), s) != Status::Ok)
+          bad++;
+      }
+    });
+  for (int r = 0; r < 2; r++)
+    threads.emplace_back([&, r] {
+      const OpContext ctx = root_ctx();
+      for (int i = 0; i < 400; i++) {
+        const uint64_t off = uint64_t((i * 7 + r) % 16) * 4096;
+        std::vector<uint8_t> data;
+        bool eof;
+        std::optional<Attr> a;
+        if (auto st = vol->try_read(ctx, steady, off, 4096, &data, &eof, &a)) {
+          answered++;
+          if (*st != Status::Ok || !std::equal(data.begin(), data.end(), contents.begin() + off) ||
+              data.size() != 4096)
+            bad++;
+        }
+        if (read_at(*vol, steady, off, 4096) !=
+            std::vector<uint8_t>(contents.begin() + off, contents.begin() + off + 4096))
+          bad++;
+        InodeId found;
+        if (lookup(*vol, vol->root(), "steady", &found) != Status::Ok || !(found == steady)) bad++;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(answered.load(), 0) << "no attempt was ever answered";
+  vol->close();
+}
+
+}  // namespace
+}  // namespace nasd::fs::lfs::testing

@@ -1,0 +1,208 @@
+// NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS and READ on
+// the event loop through the volume's non-blocking attempts, byte for byte as dispatch() would;
+// an attempt that would block gives the call back (to the executor) having done nothing; the
+// export checks apply on the loop as on the executor; nothing else ever runs on the loop.
+#include <atomic>
+#include <memory>
+
+#include "fs/wrapped_volume.h"
+#include "tests/nfs/nfs3_test_ops.h"
+
+namespace nasd::nfs::fixture {
+namespace {
+
+// The in-memory volume with non-blocking attempts: each answers with the blocking call (the
+// memory volume never waits), or refuses while `refuse` is set. Counts both.
+class AttemptingVolume : public fs::WrappedVolume {
+ public:
+  explicit AttemptingVolume(fs::Volume* inner)
+      : WrappedVolume(std::shared_ptr<fs::Volume>(inner, [](fs::Volume*) {})) {}
+
+  std::optional<fs::Status> try_getattr(const fs::OpContext& ctx, fs::InodeId id,
+                                        fs::Attr* out) override {
+    if (refused()) return std::nullopt;
+    return inner().getattr(ctx, id, out);
+  }
+  std::optional<fs::Status> try_lookup(const fs::OpContext& ctx, fs::InodeId dir,
+                                       std::string_view name, fs::InodeId* out,
+                                       std::optional<fs::Attr>* obj_attr,
+                                       std::optional<fs::Attr>* dir_attr) override {
+    if (refused()) return std::nullopt;
+    return inner().lookup(ctx, dir, name, out, obj_attr, dir_attr);
+  }
+  std::optional<fs::Status> try_access(const fs::OpContext& ctx, fs::InodeId id,
+                                       uint32_t requested, uint32_t* granted,
+                                       std::optional<fs::Attr>* attr) override {
+    if (refused()) return std::nullopt;
+    return inner().access(ctx, id, requested, granted, attr);
+  }
+  std::optional<fs::Status> try_read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                     uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                     std::optional<fs::Attr>* attr) override {
+    if (refused()) return std::nullopt;
+    return inner().read(ctx, id, offset, count, data, eof, attr);
+  }
+
+  std::atomic<bool> refuse{false};
+  std::atomic<int> attempts{0};
+
+ private:
+  bool refused() {
+    attempts++;
+    return refuse.load();
+  }
+};
+
+class Nfs3Inline : public Nfs3Ops {
+ protected:
+  Nfs3Inline() : attempting_(&main_) { resolver_->add(&attempting_); }
+
+  // The reply bytes (results + tail) of `args` as procedure `proc`, run on the executor.
+  std::vector<uint8_t> on_executor(uint32_t proc, const std::vector<uint8_t>& args,
+                                   rpc::AcceptStat* accept = nullptr) {
+    rpc::CallContext c = call_;
+    c.proc = proc;
+    std::vector<uint8_t> out;
+    rpc::DispatchResult r = nfs_->dispatch(c, args, &out);
+    if (accept) *accept = r.accept;
+    out.insert(out.end(), r.tail.begin(), r.tail.end());
+    return out;
+  }
+  // The same on the event loop; nullopt when the service gave the call back.
+  std::optional<std::vector<uint8_t>> on_loop(uint32_t proc, const std::vector<uint8_t>& args,
+                                              rpc::AcceptStat* accept = nullptr) {
+    rpc::CallContext c = call_;
+    c.proc = proc;
+    std::vector<uint8_t> out;
+    std::optional<rpc::DispatchResult> r = nfs_->dispatch_inline(c, args, &out);
+    if (!r) return std::nullopt;
+    if (accept) *accept = r->accept;
+    out.insert(out.end(), r->tail.begin(), r->tail.end());
+    return out;
+  }
+
+  std::vector<uint8_t> getattr_args(FileHandle& fh) { return encode(xdr_GETATTR3args, {wire(fh)}); }
+  std::vector<uint8_t> lookup_args(FileHandle& dir, const char* name) {
+    LOOKUP3args a{};
+    a.what.dir = wire(dir);
+    a.what.name = const_cast<char*>(name);
+    return encode(xdr_LOOKUP3args, a);
+  }
+  std::vector<uint8_t> access_args(FileHandle& fh) {
+    ACCESS3args a{};
+    a.object = wire(fh);
+    a.access = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_LOOKUP;
+    return encode(xdr_ACCESS3args, a);
+  }
+  std::vector<uint8_t> read_args(FileHandle& fh, uint64_t offset, uint32_t count) {
+    READ3args a{};
+    a.file = wire(fh);
+    a.offset = offset;
+    a.count = count;
+    return encode(xdr_READ3args, a);
+  }
+
+  int attempts() const { return attempting_.attempts.load(); }
+  // The nfsstat3 every NFSv3 result starts with.
+  static uint32_t status_of(const std::vector<uint8_t>& reply) {
+    return reply.size() < 4 ? UINT32_MAX
+                            : (uint32_t{reply[0]} << 24) | (uint32_t{reply[1]} << 16) |
+                                  (uint32_t{reply[2]} << 8) | reply[3];
+  }
+
+  AttemptingVolume attempting_;
+};
+
+TEST_F(Nfs3Inline, ReadProceduresAnswerOnTheLoopExactlyAsOnTheExecutor) {
+  FileHandle dir = root(), f;
+  ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
+  ASSERT_EQ(write(f, 0, std::string(10000, 'q') + "tail"), NFS3_OK);
+  const std::vector<std::pair<uint32_t, std::vector<uint8_t>>> calls = {
+      {NFSPROC3_NULL, {}},
+      {NFSPROC3_GETATTR, getattr_args(f)},
+      {NFSPROC3_LOOKUP, lookup_args(dir, "data")},
+      {NFSPROC3_LOOKUP, lookup_args(dir, "missing")},  // an error reply, with dir attributes
+      {NFSPROC3_ACCESS, access_args(f)},
+      {NFSPROC3_READ, read_args(f, 9990, 100)},
+      {NFSPROC3_READ, read_args(dir, 0, 100)},  // ISDIR
+  };
+  for (const auto& [proc, args] : calls) {
+    auto inline_reply = on_loop(proc, args);
+    ASSERT_TRUE(inline_reply) << "procedure " << proc << " was not answered on the loop";
+    EXPECT_EQ(*inline_reply, on_executor(proc, args)) << "procedure " << proc;
+  }
+  EXPECT_GE(attempts(), 6);
+}
+
+TEST_F(Nfs3Inline, AnAttemptThatWouldBlockGivesTheCallBackToTheExecutor) {
+  FileHandle dir = root(), f;
+  ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
+  ASSERT_EQ(write(f, 0, "contents"), NFS3_OK);
+  attempting_.refuse = true;
+  EXPECT_FALSE(on_loop(NFSPROC3_GETATTR, getattr_args(f)));
+  EXPECT_FALSE(on_loop(NFSPROC3_LOOKUP, lookup_args(dir, "data")));
+  EXPECT_FALSE(on_loop(NFSPROC3_ACCESS, access_args(f)));
+  EXPECT_FALSE(on_loop(NFSPROC3_READ, read_args(f, 0, 8)));
+  EXPECT_EQ(attempts(), 4);
+  // The executor then answers them in full.
+  std::string data;
+  ASSERT_EQ(read(f, 0, 8, &data), NFS3_OK);
+  EXPECT_EQ(data, "contents");
+}
+
+TEST_F(Nfs3Inline, ExportChecksApplyOnTheLoop) {
+  FileHandle f;
+  ASSERT_EQ(create(root(), "data", &f), NFS3_OK);
+  // A host the export does not list: ACCES, answered on the loop without asking the volume.
+  call_.peer = ipv4_peer("192.0.2.9");
+  rpc::AcceptStat accept{};
+  auto reply = on_loop(NFSPROC3_GETATTR, getattr_args(f), &accept);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(*reply, on_executor(NFSPROC3_GETATTR, getattr_args(f)));
+  EXPECT_EQ(status_of(*reply), uint32_t{NFS3ERR_ACCES});
+  EXPECT_EQ(attempts(), 0);
+  // A forged handle: BADHANDLE, the same way.
+  call_.peer = ipv4_peer("127.0.0.1");
+  FileHandle forged = f;
+  forged.bytes[5] ^= 1;
+  reply = on_loop(NFSPROC3_GETATTR, getattr_args(forged));
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(status_of(*reply), uint32_t{NFS3ERR_BADHANDLE});
+  // Undecodable arguments: GARBAGE_ARGS on the loop too.
+  on_loop(NFSPROC3_GETATTR, {1, 2}, &accept);
+  EXPECT_EQ(accept, rpc::AcceptStat::GarbageArgs);
+}
+
+TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
+  FileHandle dir = root(), f;
+  ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
+  WRITE3args w{};
+  w.file = wire(f);
+  w.count = 1;
+  w.stable = UNSTABLE;
+  char byte = 'x';
+  w.data.data_len = 1;
+  w.data.data_val = &byte;
+  EXPECT_FALSE(on_loop(NFSPROC3_WRITE, encode(xdr_WRITE3args, w)));
+  CREATE3args c{};
+  c.where.dir = wire(dir);
+  c.where.name = const_cast<char*>("other");
+  EXPECT_FALSE(on_loop(NFSPROC3_CREATE, encode(xdr_CREATE3args, c)));
+  READDIRPLUS3args rd{};
+  rd.dir = wire(dir);
+  rd.dircount = 4096;
+  rd.maxcount = 8192;
+  EXPECT_FALSE(on_loop(NFSPROC3_READDIRPLUS, encode(xdr_READDIRPLUS3args, rd)));
+  EXPECT_FALSE(on_loop(NFSPROC3_FSSTAT, getattr_args(f)));
+  EXPECT_EQ(lookup(dir, "other"), NFS3ERR_NOENT) << "the CREATE ran on the loop";
+  std::string data;
+  ASSERT_EQ(read(f, 0, 10, &data), NFS3_OK);
+  EXPECT_EQ(data, "") << "the WRITE ran on the loop";
+  rpc::CallContext v2 = call_;
+  v2.vers = 2;
+  std::vector<uint8_t> out;
+  EXPECT_FALSE(nfs_->dispatch_inline(v2, getattr_args(f), &out));
+}
+
+}  // namespace
+}  // namespace nasd::nfs::fixture
