@@ -83,12 +83,14 @@ void Node::open_journal() {
   if (plan_.role == NodeRole::HaPair && jo.mirror == plan_.cluster->partner().mirror) {
     jo.mirror_credentials = plan_.link;
     jo.mirror_peer = plan_.cluster->partner().name;
+    jo.mirror_source = plan_.cluster->host;  // from this node's own address, as the interconnect
   }
   if (plan_.role == NodeRole::FailoverCluster && !jo.mirror.empty()) {
     const MemberOptions* self = plan_.cluster->member(plan_.node.name);
     if (jo.mirror == self->mirror_target) {
       jo.mirror_credentials = plan_.link;
       jo.mirror_peer = self->mirror_to;
+      jo.mirror_source = plan_.cluster->host;
     }
   }
   journal_ = nvram::Journal::open(jo);

@@ -89,14 +89,10 @@ class Drill {
 };
 
 bool Drill::start_clients() {
-  std::vector<std::string> volumes;
-  for (const ClusterNode& n : nodes_)
-    for (const std::string& v : n.volumes) volumes.push_back(v);
-  const int per_node = std::min<int>(std::max(1, o_.clients_per_node), static_cast<int>(volumes.size()));
+  const auto assigned = client_volumes(nodes_, std::max(1, o_.clients_per_node));
   const int64_t stamp = unix_ms() / 1000;
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    for (int k = 0; k < per_node; ++k) {
-      const std::string& v = volumes[(i + k) % volumes.size()];
+    for (const std::string& v : assigned[i]) {
       ClientOptions c;
       c.name = nodes_[i].name + "-" + v;
       c.target.server = nodes_[i].address;
