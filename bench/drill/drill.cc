@@ -254,7 +254,9 @@ void Drill::measure(FaultReport& r, int64_t until_ms) {
           (!first || iv.start_ms < first->start_ms))
         first = &iv;
     if (!first) continue;
-    r.takeover_ms = std::max(r.takeover_ms, first->start_ms - r.at_ms);
+    // The lease: the first of the victim's volumes another node started on (the others wait
+    // for the opens before them on that node's volumes thread); serving: the last one ready.
+    r.takeover_ms = r.takeover_ms < 0 ? first->start_ms - r.at_ms : std::min(r.takeover_ms, first->start_ms - r.at_ms);
     if (first->ready_ms) r.serving_ms = std::max(r.serving_ms, first->ready_ms - r.at_ms);
     r.takeover_detail += (r.takeover_detail.empty() ? "" : ", ") + v + " by " + first->node + ": lease after " +
                          seconds_text(first->start_ms - r.at_ms) + ", serving after " +
