@@ -20,6 +20,7 @@
 #include "cluster/interconnect/hello.h"
 #include "cluster/membership/heartbeat.h"
 #include "util/link_handshake.h"
+#include "tests/fuzz/socket_feed.h"
 
 namespace {
 
@@ -75,17 +76,8 @@ void frames(std::span<const uint8_t> in, bool seal) {
   } else {
     stream.assign(in.begin(), in.end());
   }
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
-  int buf = 1 << 20;
-  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  size_t off = 0;
-  while (off < stream.size()) {
-    ssize_t n = ::send(fds[0], stream.data() + off, stream.size() - off, MSG_DONTWAIT);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  ::shutdown(fds[0], SHUT_WR);
+  const int fd = fuzz::socket_holding(stream);
+  if (fd < 0) return;
   interconnect::FrameLimits limits;
   limits.max_payload = 64 * 1024;
   limits.idle_timeout = std::chrono::milliseconds(0);
@@ -93,7 +85,7 @@ void frames(std::span<const uint8_t> in, bool seal) {
   for (int i = 0; i < 1000; ++i) {
     interconnect::Frame frame;
     std::string error;
-    if (interconnect::read_frame(fds[1], limits, &frame, &error, &server.receive) !=
+    if (interconnect::read_frame(fd, limits, &frame, &error, &server.receive) !=
         interconnect::ReadStatus::Ok)
       break;
     if (!seal) __builtin_trap();  // a tag the input made up was accepted
@@ -109,8 +101,7 @@ void frames(std::span<const uint8_t> in, bool seal) {
       (void)membership::decode_heartbeat(frame.payload, &hb, &error);
     }
   }
-  ::close(fds[0]);
-  ::close(fds[1]);
+  ::close(fd);
 }
 
 }  // namespace
