@@ -14,6 +14,10 @@
 #include "cluster/cluster_deployment.h"
 #include "cluster/cluster_failover.h"
 
+namespace nasd::scaleout {
+class IfsNode;
+}
+
 namespace nasd::cluster {
 
 class FailoverClusterDeployment : public ClusterDeployment {
@@ -39,6 +43,11 @@ class FailoverClusterDeployment : public ClusterDeployment {
   }
 
  private:
+  // This node's part of the scale-out volume, when the cluster has one: its drives and unit
+  // service run on every member whether or not it coordinates the volume.
+  void start_scaleout();
+
+  std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
   std::function<void(uint32_t id, bool home)> volume_opened_;
