@@ -33,6 +33,9 @@ ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted
     interconnect::PeerClientOptions po;
     po.host = p.host;
     po.port = p.port;
+    // From this node's own interconnect address: to its peers (and to a partition or a
+    // firewall) the node is one address, whatever the routes would pick.
+    po.source_host = plan_.cluster->host;
     po.cluster_name = plan_.cluster->name;
     po.local_node = plan_.node.name;
     po.expected_peer = p.name;

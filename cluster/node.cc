@@ -79,12 +79,14 @@ void Node::open_journal() {
   }
   nvram::JournalOptions jo = plan_.journal;
   // In a failover cluster every record reaches the copy at the member that covers this node,
-  // over a link that proves the key, before it is acknowledged.
+  // over a link that proves the key and leaves from this node's own address (as the
+  // interconnect), before it is acknowledged.
   if (plan_.role == NodeRole::FailoverCluster && !jo.mirror.empty()) {
     const MemberOptions* self = plan_.cluster->member(plan_.node.name);
     if (jo.mirror == self->mirror_target) {
       jo.mirror_credentials = plan_.link;
       jo.mirror_peer = self->mirror_to;
+      jo.mirror_source = plan_.cluster->host;
     }
   }
   journal_ = nvram::Journal::open(jo);

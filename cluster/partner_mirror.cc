@@ -6,8 +6,9 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "util/sparse_copy.h"
+#include "nvram/region_copy.h"
 #include "util/contained_thread.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 
@@ -62,9 +63,13 @@ PartnerMirror::Copy PartnerMirror::copy_to(const std::string& path, std::string*
   Copy result = Copy::NothingMirrored;
   if (!std::filesystem::exists(path_)) {
     if (error) *error = path_ + ": the partner never mirrored anything here";
-  } else if (sparse_copy(path_, path, error)) {
+  } else if (nvram::LiveCopyStats stats; nvram::copy_live_region(path_, path, &stats, error)) {
+    // Only what the replay reads (the header and the live log), not the whole image.
     result = Copy::Copied;
     ++copies_;
+    util::log("cluster").info("partner mirror " + path_ + ": copied log [" + std::to_string(stats.head) + ", " +
+                              std::to_string(stats.end) + "), " + std::to_string(stats.copied) + " of " +
+                              std::to_string(stats.region_size) + " bytes, for the takeover replay");
   } else {
     result = Copy::Failed;
   }

@@ -28,8 +28,10 @@ class PartnerMirror {
   void start();
   void stop();
 
-  // A consistent copy of what the partner's mirror holds, in `path`, for a takeover replay.
-  // The link is paused while copying (a fenced partner cannot be acknowledged anyway).
+  // A consistent copy of what the partner's mirror holds, in `path`, for a takeover replay:
+  // the header and the live log only (nvram/region_copy.h), so its cost follows the records
+  // not yet written behind, not the NVRAM's size. The link is paused while copying (a fenced
+  // partner cannot be acknowledged anyway).
   // NothingMirrored: the partner never connected here, so there is nothing to replay.
   // Failed (*error says why): there is something, and it could not be copied.
   enum class Copy { Copied, NothingMirrored, Failed };

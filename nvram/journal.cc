@@ -39,6 +39,7 @@ std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
     if (mo.credentials.key.empty() && !options.mirror_key_file.empty())
       mo.credentials.key = load_or_create_secret_key(options.mirror_key_file, "mirror key");
     mo.peer = options.mirror_peer;
+    mo.source = options.mirror_source;
     mirror = std::make_unique<TcpMirror>(options.mirror, mo);
   }
   auto region = Region::open(options.path, options.size, options.mode);

@@ -41,6 +41,9 @@ struct JournalOptions {
   std::string mirror_key_file;
   link::Credentials mirror_credentials{{}, "primary"};
   std::string mirror_peer = "mirror";
+  // Where the mirror link leaves from: a cluster node sets its own interconnect address (not a
+  // config key); empty: the kernel's choice.
+  std::string mirror_source = "";
   MirrorPolicy mirror_policy = MirrorPolicy::Continue;
   // Longest a commit waits for the partner's ack before declaring the mirror lost.
   std::chrono::milliseconds mirror_timeout{2000};

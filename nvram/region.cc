@@ -33,12 +33,12 @@ uint64_t random_uuid() {
   return (uint64_t(rd()) << 32) ^ rd() ^ 1;  // never 0: 0 means "no region" on the wire
 }
 
-uint8_t* map_file(const std::string& path, int fd, uint64_t size, bool writable) {
+uint8_t* map_file(const std::string& path, int fd, uint64_t size, bool writable, bool populate = true) {
   int prot = PROT_READ | (writable ? PROT_WRITE : 0);
   // Populated up front: otherwise the first record through each page pays a fault in which the
   // kernel zeroes the page (20% of the server's CPU on a fresh node's first sequential writes,
   // issue 12 profile). The cost moves to start-up, once.
-  void* p = mmap(nullptr, size, prot, MAP_SHARED | (writable ? MAP_POPULATE : 0), fd, 0);
+  void* p = mmap(nullptr, size, prot, MAP_SHARED | (writable && populate ? MAP_POPULATE : 0), fd, 0);
   if (p == MAP_FAILED) fail(path, "mmap", errno);
   return static_cast<uint8_t*>(p);
 }
@@ -118,8 +118,13 @@ std::unique_ptr<Region> Region::open(const std::string& path, uint64_t size, Dur
   }
   // A region made sparse (by an older version, or copied) gets its holes filled before it is
   // mapped, so a full host is this error at start rather than a SIGBUS later.
+  // Such a region is not populated: it is a takeover's copy of a partner's NVRAM
+  // (nvram/region_copy.h), read once for its few live records, and faulting its hundreds of
+  // MiB of holes in cost over a second of every takeover. (A node's own region is allocated
+  // in full when made, and populated at every start.)
+  const bool sparse = static_cast<uint64_t>(st.st_blocks) * 512 < file_size;
   allocate_or_fail(path, fd, file_size, /*drop_on_failure=*/false);
-  uint8_t* base = map_file(path, fd, file_size, true);
+  uint8_t* base = map_file(path, fd, file_size, true, !sparse);
   std::unique_ptr<Region> r(new Region(path, fd, base, file_size, mode, false, true));
   const RegionHeader* h = r->header();
   if (h->magic != kRegionMagic) fail(path, "not an NVRAM region (bad magic)");

@@ -81,7 +81,7 @@ void TcpMirror::run() {
   bool reported_unreachable = false;
   while (!stop_) {
     std::string error;
-    int fd = util::connect_tcp(host_, port_, options_.connect_timeout, &error);
+    int fd = util::connect_tcp(host_, port_, options_.connect_timeout, &error, options_.source);
     if (fd < 0) {
       if (!reported_unreachable) {
         util::log("nvram").warn("mirror " + address_ + " unreachable (" + error + "), retrying");

@@ -28,6 +28,7 @@ class TcpMirror : public Mirror {
     std::chrono::milliseconds retry_max{1000};
     link::Credentials credentials;  // required: the cluster key and this node's name
     std::string peer = "mirror";    // the mirror's name (a pair: the partner node's name)
+    std::string source = "";        // the address the link leaves from (empty: the kernel's)
   };
 
   // `address` is "host:port". Throws std::invalid_argument on a malformed address.

@@ -164,12 +164,21 @@ int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound, std::str
 }
 
 int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
-                std::string* error) {
+                std::string* error, const std::string& source) {
   SocketAddress addr;
   if (!parse_socket_address(host, port, &addr, error)) return -1;
+  SocketAddress from;
+  const bool bind_source = !source.empty() && source != "0.0.0.0" && source != "::";
+  if (bind_source && !parse_socket_address(source, 0, &from, error)) return -1;
   int fd = ::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     *error = errno_text("socket");
+    return -1;
+  }
+  if (bind_source && ::bind(fd, from.get(), from.length) != 0) {
+    *error = errno_text("bind to " + from.to_string() + " (the source of a connection to " +
+                        addr.to_string() + ")");
+    ::close(fd);
     return -1;
   }
   int rc = ::connect(fd, addr.get(), addr.length);

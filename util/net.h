@@ -52,8 +52,11 @@ int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound_port, std
                int backlog = 64);
 // Blocking connect with a deadline (negative: the system's own). The socket returned is
 // blocking, TCP_NODELAY and close-on-exec; -1 with `*error` on failure or timeout.
+// `source` (an address of this host, any port) is where the connection leaves from; empty,
+// "0.0.0.0" or "::": the kernel's choice. Cluster links leave from the node's own address, so
+// that the node is one address on the network (firewall rules, allowed_peers, a partition).
 int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
-                std::string* error);
+                std::string* error, const std::string& source = {});
 
 // Writes all bytes (retrying EINTR and short writes; never SIGPIPE), with `flags` added to
 // send(2)'s (MSG_MORE: more follows at once). False when the peer is

@@ -1,5 +1,6 @@
 #include "bench/drill/cluster_nodes.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -92,6 +93,26 @@ std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::istream& in, st
     return std::nullopt;
   }
   return nodes;
+}
+
+std::vector<std::vector<std::string>> client_volumes(const std::vector<ClusterNode>& nodes, int per_node) {
+  std::vector<size_t> primaries;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (!nodes[i].volumes.empty()) primaries.push_back(i);
+  std::vector<std::vector<std::string>> out(nodes.size());
+  if (primaries.empty()) return out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    // Where this node stands among the primaries (a standby: after the last one).
+    size_t at = 0;
+    while (at < primaries.size() && primaries[at] < i) ++at;
+    for (int k = 0; k < per_node; ++k) {
+      const ClusterNode& home = nodes[primaries[(at + k) % primaries.size()]];
+      const std::string& v = home.volumes[k % home.volumes.size()];
+      // More clients than that pattern has distinct volumes: one client per volume and node.
+      if (std::find(out[i].begin(), out[i].end(), v) == out[i].end()) out[i].push_back(v);
+    }
+  }
+  return out;
 }
 
 }  // namespace nasd::drill

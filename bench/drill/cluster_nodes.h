@@ -33,6 +33,14 @@ struct ClusterNode {
 // Parses the file's text; nullopt with *error naming the line and what is wrong.
 std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::istream& in, std::string* error);
 
+// The volumes of the verifying clients attached to each node: `per_node` clients per node, the
+// k-th one on a volume of the primary k places after it (k = 0: its own, served locally; the
+// others forwarded), taking that primary's k-th volume. So with as many clients per node as
+// volumes per primary every volume gets exactly one client and every node forwards to every
+// other (4 nodes x 4 volumes: 16 clients, 16 volumes); on the pair: a->v0, a->v1, b->v1, b->v0.
+// A standby (no volumes) gets clients too, all forwarded. Result [i]: node i's volumes.
+std::vector<std::vector<std::string>> client_volumes(const std::vector<ClusterNode>& nodes, int per_node);
+
 // "host:port"; nullopt when it is not that.
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 

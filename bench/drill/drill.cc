@@ -89,14 +89,10 @@ class Drill {
 };
 
 bool Drill::start_clients() {
-  std::vector<std::string> volumes;
-  for (const ClusterNode& n : nodes_)
-    for (const std::string& v : n.volumes) volumes.push_back(v);
-  const int per_node = std::min<int>(std::max(1, o_.clients_per_node), static_cast<int>(volumes.size()));
+  const auto assigned = client_volumes(nodes_, std::max(1, o_.clients_per_node));
   const int64_t stamp = unix_ms() / 1000;
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    for (int k = 0; k < per_node; ++k) {
-      const std::string& v = volumes[(i + k) % volumes.size()];
+    for (const std::string& v : assigned[i]) {
       ClientOptions c;
       c.name = nodes_[i].name + "-" + v;
       c.target.server = nodes_[i].address;
@@ -258,7 +254,9 @@ void Drill::measure(FaultReport& r, int64_t until_ms) {
           (!first || iv.start_ms < first->start_ms))
         first = &iv;
     if (!first) continue;
-    r.takeover_ms = std::max(r.takeover_ms, first->start_ms - r.at_ms);
+    // The lease: the first of the victim's volumes another node started on (the others wait
+    // for the opens before them on that node's volumes thread); serving: the last one ready.
+    r.takeover_ms = r.takeover_ms < 0 ? first->start_ms - r.at_ms : std::min(r.takeover_ms, first->start_ms - r.at_ms);
     if (first->ready_ms) r.serving_ms = std::max(r.serving_ms, first->ready_ms - r.at_ms);
     r.takeover_detail += (r.takeover_detail.empty() ? "" : ", ") + v + " by " + first->node + ": lease after " +
                          seconds_text(first->start_ms - r.at_ms) + ", serving after " +

@@ -44,8 +44,9 @@ struct FaultReport {
   int64_t at_ms = 0;                 // injected
   std::string injection_error;       // empty: injected
   std::vector<std::string> actions;  // what the drill did, with the time since the fault
-  int64_t takeover_ms = -1;          // lease taken by another node (its start line); -1: none
-  int64_t serving_ms = -1;           // that node serving it (its ready line); -1: not (yet)
+  int64_t takeover_ms = -1;          // the first of the victim's volumes taken by another node
+                                     // (its start line: the lease, fencing done); -1: none
+  int64_t serving_ms = -1;           // the last of them served there (ready line); -1: not (yet)
   std::string takeover_detail;
   int64_t longest_stall_ms = 0;
   std::string stalled_client;

@@ -43,7 +43,9 @@ std::string drill_record(const std::string& client, uint64_t id, uint64_t index)
 }
 
 VerifyingClient::VerifyingClient(ClientOptions options)
-    : o_(std::move(options)), rng_(o_.seed * 0x9E3779B97F4A7C15ULL + 1) {}
+    : o_(std::move(options)),
+      next_xid_(static_cast<uint32_t>(o_.seed * 0x2545F4914F6CDD1DULL >> 32) | 1),
+      rng_(o_.seed * 0x9E3779B97F4A7C15ULL + 1) {}
 
 VerifyingClient::~VerifyingClient() { stop(); }
 
@@ -137,6 +139,14 @@ std::optional<nfsstat3> VerifyingClient::send(const std::function<int(rpc_contex
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.retry_budget_ms);
   int attempts = 0;
   int backoff_ms = 50;
+  // As a real client: a call that got no answer is retransmitted with the same xid, also on a
+  // new connection (from a new port), so the server's reply cache can recognise it; after
+  // NFS3ERR_JUKEBOX the call is made again as a new call (a new xid), as Linux does.
+  uint32_t xid = next_xid_++;
+  auto issue_with_xid = [&](rpc_context* rpc, rpc_cb cb, void* ctx) {
+    rpc_set_next_xid(rpc, xid);
+    return issue(rpc, cb, ctx);
+  };
   while (true) {
     if (attempts++ > 0) {
       *retried = true;
@@ -151,7 +161,7 @@ std::optional<nfsstat3> VerifyingClient::send(const std::function<int(rpc_contex
       continue;
     }
     std::string error;
-    auto status = call_once(*s, issue, on_ok, &error);
+    auto status = call_once(*s, issue_with_xid, on_ok, &error);
     if (!status) {
       session_.reset();  // no answer: this connection is done
       std::lock_guard lock(mu_);
@@ -159,6 +169,7 @@ std::optional<nfsstat3> VerifyingClient::send(const std::function<int(rpc_contex
       continue;
     }
     if (*status == NFS3ERR_JUKEBOX) {
+      xid = next_xid_++;
       std::lock_guard lock(mu_);
       ++stats_.jukebox;
       continue;

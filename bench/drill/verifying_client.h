@@ -4,7 +4,8 @@
 //   an UNSTABLE WRITE + COMMIT (rewritten when the COMMIT's verifier differs from the WRITE's:
 //   the server restarted in between and the data may be gone), RENAME, REMOVE and MKDIR.
 // A call that gets no answer (refused, reset, timed out) or NFS3ERR_JUKEBOX is sent again, on a
-// fresh connection when there was no answer, until answered or `retry_budget` runs out. The
+// fresh connection when there was no answer, until answered or `retry_budget` runs out. As a
+// real client: after no answer with the same xid (a retransmission), after JUKEBOX with a new one. The
 // reply cache does not move with a failover, so a retried CREATE/MKDIR may answer EXIST and a
 // retried REMOVE/RENAME NOENT: for a retried call, and only then, that counts as done. A call
 // that runs out of budget leaves its names uncertain (either outcome is accepted) and the client
@@ -110,6 +111,7 @@ class VerifyingClient {
   std::unique_ptr<bench::NfsSession> session_;  // the client thread's
   bench::FileHandle dir_;
   uint64_t next_id_ = 0;
+  uint32_t next_xid_;  // this client's calls' xids (its own sequence, kept across connections)
   uint64_t rng_;
 
   mutable std::mutex mu_;

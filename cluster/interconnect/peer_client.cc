@@ -171,7 +171,8 @@ void PeerClient::run() {
 
 std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
                                                       link::FrameOpener* opener) {
-  int fd = connect_tcp(options_.host, options_.port, options_.connect_timeout, error);
+  int fd = connect_tcp(options_.host, options_.port, options_.connect_timeout, error,
+                       options_.source_host);
   if (fd < 0) return nullptr;
   auto socket = std::make_shared<Socket>(fd, options_.send_timeout);
   {

@@ -28,6 +28,8 @@ namespace nasd::interconnect {
 struct PeerClientOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
+  // This node's own address: the connection leaves from it (empty: the kernel's choice).
+  std::string source_host = "";
   std::string cluster_name;
   std::string local_node;
   std::string expected_peer;  // the peer's node name; it must prove the key under this name

@@ -31,7 +31,7 @@ struct DrcKeyHash {
     std::memcpy(&a, k.address.data(), 8);
     std::memcpy(&b, k.address.data() + 8, 8);
     uint64_t h = mix(a, b);
-    h = mix(h, (uint64_t{k.family} << 16) | k.port);
+    h = mix(h, uint64_t{k.family} << 16);
     h = mix(h, (uint64_t{k.xid} << 32) | k.proc);
     h = mix(h, (uint64_t{k.prog} << 32) | k.vers);
     return mix(h, k.args_hash);
@@ -50,11 +50,9 @@ DrcKey DrcKey::make(const CallContext& call, std::span<const uint8_t> args) {
   if (call.peer.ss_family == AF_INET) {
     const auto* sin = reinterpret_cast<const sockaddr_in*>(&call.peer);
     std::memcpy(key.address.data(), &sin->sin_addr, 4);
-    key.port = ntohs(sin->sin_port);
   } else if (call.peer.ss_family == AF_INET6) {
     const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&call.peer);
     std::memcpy(key.address.data(), &sin6->sin6_addr, 16);
-    key.port = ntohs(sin6->sin6_port);
   }
   key.xid = call.xid;
   key.prog = call.prog;

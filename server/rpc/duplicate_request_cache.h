@@ -4,9 +4,14 @@
 // retransmission gets the original reply bytes, and it remembers calls still executing so that
 // a retransmission of those is dropped (the client will retransmit again later).
 //
-// Keyed by the client's address and port (clients reuse their source port on reconnect for this
-// reason), the xid, program, version, procedure and a hash of the argument bytes (guards
-// against xid reuse after a client restart). Bounded with LRU eviction; completed entries expire
+// Keyed by the client's address (not its port), the xid, program, version, procedure and a hash
+// of the argument bytes (guards against xid reuse after a client restart). Not the port: a
+// client whose connection broke retransmits with the same xid on a new connection, and only
+// some clients manage to reuse their old source port; a copy of the call that reached the server
+// on the old connection (read late, after a pause or a backlog) and the retransmission on the
+// new one must be one call, or the late copy runs the call again after the client has moved on
+// (a CREATE undoing an acknowledged REMOVE). Two processes of one host are told apart by their
+// xids and arguments: a hit needs the same xid, procedure and argument bytes. Bounded with LRU eviction; completed entries expire
 // after a time to live. Sharded mutexes keep executor threads from serialising on one lock.
 //
 // Only completed entries are ever evicted: an entry whose call is still running is what stops
@@ -33,7 +38,6 @@ namespace nasd::rpc {
 struct DrcKey {
   std::array<uint8_t, 16> address{};  // IPv4 uses the first 4 bytes
   uint16_t family = 0;
-  uint16_t port = 0;
   uint32_t xid = 0, prog = 0, vers = 0, proc = 0;
   uint64_t args_hash = 0;
 

@@ -1,6 +1,7 @@
 // The fault drill's pure parts: the serving-interval checker (it must catch a double serve and
 // must not invent one), the cluster.nodes parser, the fault schedule and the partition rules.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <set>
 #include <sstream>
@@ -142,6 +143,50 @@ TEST(DrillClusterNodes, RejectsBrokenLines) {
     EXPECT_FALSE(parse_cluster_nodes(in, &error)) << bad;
     EXPECT_FALSE(error.empty());
   }
+}
+
+std::vector<ClusterNode> ring(int nodes, int per_node, bool standby) {
+  std::vector<ClusterNode> out;
+  for (int i = 0; i < nodes + (standby ? 1 : 0); ++i) {
+    ClusterNode n;
+    n.name = "n" + std::to_string(i + 1);
+    if (i < nodes)
+      for (int k = 0; k < per_node; ++k) n.volumes.push_back("v" + std::to_string(i * per_node + k));
+    out.push_back(n);
+  }
+  return out;
+}
+
+TEST(DrillClusterNodes, ClientsCoverEveryVolumeAndEveryNodeForwardsToEveryOther) {
+  // The pair as before: a->v0, a->v1, b->v1, b->v0.
+  std::vector<ClusterNode> pair = ring(2, 1, false);
+  auto p = client_volumes(pair, 2);
+  EXPECT_EQ(p[0], (std::vector<std::string>{"v0", "v1"}));
+  EXPECT_EQ(p[1], (std::vector<std::string>{"v1", "v0"}));
+  // 4 nodes x 4 volumes, 4 clients per node: each of the 16 volumes once; each node's first
+  // client on its own volume, the others on a volume of each other node.
+  auto nodes = ring(4, 4, false);
+  auto c = client_volumes(nodes, 4);
+  std::multiset<std::string> all;
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(c[i].size(), 4u);
+    EXPECT_EQ(c[i][0], nodes[i].volumes[0]);
+    std::set<std::string> homes;
+    for (const std::string& v : c[i]) {
+      all.insert(v);
+      for (const ClusterNode& n : nodes)
+        if (std::find(n.volumes.begin(), n.volumes.end(), v) != n.volumes.end()) homes.insert(n.name);
+    }
+    EXPECT_EQ(homes.size(), 4u) << "node " << i << " reaches a volume of every node";
+  }
+  EXPECT_EQ(all.size(), 16u);
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 16u) << "no volume twice";
+  // A standby gets clients too, on the primaries' volumes; more clients than distinct volumes
+  // give one per volume.
+  auto s = client_volumes(ring(3, 1, true), 2);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[3].size(), 2u);
+  EXPECT_EQ(client_volumes(pair, 5)[0].size(), 2u);
 }
 
 TEST(DrillSchedule, RandomIsReproducibleAndCoversEveryKind) {

@@ -77,6 +77,32 @@ TEST_F(DrcTest, RetransmittedRemoveGetsOkNotNoent) {
   EXPECT_EQ(status_of(conn.call(remove)), 2u) << "a fresh REMOVE of a missing name is NOENT";
 }
 
+// The drill's f118: a CREATE whose connection broke is retransmitted (same xid) on a new
+// connection, from a new port; a copy of it that the server reads late (from the old
+// connection, after a pause) must not create the file again after the client removed it. The
+// cache knows the call by the client's address, not its port.
+TEST_F(DrcTest, ALateCopyOfACreateFromAnotherPortDoesNotUndoTheRemoveThatFollowed) {
+  raw::Call create = call(kCreate, raw::create_guarded_args(root().bytes, "f118"), raw::next_xid());
+  std::optional<raw::Reply> first;
+  {
+    raw::TcpConnection conn(server().nfs_port());
+    first = conn.call(create);
+  }
+  ASSERT_EQ(status_of(first), 0u) << "the original CREATE";
+  {
+    raw::TcpConnection conn(server().nfs_port());  // the client goes on, on a new connection
+    raw::Call remove = call(kRemove, raw::dirop_args(root().bytes, "f118"), raw::next_xid());
+    ASSERT_EQ(status_of(conn.call(remove)), 0u) << "the acknowledged REMOVE";
+  }
+  raw::TcpConnection late(server().nfs_port());  // the old copy, from yet another port
+  auto again = retransmit(late, create);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(status_of(again), 0u);
+  EXPECT_EQ(again->results, first->results) << "the original reply, not a second execution";
+  EXPECT_EQ(nfs().lookup(root(), "f118").status, NFS3ERR_NOENT)
+      << "the late copy created the file again after its acknowledged REMOVE";
+}
+
 TEST_F(DrcTest, UdpRetransmissionIsAnsweredFromTheCache) {
   // A real retransmission comes from the same address and port: one socket for both sends.
   raw::UdpConnection sock(server().nfs_port());

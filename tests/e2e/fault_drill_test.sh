@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# The fault drill of issue 13 on an HA pair, bounded for CI: deploy/start-cluster.sh in a
-# private network namespace, then nasd-drill with every fault kind (kill -9 and restart with
-# failback, SIGSTOP past the lease, a partition of the interconnect and mirror links) for
-# DRILL_ROUNDS rounds (default 3: nine faults in about two minutes; any number outside CI), under verifying clients on both
-# nodes. Passes when nothing acknowledged was lost (read back through both nodes after every
+# The fault drill of issue 13, bounded for CI: deploy/start-cluster.sh in a private network
+# namespace, then nasd-drill with every fault kind (kill -9 and restart with failback, SIGSTOP
+# past the lease, a network partition) for DRILL_ROUNDS rounds under verifying clients on every
+# node. Passes when nothing acknowledged was lost (read back through every node after every
 # fault), no two nodes ever served one volume at once (the serving logs), and the takeover time
-# is reported: the survivor's lease within DRILL_MAX_TAKEOVER_MS (default 5000, the target with the
-# default lease) and the time until it serves.
-# Both volumes must pass fsck after a clean stop. DRILL_FAULTS narrows the fault kinds.
+# is reported: the survivor's lease within DRILL_MAX_TAKEOVER_MS (default 5000, the target with
+# the default lease) and the time until it serves. Every volume must pass fsck after a clean stop.
 #   fault_drill_test.sh NASD NASD_FSCK NASD_DRILL   (exit 77 = skipped)
-# DRILL_AUTHORITY=etcd starts the cluster with `--authority etcd` and passes it to the drill;
-# skipped while deploy/start-cluster.sh has no etcd authority.
+# Environment (ctest sets the first three per test; any of them by hand for longer drills):
+#   DRILL_NODES           2 (default): the HA pair, partitioned by its link ports; 3..8: an N-node
+#                         ring (--nodes N), each node on its own address, partitioned by address
+#   DRILL_VOLUMES_PER_NODE  volumes per node of an N-node cluster (default 4: 16 on 4 nodes)
+#   DRILL_AUTHORITY       file (default) or etcd (a one-member etcd from deploy/start-etcd.sh)
+#   DRILL_ROUNDS          rounds of every fault kind (default 3 on the pair, 1 on N nodes)
+#   DRILL_FAULTS          the fault kinds (default kill9,sigstop,partition)
+#   DRILL_SEED            the schedule's and clients' seed (default 13)
+#   DRILL_CLIENTS_PER_NODE  verifying clients per node (default 2 on the pair; on N nodes the
+#                         volumes per node, so every volume has one client)
+#   DRILL_MAX_TAKEOVER_MS, DRILL_SAMPLE_OUT (copies of the report and plot), NASD_E2E_KEEP
 set -euo pipefail
 nasd=$1 fsck=$2 drill=$3
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
@@ -20,32 +27,47 @@ BUILD_DIR=$(dirname "$(dirname "$nasd")")
 [[ ${NASD_BENCH_IN_NETNS:-0} == 1 ]] || { echo "SKIP: no private network namespace (the partition needs nft in one)"; exit 77; }
 command -v nft >/dev/null || { echo "SKIP: no nft"; exit 77; }
 authority=${DRILL_AUTHORITY:-file}
-if [[ $authority != file ]] && ! grep -q -- "--authority" "$root/deploy/start-cluster.sh"; then
-  echo "SKIP: deploy/start-cluster.sh has no --authority $authority in this branch"; exit 77
+nodes=${DRILL_NODES:-2}
+per_node=${DRILL_VOLUMES_PER_NODE:-4}
+if [[ $authority == etcd ]]; then
+  command -v etcd >/dev/null || { echo "SKIP: no etcd (Debian's etcd-server)"; exit 77; }
 fi
 dir=$(mktemp -d /tmp/nasd-fault-drill.XXXXXX)
 export CLUSTER_DIR=$dir BUILD_DIR
 cleanup() {
-  for n in a b; do [[ -f $dir/$n/data/nasd.pid ]] && kill -CONT "$(cat "$dir/$n/data/nasd.pid")" 2>/dev/null; done
+  for p in "$dir"/*/data/nasd.pid; do [[ -f $p ]] && kill -CONT "$(cat "$p")" 2>/dev/null; done
   "$root/deploy/stop-cluster.sh" >/dev/null 2>&1 || true
   [[ -n ${NASD_E2E_KEEP:-} ]] || rm -rf "$dir"
 }
 trap cleanup EXIT
 fail() {
   echo "FAIL: $*"
-  for n in a b; do echo "--- node $n log"; tail -40 "$dir/$n/data/nasd.log" || true; echo "--- node $n serving.log"; cat "$dir/$n/data/serving.log" || true; done
+  for d in "$dir"/*/data; do
+    [[ -f $d/nasd.log ]] || continue
+    echo "--- $d/nasd.log"; tail -40 "$d/nasd.log" || true; echo "--- $d/serving.log"; cat "$d/serving.log" || true
+  done
   exit 1
 }
 start_args=()
-[[ $authority == file ]] || start_args+=(--authority "$authority")
+[[ $authority == file ]] || start_args+=(--authority "$authority")   # the pair: file only
+rounds=${DRILL_ROUNDS:-3} clients=${DRILL_CLIENTS_PER_NODE:-2}
+if (( nodes > 2 )); then
+  start_args=(--nodes "$nodes" --volumes-per-node "$per_node" --authority "$authority")
+  rounds=${DRILL_ROUNDS:-1} clients=${DRILL_CLIENTS_PER_NODE:-$per_node}
+  # Backing files are allocated in full: keep 16 volumes small on a shared machine.
+  export VOLUME_SIZE=${VOLUME_SIZE:-256M}
+fi
+started=$(date +%s%3N)
 EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${start_args[@]}" >"$dir/start.log" 2>&1 ||
   { cat "$dir/start.log"; fail "start-cluster.sh"; }
 [[ -s $dir/cluster.nodes ]] || fail "start-cluster.sh wrote no cluster.nodes"
+[[ $(grep -c '^name=' "$dir/cluster.nodes") == "$nodes" ]] || fail "cluster.nodes does not list $nodes nodes"
+echo "cluster of $nodes nodes ($authority authority) up after $(( $(date +%s%3N) - started )) ms"
 
 set +e
-"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "${DRILL_ROUNDS:-3}" \
+"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "$rounds" \
   --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 1500 --down-ms 8000 \
-  --pause-ms 5500 --partition-ms 4000 | tee "$dir/drill.out"
+  --pause-ms 5500 --partition-ms 4000 --clients-per-node "$clients" | tee "$dir/drill.out"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status == 0 ]] || fail "nasd-drill exited with $status"
@@ -63,5 +85,11 @@ echo "longest takeover after a kill -9: lease after $takeover ms, serving after 
 if [[ -n ${DRILL_SAMPLE_OUT:-} ]]; then cp "$dir/drill.out" "$DRILL_SAMPLE_OUT.txt"; cp "$dir/drill/ops.svg" "$DRILL_SAMPLE_OUT.svg" 2>/dev/null || true; fi
 
 "$root/deploy/stop-cluster.sh" >"$dir/stop.log" 2>&1 || { cat "$dir/stop.log"; fail "stop-cluster.sh"; }
-for v in v0 v1; do "$fsck" "$dir/san/$v.lfs" >"$dir/fsck-$v.log" 2>&1 || { cat "$dir/fsck-$v.log"; fail "fsck of $v"; }; done
-echo "PASS: fault drill ($authority authority): nothing lost, no two nodes serving one volume, takeover $takeover ms"
+checked=0
+for f in "$dir"/san/v*.lfs; do
+  v=$(basename "$f" .lfs)
+  "$fsck" "$f" >"$dir/fsck-$v.log" 2>&1 || { cat "$dir/fsck-$v.log"; fail "fsck of $v"; }
+  checked=$((checked + 1))
+done
+(( checked == (nodes > 2 ? nodes * per_node : 2) )) || fail "fsck found $checked volumes"
+echo "PASS: fault drill ($nodes nodes, $authority authority): nothing lost, no two nodes serving one volume, takeover $takeover ms (lease), ${serving:-never} ms (serving); $checked volumes pass fsck"

@@ -9,6 +9,8 @@
 
 #include "nvram/journal.h"
 #include "nvram/log_layout.h"
+#include "nvram/region_copy.h"
+#include "util/sparse_copy.h"
 #include "tests/nvram/seq_target.h"
 #include "tests/nvram/test_util.h"
 
@@ -72,6 +74,56 @@ TEST(CircularLog, WrapsManyTimesAndRecoversExactlyTheLiveRecords) {
   }
   auto j = Journal::open(opts);
   expect_recovered(*j, {sizes[397], sizes[398], sizes[399]});
+}
+
+// A takeover copies only the live part of its mirror (nvram/region_copy.h): the copy recovers
+// exactly the records the image itself recovers, wherever in its lap the live range lies
+// (wrapped around the end of the log too), and copies no more than the header and that range.
+TEST(CircularLog, ALiveCopyRecoversWhatTheImageRecovers) {
+  testing::ScratchDir dir;
+  auto opts = testing::small_options(dir.file("nv"), kRegion);
+  auto target = std::make_shared<testing::SeqTarget>(0);
+  std::mt19937 rng(7);
+  bool wrapped_copy = false;
+  auto j = Journal::open(opts);
+  j->attach(0, target);
+  uint64_t seq = 0;
+  for (int round = 0; round < 120; ++round) {
+    for (uint64_t k = 0; k < 1 + rng() % 4; ++k) {
+      append_one(*j, ++seq, 1 + rng() % 2000);
+      if (seq > 4) target->durable = seq - 4;  // all but the last four absorbed
+      j->trim();
+    }
+    // The whole image (the old takeover copy) and the live copy, each opened as a journal.
+    std::string error;
+    ASSERT_TRUE(sparse_copy(opts.path, dir.file("whole"), &error)) << error;
+    LiveCopyStats stats;
+    ASSERT_TRUE(copy_live_region(opts.path, dir.file("live"), &stats, &error)) << error;
+    EXPECT_EQ(stats.region_size, kRegion);
+    EXPECT_EQ(stats.copied, kRegionHeaderSize + (stats.end - stats.head));
+    EXPECT_LT(stats.end - stats.head, kLog / 2) << "only the few live records";
+    wrapped_copy |= stats.head / kLog != (stats.end - 1) / kLog;
+    auto whole_opts = opts, live_opts = opts;
+    whole_opts.path = dir.file("whole");
+    live_opts.path = dir.file("live");
+    auto whole = Journal::open(whole_opts);
+    auto live = Journal::open(live_opts);
+    auto want = whole->recovered(0);
+    auto got = live->recovered(0);
+    ASSERT_EQ(got.size(), want.size()) << "after seq " << seq;
+    ASSERT_GE(got.size(), 1u);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].seq, want[i].seq);
+      EXPECT_TRUE(std::equal(want[i].payload.begin(), want[i].payload.end(), got[i].payload.begin(),
+                             got[i].payload.end()))
+          << "seq " << want[i].seq;
+    }
+  }
+  EXPECT_GT(seq * 1000, 4 * kLog) << "the log should have wrapped several times";
+  EXPECT_TRUE(wrapped_copy) << "some copy should have had its live range wrap around the log's end";
+  std::string error;
+  EXPECT_FALSE(copy_live_region(dir.file("missing"), dir.file("copy2"), nullptr, &error));
+  EXPECT_NE(error.find("missing"), std::string::npos) << error;
 }
 
 TEST(CircularLog, FullLogRecoversEveryRecord) {

@@ -50,12 +50,28 @@ TEST(DuplicateRequestCache, KeyDistinguishesEveryField) {
   drc.complete(base, reply(42));
   std::vector<DrcKey> others = {
       DrcKey::make(call_from("10.0.0.2", 800, 42), kArgs),
-      DrcKey::make(call_from("10.0.0.1", 801, 42), kArgs),
       DrcKey::make(call_from("10.0.0.1", 800, 43), kArgs),
       DrcKey::make(call_from("10.0.0.1", 800, 42, 9), kArgs),
       DrcKey::make(call_from("10.0.0.1", 800, 42), std::vector<uint8_t>{1, 2, 3, 5}),
   };
   for (const auto& k : others) EXPECT_EQ(drc.begin(k).state, State::New);
+}
+
+// A client whose connection broke retransmits with the same xid from a new port: the same call.
+// So a copy still running (read from the old connection) drops the retransmission, and a done
+// one answers it with the original reply instead of running the call again.
+TEST(DuplicateRequestCache, ARetransmissionFromANewPortIsTheSameCall) {
+  DuplicateRequestCache drc;
+  DrcKey old_connection = DrcKey::make(call_from("10.0.0.1", 800, 42), kArgs);
+  DrcKey new_connection = DrcKey::make(call_from("10.0.0.1", 51234, 42), kArgs);
+  EXPECT_TRUE(old_connection == new_connection);
+  ASSERT_EQ(drc.begin(old_connection).state, State::New);
+  EXPECT_EQ(drc.begin(new_connection).state, State::InProgress);
+  auto r = reply(42);
+  drc.complete(old_connection, r);
+  auto hit = drc.begin(new_connection);
+  EXPECT_EQ(hit.state, State::Done);
+  EXPECT_EQ(hit.reply, r);
 }
 
 // The key hashes a WRITE's head (handle, offset, count, stable) and its length, not its whole

@@ -1,6 +1,8 @@
 // util/net.h: the socket helpers of every room, over IPv4 and IPv6 loopback.
 #include "util/net.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -74,6 +76,32 @@ TEST(Net, ConnectingToNothingFailsWithAReason) {
   ::close(l);  // the port is free again: nobody listens
   EXPECT_LT(connect_tcp("127.0.0.1", port, 1s, &error), 0);
   EXPECT_NE(error.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << error;
+}
+
+// A cluster link leaves from the node's own address (127.0.0.0/8 is all loopback, so a second
+// address needs no setup): the accepting side sees that address, not the one the route picks.
+TEST(Net, AConnectionLeavesFromTheSourceAddressItIsGiven) {
+  std::string error;
+  uint16_t port = 0;
+  int listener = listen_tcp("127.0.0.1", 0, &port, &error);
+  ASSERT_GE(listener, 0) << error;
+  for (const std::string source : {"127.0.3.7", ""}) {
+    int client = connect_tcp("127.0.0.1", port, 2s, &error, source);
+    ASSERT_GE(client, 0) << error;
+    ASSERT_TRUE(wait_readable(listener, 2s));
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    int server = ::accept(listener, reinterpret_cast<sockaddr*>(&peer), &len);
+    ASSERT_GE(server, 0);
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &peer.sin_addr, text, sizeof text);
+    EXPECT_EQ(std::string(text), source.empty() ? "127.0.0.1" : source);
+    ::close(server);
+    ::close(client);
+  }
+  EXPECT_LT(connect_tcp("127.0.0.1", port, 1s, &error, "192.0.2.1"), 0) << "not an address of this host";
+  EXPECT_NE(error.find("192.0.2.1"), std::string::npos) << error;
+  ::close(listener);
 }
 
 }  // namespace nasd::util

@@ -60,7 +60,7 @@ fs::CallIdentity call_identity_of(const rpc::DrcKey& key) {
   fs::CallIdentity id;
   id.address = key.address;
   id.family = key.family;
-  id.port = key.port;
+  id.port = 0;  // not part of a call's identity (rpc::DrcKey: a retransmission may come from a new port)
   id.xid = key.xid;
   id.prog = key.prog;
   id.vers = key.vers;
@@ -72,8 +72,7 @@ fs::CallIdentity call_identity_of(const rpc::DrcKey& key) {
 rpc::DrcKey drc_key_of(const fs::CallIdentity& id) {
   rpc::DrcKey key;
   key.address = id.address;
-  key.family = id.family;
-  key.port = id.port;
+  key.family = id.family;  // the port journalled by older builds is left out, as in DrcKey::make
   key.xid = id.xid;
   key.prog = id.prog;
   key.vers = id.vers;
