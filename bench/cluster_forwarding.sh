@@ -123,7 +123,7 @@ run() {
       >"$out/$name-$n-stats.txt" 2>&1 || true
   done
   # A takeover during the run would measure failover, not forwarding.
-  if grep -h 'state=' "$out/$name"-*-stats.txt 2>/dev/null | grep -qv 'state=both-up' ||
+  if grep -ho 'state=[a-z-]*' "$out/$name"-*-stats.txt 2>/dev/null | grep -qvE 'state=(both-up|normal)$' ||
      grep -hiE '^ *member .*(silent|down)' "$out/$name"-*-stats.txt 2>/dev/null | grep -q .; then
     echo "WARNING: $name: a node was not up at the end (see $out/$name-*-stats.txt): not a forwarding measurement" >&2
   fi
