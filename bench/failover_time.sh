@@ -62,7 +62,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 now_ms() { date +%s%3N; }
-serves() { "$admin" --socket "$work/$1/data/nasd.sock" cluster 2>/dev/null | grep -qE "^virtual server $2 .*: served here"; }
+serves() { "$admin" --socket "$work/$1/data/nasd.sock" cluster 2>/dev/null | grep -qE "^  evs $2 .*: served here"; }
 # wait_ms LIMIT_S COMMAND...: polls every 50 ms; prints the wait in ms, or fails the run.
 wait_ms() {
   local limit=$1 t0; shift; t0=$(now_ms)

@@ -38,9 +38,18 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
     const std::string& node = self.covers[k];
     nvram::MirrorServerOptions mo = w_.mirror_server;
     mo.primary = node;
-    mirrors_[node] = std::make_unique<PartnerMirror>(
-        w_.data_dir + "/mirror-" + node + ".img", w_.mirror_mode, self.mirror_host,
-        static_cast<uint16_t>(self.mirror_port + k), mo);
+    const std::string image = w_.data_dir + "/mirror-" + node + ".img";
+    // A pair node's copy from before the pair ran as a ring of two keeps its records: a
+    // takeover right after the upgrade still replays them.
+    const std::string pair_image = w_.data_dir + "/partner-nvram.img";
+    std::error_code ec;
+    if (self.covers.size() == 1 && std::filesystem::exists(pair_image, ec) &&
+        !std::filesystem::exists(image, ec)) {
+      std::filesystem::rename(pair_image, image, ec);
+      if (!ec) util::log("cluster").info("partner-nvram.img is now " + image);
+    }
+    mirrors_[node] = std::make_unique<PartnerMirror>(image, w_.mirror_mode, self.mirror_host,
+                                                     static_cast<uint16_t>(self.mirror_port + k), mo);
   }
   // The EVSes this node may serve: its own and those of the nodes it covers.
   for (const EvsOptions& e : c.evs) {
@@ -238,7 +247,8 @@ std::string ClusterFailover::status() const {
   const ClusterOptions& c = *w_.cluster;
   const auto alive = membership_->peers_alive();
   out << "node " << w_.self << ": " << membership_->status()
-      << (membership_->standby() ? " (planned failover: its volumes handed over)" : "") << "\n";
+      << (membership_->standby() ? " (standby: planned failover, its volumes handed over)" : "")
+      << "\n";
   const int64_t now = leases_->now_ms();  // the clock the leases' expiry is on
   for (const MemberOptions& m : c.members) {
     out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
@@ -255,10 +265,10 @@ std::string ClusterFailover::status() const {
     for (const EvsOptions& e : c.evs) {
       if (e.node != m.name) continue;
       out << "  evs " << e.name << " " << e.listen << " nfs " << e.nfs_port << " mount "
-          << e.mount_port;
+          << e.mount_port << (e.is_node_address ? " (" + e.node + "'s own address)" : "");
       auto vs = evs_servers_.find(e.name);
-      if (vs != evs_servers_.end() && vs->second->bound()) out << " (served here)";
-      out << "\n";
+      out << (vs != evs_servers_.end() && vs->second->bound() ? ": served here" : ": not here")
+          << "\n";
       for (const std::string& name : e.volumes) {
         uint32_t id = 0;
         for (const auto& [vid, s] : sections_)
@@ -286,8 +296,8 @@ std::string ClusterFailover::status() const {
   return out.str();
 }
 
-Failover::Report ClusterFailover::report() const {
-  Failover::Report r;
+ClusterFailover::Report ClusterFailover::report() const {
+  Report r;
   r.membership = membership_->status();
   r.standby = membership_->standby();
   for (const EvsOptions& e : w_.cluster->evs) {

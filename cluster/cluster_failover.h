@@ -1,6 +1,6 @@
-// Failover for an N-node cluster (2 to 8 [member]s): the ClusterMembershipService decides
-// (heartbeats to every peer, leases at the configured authority); this class carries its
-// decisions out on the node, as Failover does for the pair:
+// Failover for a cluster of 2 to 8 nodes ([member]s, or the HA pair: a ring of two): the
+// ClusterMembershipService decides (heartbeats to every peer, leases at the configured
+// authority); this class carries its decisions out on the node:
 //   serve a volume     open it from the shared folder (a covered node's volume: replay this
 //                      node's copy of that node's NVRAM first), route its requests here, then
 //                      answer on the address of its EVS;
@@ -10,7 +10,8 @@
 // It keeps one PartnerMirror per covered node: the ring's predecessor, or every primary for a
 // standby (the k-th covered node on mirror_listen's port + k).
 // The node's own address ([node] listen) is not an EVS: it never moves, and serves every volume
-// of the cluster (forwarding) for as long as the node runs.
+// of the cluster (forwarding) for as long as the node runs. In the pair form it is the node's EVS
+// (EvsOptions::is_node_address) and moves with the node's volumes.
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,6 @@
 #include <vector>
 
 #include "cluster/cluster_options.h"
-#include "cluster/failover.h"
 #include "cluster/serving_log.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
@@ -57,7 +57,8 @@ struct ClusterFailoverWiring {
   interconnect::ClusterRouter* router = nullptr;
   std::shared_ptr<membership::LeaseAuthority> authority;
   std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers;
-  // Builds an EVS's virtual server with the node's programs.
+  // Builds an EVS's virtual server with the node's programs (the pair form's own address among
+  // them).
   std::function<std::unique_ptr<VirtualServer>(const EvsOptions&)> make_evs;
   std::function<void(uint32_t id, bool home)> volume_opened;
   std::function<void(uint32_t id)> volume_closed;
@@ -78,15 +79,36 @@ class ClusterFailover {
 
   // `nasd-admin cluster`: every node with its state, EVSes, volumes, mirror partner and lease.
   std::string status() const;
-  Failover::Report report() const;
+  // The state status() prints, for metrics and the management page.
+  struct Report {
+    std::string membership;  // the membership's state word(s), as in status()
+    bool standby = false;    // after a planned failover
+    struct Address {
+      std::string node, address;  // the EVS's home node and "NAME LISTEN"
+      bool here = false;
+    };
+    std::vector<Address> virtual_servers;
+    std::vector<uint32_t> serving;  // volumes this node's membership serves
+  };
+  Report report() const;
+  // Planned failover: this node's volumes go to the node covering it; ends with failback().
   std::string failover();
+  // Take the home volumes back from the node covering this one (failback on command).
   std::string failback();
 
  private:
+  // The open hook: retries (backing off) while this node still trusts the volume's lease, so a
+  // takeover that meets a failing shared disk or NVRAM copy serves the volume once they work
+  // again; until then its requests get NFS3ERR_JUKEBOX. Never opens a taken-over volume
+  // without the covered node's NVRAM when there is a copy to replay: that would drop
+  // acknowledged operations.
   void open_volume(uint32_t id);
-  bool try_open(uint32_t id);
+  bool try_open(uint32_t id);  // false (logged) when the volume could not be opened
   void close_volume(uint32_t id, bool lease_held);
   void bind_address_of(uint32_t id);
+  // Whether this node's lease on `id` is still trusted right now, without asking the
+  // membership: requests and writes check it, so a node that was paused past its lease
+  // (a hung process) refuses them before its membership thread runs again.
   bool lease_trusted_now(uint32_t id) const;
   const ConfigSection& section_of(uint32_t id) const { return *sections_.at(id); }
 

@@ -110,19 +110,72 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
       if (!claimed.insert(v).second) throw ConfigError(where + ": volume " + v + " claimed twice");
     }
     p.mirror = s->get("mirror");
-    p.vs_listen = s->get("listen");
-    p.vs_nfs_port = static_cast<uint16_t>(s->get_int("nfs_port", 0));
-    p.vs_mount_port = static_cast<uint16_t>(s->get_int("mount_port", 0));
     o.peers.push_back(std::move(p));
   }
-  if (c->has("shared_dir")) o.failover = failover_from_config(config, *c, o.peers);
+  if (c->has("shared_dir")) o.failover = failover_from_config(config, *c);
   if (o.failover) o.authority.lease_dir = o.failover->shared_dir + "/leases";
-  if (o.n_node() && o.failover) {
-    const MemberOptions* self = o.member(config.section("node")->get("name", "node0"));
+  const ConfigSection* node = config.section("node");
+  const std::string self_name = node ? node->get("name", "node0") : "node0";
+  if (o.failover && !o.n_node()) o.pair_as_members(config, self_name);
+  if (o.failover) {
+    const MemberOptions* self = o.member(self_name);
     o.failover->mirror_host = self->mirror_host;
     o.failover->mirror_port = self->mirror_port;
   }
   return o;
+}
+
+void ClusterOptions::pair_as_members(const Config& config, const std::string& self) {
+  if (peers.size() != 1)
+    throw ConfigError("[cluster] shared_dir (failover) needs exactly one [peer]: the partner");
+  const ConfigSection& c = *config.section("cluster");
+  const PeerOptions& partner = peers.front();
+  const ConfigSection& ps = *config.section("peer", partner.name);
+  const std::string where = "[peer " + partner.name + "]";
+  if (partner.name == self) throw ConfigError(where + " is this node's own name");
+  MemberOptions me, them;
+  me.name = self;
+  me.host = host;
+  me.port = port;
+  parse_host_port(c.get("mirror_listen"), "[cluster] mirror_listen", &me.mirror_host,
+                  &me.mirror_port);
+  them.name = partner.name;
+  them.host = partner.host;
+  them.port = partner.port;
+  parse_host_port(partner.mirror, where + " mirror", &them.mirror_host, &them.mirror_port);
+  me.mirror_to = them.name;
+  me.covers = {them.name};
+  me.mirror_target = partner.mirror;
+  them.mirror_to = me.name;
+  them.covers = {me.name};
+  them.mirror_target = c.get("mirror_listen");
+
+  // Each node's virtual server: the partner's from its [peer], this node's own address.
+  EvsOptions their_evs;
+  their_evs.name = their_evs.node = them.name;
+  their_evs.listen = ps.get("listen");
+  their_evs.nfs_port = static_cast<uint16_t>(ps.get_int("nfs_port", 0));
+  their_evs.mount_port = static_cast<uint16_t>(ps.get_int("mount_port", 0));
+  their_evs.volumes = partner.volumes;
+  their_evs.is_node_address = true;
+  if (their_evs.listen.empty() || their_evs.nfs_port == 0 || their_evs.mount_port == 0)
+    throw ConfigError(where + ": listen, nfs_port and mount_port (its virtual server) are "
+                      "required for failover");
+  EvsOptions my_evs;
+  my_evs.name = my_evs.node = me.name;
+  const ConfigSection* node = config.section("node");
+  my_evs.listen = node ? node->get("listen", "127.0.0.1") : "127.0.0.1";
+  my_evs.nfs_port = static_cast<uint16_t>(node ? node->get_int("nfs_port", 2049) : 2049);
+  my_evs.mount_port = static_cast<uint16_t>(node ? node->get_int("mount_port", 20048) : 20048);
+  my_evs.is_node_address = true;
+  for (const ConfigSection* v : config.sections("volume"))
+    if (!owner_of(v->name())) my_evs.volumes.push_back(v->name());
+  // Both nodes list the members and EVSes in the same order (by name).
+  const bool me_first = me.name < them.name;
+  members.push_back(me_first ? me : them);
+  members.push_back(me_first ? them : me);
+  evs.push_back(me_first ? my_evs : their_evs);
+  evs.push_back(me_first ? their_evs : my_evs);
 }
 
 membership::AuthorityOptions ClusterOptions::authority_from_config(const Config& config,
@@ -296,27 +349,11 @@ const EvsOptions* ClusterOptions::evs_of_volume(const std::string& volume) const
   return nullptr;
 }
 
-FailoverOptions ClusterOptions::failover_from_config(const Config& config, const ConfigSection& c,
-                                                     const std::vector<PeerOptions>& peers) {
+FailoverOptions ClusterOptions::failover_from_config(const Config& config, const ConfigSection& c) {
   FailoverOptions f;
   f.shared_dir = std::filesystem::absolute(config.resolve_path(c.get("shared_dir")))
                      .lexically_normal()
                      .string();
-  if (config.sections("member").empty()) {
-    // The pair form: one [peer], its mirror and its virtual server.
-    if (peers.size() != 1)
-      throw ConfigError("[cluster] shared_dir (failover) needs exactly one [peer]: the partner");
-    const PeerOptions& p = peers.front();
-    const std::string where = "[peer " + p.name + "]";
-    parse_host_port(c.get("mirror_listen"), "[cluster] mirror_listen", &f.mirror_host,
-                    &f.mirror_port);
-    std::string mirror_host;
-    uint16_t mirror_port;
-    parse_host_port(p.mirror, where + " mirror", &mirror_host, &mirror_port);
-    if (p.vs_listen.empty() || p.vs_nfs_port == 0 || p.vs_mount_port == 0)
-      throw ConfigError(where + ": listen, nfs_port and mount_port (its virtual server) are "
-                        "required for failover");
-  }
   std::string failback = c.get("failback", "manual");
   if (failback != "manual" && failback != "auto")
     throw ConfigError("[cluster] failback = " + failback + ": expected manual or auto");

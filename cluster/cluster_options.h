@@ -13,7 +13,9 @@
 //   interconnect = 127.0.0.1:7002
 //   volumes = v1                     # [volume NAME]s that node1 owns and this node forwards to it
 //
-// Failover (an HA pair: exactly one peer) is on when [cluster] names a shared folder:
+// Failover (an HA pair: exactly one peer) is on when [cluster] names a shared folder. The pair is
+// a ring of two: it is read as two [member]s (below) that mirror to each other, each with one EVS
+// that is the node's own [node] listen/nfs_port/mount_port, and runs as any failover cluster:
 //   [cluster]
 //   shared_dir = ../san              # the "SAN": every volume's backing file and the lease files
 //   mirror_listen = 127.0.0.1:7101   # where this node keeps the copy of its partner's NVRAM
@@ -78,10 +80,7 @@ struct PeerOptions {
   std::string host;
   uint16_t port = 0;
   std::vector<std::string> volumes;  // volume section names
-  // Failover only: the partner's mirror and its virtual server address.
-  std::string mirror;  // host:port
-  std::string vs_listen;
-  uint16_t vs_nfs_port = 0, vs_mount_port = 0;
+  std::string mirror;  // failover: where this node's journal is mirrored if it is that peer
 };
 
 // [member NAME]: one node of an N-node cluster.
@@ -106,6 +105,9 @@ struct EvsOptions {
   std::string listen;
   uint16_t nfs_port = 0, mount_port = 0;
   std::vector<std::string> volumes;
+  // The pair form: this EVS is its node's own [node] address (listen, nfs_port, mount_port),
+  // which moves to the partner with the node's volumes; the node has no fixed address then.
+  bool is_node_address = false;
 };
 
 struct FailoverOptions {
@@ -139,12 +141,14 @@ struct ClusterOptions {
   std::string key_file;  // absolute; empty: cluster.key in the node's data folder
   AddressList allowed_peers;
   std::vector<PeerOptions> peers;
-  std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir; a pair: one peer
+  std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir
   // Who grants the volume leases (membership::make_lease_authority). File: lease_dir is
   // <shared_dir>/leases (empty without a shared folder).
   membership::AuthorityOptions authority;
-  // N-node form ([member] sections): every member (this node too) and every EVS. Empty for the
-  // pair form ([peer] sections).
+  // Failover clusters: every member (this node too) and every EVS. The N-node form names them
+  // ([member], [evs]); the pair form (one [peer] and shared_dir) is read as the ring of two it
+  // is: two members mirroring to each other, and an EVS per node that is the node's own address.
+  // Empty for a static cluster of [peer]s.
   std::vector<MemberOptions> members;
   std::vector<EvsOptions> evs;
 
@@ -160,8 +164,7 @@ struct ClusterOptions {
   static std::optional<ClusterOptions> from_config(const Config& config);
   // The peer that owns [volume NAME], or nullptr when this node owns it.
   const PeerOptions* owner_of(const std::string& volume) const;
-  // Failover: the one peer.
-  const PeerOptions& partner() const { return peers.front(); }
+  // A failover cluster's members are known (both forms of config).
   bool n_node() const { return !members.empty(); }
   const MemberOptions* member(const std::string& name) const;
   // N-node: the EVS that serves [volume NAME], or nullptr.
@@ -173,8 +176,10 @@ struct ClusterOptions {
                                                            const std::string& cluster_name);
   // The [member] and [evs] sections of an N-node cluster, seen from node `self`.
   void members_from_config(const Config& config, const std::string& self);
-  static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster,
-                                              const std::vector<PeerOptions>& peers);
+  // The pair form ([cluster] mirror_listen, one [peer] with mirror and virtual server) as two
+  // [member]s and their two EVSes.
+  void pair_as_members(const Config& config, const std::string& self);
+  static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster);
 };
 
 // "host:port" -> parts; throws ConfigError naming `what`.

@@ -4,7 +4,6 @@
 
 #include "cluster/cluster_deployment.h"
 #include "cluster/failover_cluster_deployment.h"
-#include "cluster/ha_pair_deployment.h"
 #include "cluster/standalone_deployment.h"
 
 namespace nasd::cluster {
@@ -17,7 +16,6 @@ std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes&
   switch (plan.role) {
     case NodeRole::Alone: return std::make_unique<StandaloneDeployment>(plan, hosted);
     case NodeRole::StaticCluster: return std::make_unique<ClusterDeployment>(plan, hosted);
-    case NodeRole::HaPair: return std::make_unique<HaPairDeployment>(plan, hosted);
     case NodeRole::FailoverCluster: return std::make_unique<FailoverClusterDeployment>(plan, hosted);
   }
   throw std::logic_error("unknown node role");

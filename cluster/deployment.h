@@ -2,9 +2,9 @@
 //   alone           StandaloneDeployment: every volume local, the node's address bound at start.
 //   static cluster  ClusterDeployment: the router serves local volumes here and forwards a
 //                   peer's to it; the interconnect listener and a link to every peer.
-//   HA pair         HaPairDeployment: the cluster wiring, but no volume is opened at start:
-//                   the membership (Failover) opens, serves and hands over volumes and both
-//                   virtual server addresses.
+//   failover        FailoverClusterDeployment (2 to 8 nodes; the HA pair is a ring of two):
+//                   the cluster wiring, but no volume is opened at start: the membership
+//                   (ClusterFailover) opens, serves and hands over volumes and EVS addresses.
 // The node does what is common (journal, hosted volumes, NFS and MOUNT programs, /r, admin)
 // and asks its deployment for the rest. Calls come from the node's start/stop thread and the
 // admin thread (serve_local, status), never concurrently with start() or stop().
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/failover.h"
+#include "cluster/cluster_failover.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/node_plan.h"
 #include "fs/volume.h"
@@ -48,14 +48,14 @@ class Deployment {
   virtual void stop() = 0;
   // The `cluster` admin command's lines about the role, its volumes and its peers.
   virtual std::string status() const = 0;
-  // `volume create` needs every node to know every volume; an HA pair refuses it (why, or "").
+  // `volume create` needs every node to know every volume; a failover cluster refuses it (why, or "").
   virtual std::string why_no_volume_create() const { return ""; }
   // Called when the membership opens a volume here (`home`: one of this node's own) or closes
   // one that goes to the other node, so the lock manager can start that volume's grace period;
-  // before start(). Only an HA pair moves volumes, so the others ignore them.
+  // before start(). Only a failover cluster moves volumes, so the others ignore them.
   virtual void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
                                 std::function<void(uint32_t id)> closed) {}
-  // Planned failover / failback; throws std::invalid_argument outside an HA pair.
+  // Planned failover / failback; throws std::invalid_argument outside a failover cluster.
   virtual std::string failover(bool back);
 
   // What the management page and the metrics show of the role (cluster/node_http.cc).
@@ -63,8 +63,8 @@ class Deployment {
   virtual std::vector<std::pair<std::string, bool>> peer_links() const { return {}; }
   // The router with its ownership table; nullptr when alone (every volume is served here).
   virtual const interconnect::ClusterRouter* router() const { return nullptr; }
-  // The HA membership's state; nullopt outside an HA pair.
-  virtual std::optional<Failover::Report> failover_report() const { return std::nullopt; }
+  // The failover membership's state; nullopt outside a failover cluster.
+  virtual std::optional<ClusterFailover::Report> failover_report() const { return std::nullopt; }
 };
 
 // The strategy for `plan.role`. `plan` and `hosted` outlive it.

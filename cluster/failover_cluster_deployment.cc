@@ -4,7 +4,7 @@
 
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
-#include "cluster/membership/lease_authority_factory.h"
+#include "cluster/lease_authority_factory.h"
 
 namespace nasd::cluster {
 
@@ -19,9 +19,15 @@ void FailoverClusterDeployment::open_volumes() {
 
 void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
                                       const std::vector<std::shared_ptr<rpc::Service>>& programs) {
-  node_server_ = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
-  if (!node_server_->bind())
-    throw std::runtime_error("cannot serve NFS on " + node_server_->describe());
+  // The node's own address, unless it is its EVS (the pair form): then it moves with the volumes.
+  bool own_address_moves = false;
+  for (const EvsOptions& e : plan_.cluster->evs)
+    own_address_moves |= e.node == plan_.node.name && e.is_node_address;
+  if (!own_address_moves) {
+    node_server_ = std::make_unique<VirtualServer>(plan_.node.name, options, programs, true);
+    if (!node_server_->bind())
+      throw std::runtime_error("cannot serve NFS on " + node_server_->describe());
+  }
   ClusterFailoverWiring w;
   w.self = plan_.node.name;
   w.cluster = &*plan_.cluster;
@@ -35,18 +41,15 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
     };
   w.volumes = &hosted_;
   w.router = router_.get();
-  try {
-    w.authority = membership::make_lease_authority(plan_.cluster->authority);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(std::string("[cluster] ") + e.what());
-  }
+  w.authority = make_lease_authority(*plan_.cluster);
   for (const auto& [name, peer] : peers_) w.peers[name] = peer;
-  w.make_evs = [options, programs](const EvsOptions& e) {
+  w.make_evs = [options, programs, self = plan_.node.name](const EvsOptions& e) {
     rpc::RpcServerOptions eo = options;
     eo.bind_address = e.listen;
     eo.ports = {e.nfs_port, e.mount_port};
     if (eo.ports[0] == eo.ports[1]) eo.ports.pop_back();
-    return std::make_unique<VirtualServer>(e.name, eo, programs, false);
+    // The pair form's own address registers with the portmapper, as a node's address does.
+    return std::make_unique<VirtualServer>(e.name, eo, programs, e.is_node_address && e.node == self);
   };
   w.volume_opened = volume_opened_;
   w.volume_closed = volume_closed_;

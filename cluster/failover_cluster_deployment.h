@@ -1,6 +1,7 @@
-// One node of an N-node failover cluster ([member]s and [cluster] shared_dir): the cluster
-// wiring (router, interconnect, a link to every peer), the node's own address bound at start
-// (it never moves and reaches every volume), and ClusterFailover, which opens, serves and hands
+// One node of a failover cluster ([cluster] shared_dir; [member]s, or the pair form's one
+// [peer]): the cluster wiring (router, interconnect, a link to every peer), the node's own
+// address bound at start (it never moves and reaches every volume; in the pair form it is the
+// node's EVS instead, and moves with its volumes), and ClusterFailover, which opens, serves and hands
 // over volumes and EVS addresses as the membership decides. Every volume starts routed to its
 // home node.
 #pragma once
@@ -32,7 +33,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
     volume_opened_ = std::move(opened);
     volume_closed_ = std::move(closed);
   }
-  std::optional<Failover::Report> failover_report() const override {
+  std::optional<ClusterFailover::Report> failover_report() const override {
     if (!failover_) return std::nullopt;
     return failover_->report();
   }

@@ -78,12 +78,8 @@ void Node::open_journal() {
     return;
   }
   nvram::JournalOptions jo = plan_.journal;
-  // In an HA pair every record reaches the partner's copy, over a link that proves the key,
-  // before it is acknowledged.
-  if (plan_.role == NodeRole::HaPair && jo.mirror == plan_.cluster->partner().mirror) {
-    jo.mirror_credentials = plan_.link;
-    jo.mirror_peer = plan_.cluster->partner().name;
-  }
+  // In a failover cluster every record reaches the copy at the member that covers this node,
+  // over a link that proves the key, before it is acknowledged.
   if (plan_.role == NodeRole::FailoverCluster && !jo.mirror.empty()) {
     const MemberOptions* self = plan_.cluster->member(plan_.node.name);
     if (jo.mirror == self->mirror_target) {

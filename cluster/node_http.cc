@@ -47,8 +47,7 @@ const char* Node::cluster_mode() const {
   switch (plan_.role) {
     case NodeRole::Alone: return "alone";
     case NodeRole::StaticCluster: return "static";
-    case NodeRole::HaPair: return "ha";
-    case NodeRole::FailoverCluster: return "failover-cluster";
+    case NodeRole::FailoverCluster: return "failover";
   }
   return "?";
 }
@@ -61,7 +60,7 @@ void Node::write_status_json(http::JsonWriter& j) const {
     j.begin_object().field("name", name).field("up", up).end_object();
   j.end_array();
   if (auto report = deployment_->failover_report()) {
-    const Failover::Report& f = *report;
+    const ClusterFailover::Report& f = *report;
     j.field("membership", f.membership).field("standby", f.standby);
     j.key("virtual_servers").begin_array();
     for (const auto& a : f.virtual_servers)
@@ -225,7 +224,7 @@ http::MetricFamilies Node::metric_families() const {
     for (const auto& v : hosted_->reports()) m.add(here, {{"volume", v.name}}, 1);
   }
   if (auto report = deployment_->failover_report()) {
-    const Failover::Report& f = *report;
+    const ClusterFailover::Report& f = *report;
     size_t vs = m.gauge("nasd_cluster_virtual_server_here",
                         "1 when this node answers on the virtual server's address");
     for (const auto& a : f.virtual_servers) m.add(vs, {{"virtual_server", a.node}}, a.here ? 1 : 0);

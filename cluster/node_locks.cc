@@ -50,10 +50,16 @@ bool Node::serves_volume_here(uint32_t volume_id) const {
 void Node::lock_volume_opened(uint32_t id, bool home) {
   if (!locks_ || !plan_.cluster || !plan_.cluster->failover) return;
   locks_->begin_volume_grace(id);
-  const PeerOptions& partner = plan_.cluster->partner();
-  auto clients =
-      nlm::StatusMonitor::load_hosts(clients_file(plan_.cluster->failover->shared_dir, partner.name));
-  locks_->notify(clients, home ? locks_->options().notify_name : partner.vs_listen);
+  // The node that served it until now: for one of ours, the node covering us; for a covered
+  // node's, that node. Its clients are told the volume's address restarted.
+  const ClusterOptions& cluster = *plan_.cluster;
+  const EvsOptions* evs = cluster.evs_of_volume(volume_name(id));
+  const MemberOptions* self = cluster.member(plan_.node.name);
+  if (!evs || !self) return;
+  const std::string from = home ? self->mirror_to : evs->node;
+  if (from.empty()) return;
+  auto clients = nlm::StatusMonitor::load_hosts(clients_file(cluster.failover->shared_dir, from));
+  locks_->notify(clients, home && evs->is_node_address ? locks_->options().notify_name : evs->listen);
 }
 
 std::string Node::locks_status() const {

@@ -21,7 +21,6 @@ const char* role_name(NodeRole role) {
   switch (role) {
     case NodeRole::Alone: return "alone";
     case NodeRole::StaticCluster: return "static cluster";
-    case NodeRole::HaPair: return "HA pair";
     case NodeRole::FailoverCluster: return "failover cluster";
   }
   return "?";
@@ -36,14 +35,12 @@ NodePlan NodePlan::from_config(Config config) {
   if (std::filesystem::exists(p.admin_volumes_file()))
     p.config.append(Config::load(p.admin_volumes_file()));
   p.cluster = ClusterOptions::from_config(p.config);
-  p.role = !p.cluster                                ? NodeRole::Alone
-           : p.cluster->failover && p.cluster->n_node() ? NodeRole::FailoverCluster
-           : p.cluster->failover                        ? NodeRole::HaPair
-                                                        : NodeRole::StaticCluster;
+  p.role = !p.cluster          ? NodeRole::Alone
+           : p.cluster->failover ? NodeRole::FailoverCluster
+                                 : NodeRole::StaticCluster;
   p.journal = nvram::JournalOptions::from_config(p.config, p.node.data_dir);
-  // In an HA pair every record reaches the partner's copy before it is acknowledged.
-  if (p.role == NodeRole::HaPair && p.journal.mirror.empty()) p.journal.mirror = p.cluster->partner().mirror;
-  // In an N-node cluster, to the member that covers this node (none for a standby).
+  // In a failover cluster (a pair too) every record reaches the copy at the member that covers
+  // this node before it is acknowledged (none for a standby).
   if (p.role == NodeRole::FailoverCluster && p.journal.mirror.empty())
     p.journal.mirror = p.cluster->member(p.node.name)->mirror_target;
   auto sections = p.config.sections("volume");

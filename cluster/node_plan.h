@@ -23,8 +23,9 @@ namespace nasd::cluster {
 enum class NodeRole {
   Alone,          // no [cluster]: every volume is served here
   StaticCluster,  // [cluster] without shared_dir: each volume served by its owner, forwarded by the rest
-  HaPair,         // [cluster] shared_dir: the membership decides which node serves which volume
-  FailoverCluster,  // [member]s and shared_dir: N nodes, each covering the nodes it mirrors
+  // [cluster] shared_dir: 2 to 8 nodes ([member]s, or the pair form's one [peer]), each covering
+  // the nodes it mirrors; the membership decides which node serves which volume.
+  FailoverCluster,
 };
 
 const char* role_name(NodeRole role);
@@ -32,8 +33,8 @@ const char* role_name(NodeRole role);
 struct PlannedVolume {
   std::string name;
   uint32_t id = 0;
-  // Alone or StaticCluster: the node that serves it, "" for this node. HaPair and
-  // FailoverCluster: whose home volume it is ("" for this node, else the peer's name); the
+  // Alone or StaticCluster: the node that serves it, "" for this node. FailoverCluster: whose
+  // home volume it is ("" for this node, else the peer's name); the
   // membership moves it.
   std::string owner;
 };

@@ -59,7 +59,7 @@ for i in $(seq 1 100); do
   fi
   if [ -n "$HA" ]; then
     # The partner may be answering on this address: ask the node itself.
-    state="$("$ADMIN" --socket "$DATA/nasd.sock" cluster 2>/dev/null | grep "^virtual server $(conf_get node name) " || true)"
+    state="$("$ADMIN" --socket "$DATA/nasd.sock" cluster 2>/dev/null | grep "^  evs $(conf_get node name) " || true)"
     if [ "$i" -gt 25 ] && [[ $state == *": not here" ]]; then
       echo "nasd is up (pid $(cat "$DATA/nasd.pid"), log $DATA/nasd.log); its partner serves its"
       echo "volumes and address until:  $ADMIN --socket $DATA/nasd.sock failback"

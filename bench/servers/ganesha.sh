@@ -25,8 +25,12 @@ command -v ganesha.nfsd >/dev/null || { echo "ganesha.sh: ganesha.nfsd is not in
 dir=$(mktemp -d /tmp/nasd-bench-ganesha.XXXXXX)
 ganesha_pid=""
 rpcbind_pid=""
-stop() {  # stop PID and reap it; its exit status (143 after SIGTERM) is not an error here
+# stop PID and reap it; its exit status (143 after SIGTERM) is not an error here. Bounded to 4 s
+# each (then SIGKILL): launcher_stop SIGKILLs this script after 10 s, and $dir would stay behind.
+stop() {
   kill "$1" 2>/dev/null || true
+  for _ in $(seq 40); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }
 cleanup() {

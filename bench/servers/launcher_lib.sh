@@ -43,3 +43,12 @@ launcher_stop() {
   wait "$pid" 2>/dev/null || true
   [[ $pid != "${LAUNCHER_PID:-}" ]] || LAUNCHER_PID=""
 }
+
+# launcher_start_or_skip LOGPREFIX CMD [ARGS...]: launcher_start for a test script. A server that
+# is not installed ends the script with exit 77 (ctest's skip); any other failure ends it with 1.
+launcher_start_or_skip() {
+  local rc=0
+  launcher_start "$@" || rc=$?
+  if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
+  [[ $rc == 0 ]] || { echo "FAIL: the server did not start (launcher status $rc)" >&2; exit 1; }
+}

@@ -40,6 +40,10 @@ cleanup() {
   trap - EXIT INT TERM
   if [[ -n $nasd_pid ]]; then
     kill "$nasd_pid" 2>/dev/null || true
+    # launcher_stop gives this script 10 s before it SIGKILLs it, and then nothing would remove
+    # $dir (GBs of volume): a server still closing after 7 s (a loaded machine) is killed.
+    for _ in $(seq 70); do kill -0 "$nasd_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$nasd_pid" 2>/dev/null || true
     wait "$nasd_pid" 2>/dev/null || true  # 143 after SIGTERM is not an error here
   fi
   rm -rf "$dir"

@@ -1,8 +1,15 @@
-// Runs a ClusterMember for real, as MembershipService runs a PairMember: a ticker thread feeds
-// it the steady clock; heartbeats go to every peer over the interconnect (each peer answers with
-// its own, so one exchange informs both sides), at most one in flight per peer; lease requests
-// run FIFO against the LeaseAuthority on their own thread; Serve/Unserve become calls to the
-// node's hooks on a third thread, and Route hints go straight to the router.
+// Runs a ClusterMember for real (any failover cluster, the HA pair included): a ticker thread
+// feeds it the steady clock; heartbeats go to every peer over the interconnect (each peer answers
+// with its own, so one exchange informs both sides), at most one in flight per peer; lease
+// requests run FIFO against the LeaseAuthority on their own thread (a hung SAN must not stall
+// heartbeats); Serve/Unserve become calls to the node's hooks on a third thread, and Route hints
+// go straight to the router.
+//
+// Wiring (ClusterFailover): a channel to every peer (PeerClient), the lease authority, and
+// hooks: open = open the volume and replay its journal, then ClusterRouter::add_local;
+// start_routing = router.set_owner(volume, self); route = router.set_owner(volume, node);
+// close = drain and close the volume. attach() it to the node's InterconnectServer before that
+// server starts.
 #pragma once
 
 #include <atomic>
@@ -20,14 +27,29 @@
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/lease_authority.h"
-#include "cluster/membership/membership_service.h"
 #include "util/task_queue.h"
 
 namespace nasd::membership {
 
-// The pair's hooks, plus `route` (quick, under the service's lock): requests for a volume not
-// served here go to `node`. `stop_routing` is not used: an Unserve routes to the member's
-// current route instead.
+// What the node does when the member decides. `start_routing` is called with the service's lock
+// held and must be quick and must not call back into the service (typically
+// ClusterRouter::set_owner). Requests already running when routing stops finish under the
+// lease's safety margin.
+struct MembershipHooks {
+  std::function<void(uint32_t volume)> open;           // replay the journal, open (slow)
+  std::function<void(uint32_t volume)> start_routing;  // route its requests here
+  std::function<void(uint32_t volume)> serving;        // after start_routing, without the lock
+  // Drain, checkpoint, close (slow). `lease_held` false: the lease ran out (self-fence), another
+  // node may already own the volume, so nothing more may be written to it.
+  std::function<void(uint32_t volume, bool lease_held)> close;
+  // After every lease answer: until when the lease is trusted (epoch when not held). Quick,
+  // called with the lock held. Lets the node refuse requests and writes past that instant
+  // even if this service is not scheduled in time (a paused process).
+  std::function<void(uint32_t volume, std::chrono::steady_clock::time_point until)> lease_trusted;
+};
+
+// The volume hooks, plus `route` (quick, under the service's lock): requests for a volume not
+// served here go to `node`; an Unserve routes to the member's current route.
 struct ClusterHooks {
   MembershipHooks volume;
   std::function<void(uint32_t volume, const std::string& node)> route;

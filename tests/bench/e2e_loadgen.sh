@@ -14,10 +14,7 @@ work=$(mktemp -d /tmp/nasd-bench-e2e.XXXXXX)
 trap 'launcher_stop; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
-rc=0
-launcher_start "$work/server" "$@" --nfs-port 32149 --mount-port 32148 || rc=$?
-if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
-[[ $rc == 0 ]] || { echo "FAIL: the server did not start (launcher status $rc)" >&2; exit 1; }
+launcher_start_or_skip "$work/server" "$@" --nfs-port 32149 --mount-port 32148
 
 timeout 60 "$loadgen" --target "$LAUNCHER_TARGET" --loads 50,100 --step-seconds 2 --warmup-seconds 0.5 \
   --processes 2 --fileset-mib-per-op 0.01 --report "$work/report.txt" --csv "$work/results.csv" \

@@ -17,10 +17,7 @@ work=$(mktemp -d /tmp/nasd-bench-sfs2014.XXXXXX)
 trap 'launcher_stop; rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 
-rc=0
-launcher_start "$work/server" "$@" --nfs-port 32169 --mount-port 32168 || rc=$?
-if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
-[[ $rc == 0 ]] || { echo "FAIL: the server did not start (launcher status $rc)" >&2; exit 1; }
+launcher_start_or_skip "$work/server" "$@" --nfs-port 32169 --mount-port 32168
 
 fail() { echo "FAIL: $*" >&2; for f in report.txt results.csv loadgen.err; do echo "--- $f"; cat "$work/$f" 2>/dev/null; done; exit 1; }
 

@@ -20,10 +20,7 @@ trap '[[ -z $capture_pid ]] || kill "$capture_pid" 2>/dev/null; [[ -z $cat_pid ]
 trap 'exit 1' INT TERM
 
 nfs_port=32159
-rc=0
-launcher_start "$work/server" "$@" --nfs-port $nfs_port --mount-port 32158 || rc=$?
-if [[ $rc == 77 ]]; then echo "SKIP: the server is not installed"; exit 77; fi
-[[ $rc == 0 ]] || { echo "FAIL: the server did not start" >&2; exit 1; }
+launcher_start_or_skip "$work/server" "$@" --nfs-port $nfs_port --mount-port 32158
 
 # Through a FIFO, so that dumpcap flushes every packet and the file shows how far it got.
 mkfifo "$work/capture.fifo"

@@ -29,19 +29,45 @@ std::optional<ClusterOptions> parse(const std::string& text) {
   return ClusterOptions::from_config(Config::parse(text, "/etc/nasd/a.conf"));
 }
 
-TEST(ClusterOptions, AnHaPairReadsItsSharedFolderMirrorAndThePartnersAddress) {
-  auto o = parse(kPair);
+TEST(ClusterOptions, AnHaPairIsReadAsARingOfTwoWithItsAddressesAsEvses) {
+  auto o = parse(std::string("[node]\nname = a\nlisten = 127.0.0.1\nnfs_port = 2049\n"
+                             "mount_port = 20048\n") + kPair);
   ASSERT_TRUE(o && o->failover);
   EXPECT_EQ(o->failover->shared_dir, "/srv/san");
   EXPECT_EQ(o->failover->mirror_host, "127.0.0.1");
   EXPECT_EQ(o->failover->mirror_port, 7101);
   EXPECT_EQ(o->failover->lease_ms, 3000);
   EXPECT_FALSE(o->failover->auto_failback);  // failback on command unless asked otherwise
-  const PeerOptions& p = o->partner();
-  EXPECT_EQ(p.mirror, "127.0.0.1:7102");
-  EXPECT_EQ(p.vs_listen, "127.0.0.2");
-  EXPECT_EQ(p.vs_nfs_port, 2149);
-  EXPECT_EQ(p.vs_mount_port, 20148);
+  // Two members that hold each other's mirror.
+  ASSERT_EQ(o->members.size(), 2u);
+  const MemberOptions* a = o->member("a");
+  const MemberOptions* b = o->member("b");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->port, 7001);
+  EXPECT_EQ(a->mirror_to, "b");
+  EXPECT_EQ(a->mirror_target, "127.0.0.1:7102");
+  EXPECT_EQ(a->covers, std::vector<std::string>{"b"});
+  EXPECT_EQ(b->port, 7002);
+  EXPECT_EQ(b->mirror_to, "a");
+  EXPECT_EQ(b->mirror_target, "127.0.0.1:7101");
+  EXPECT_EQ(b->mirror_port, 7102);
+  // Each node's own address is its EVS, with its home volumes.
+  const EvsOptions* b_evs = o->evs_of_volume("v1");
+  ASSERT_TRUE(b_evs);
+  EXPECT_EQ(b_evs->name, "b");
+  EXPECT_EQ(b_evs->node, "b");
+  EXPECT_EQ(b_evs->listen, "127.0.0.2");
+  EXPECT_EQ(b_evs->nfs_port, 2149);
+  EXPECT_EQ(b_evs->mount_port, 20148);
+  EXPECT_TRUE(b_evs->is_node_address);
+  const EvsOptions* a_evs = o->evs_of_volume("v0");
+  ASSERT_TRUE(a_evs);
+  EXPECT_EQ(a_evs->node, "a");
+  EXPECT_EQ(a_evs->listen, "127.0.0.1");
+  EXPECT_EQ(a_evs->nfs_port, 2049);
+  EXPECT_EQ(a_evs->mount_port, 20048);
+  EXPECT_TRUE(a_evs->is_node_address);
+  EXPECT_EQ(o->peers.front().mirror, "127.0.0.1:7102");
 }
 
 TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {

@@ -77,6 +77,10 @@ void ClusterSimulation::carry_out(int i) {
       }
       case MemberAction::Kind::AcquireLease:
       case MemberAction::Kind::ReleaseLease: {
+        if (faults_.etcd) {
+          etcd_request(i, inc, a);
+          break;
+        }
         const bool acquire = a.kind == MemberAction::Kind::AcquireLease;
         log(name + (acquire ? " acquire " : " release ") + std::to_string(a.volume));
         int64_t at = std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
@@ -138,6 +142,87 @@ void ClusterSimulation::carry_out(int i) {
   if (violation_.empty()) violation_ = check_safety();
 }
 
+void ClusterSimulation::etcd_answer(int i, uint64_t inc, const MemberAction& a, LeaseAnswer answer) {
+  if (answer.verdict == LeaseVerdict::Granted) {
+    // A new holder's epoch is above every earlier one; a holder keeps its epoch.
+    membership::Lease& last = last_grant_[a.volume];
+    const bool same = last.holder == answer.lease.holder;
+    if ((same ? answer.lease.epoch < last.epoch : answer.lease.epoch <= last.epoch) &&
+        violation_.empty())
+      violation_ = "epoch " + std::to_string(answer.lease.epoch) + " granted to " +
+                   answer.lease.holder + " for volume " + std::to_string(a.volume) +
+                   " is not above " + last.holder + "'s " + std::to_string(last.epoch);
+    last = answer.lease;
+  }
+  schedule(now_ + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, a, answer] {
+    on_node(i, inc, [this, i, a, answer] {
+      nodes_[i].member->lease_answered(now_, a.volume, a.request, answer);
+      carry_out(i);
+    });
+  });
+}
+
+void ClusterSimulation::etcd_request(int i, uint64_t inc, const MemberAction& a) {
+  Node& n = nodes_[i];
+  const std::string name = n.config.self;
+  const std::string key = "volume-" + std::to_string(a.volume);
+  const bool acquire = a.kind == MemberAction::Kind::AcquireLease;
+  log(name + (acquire ? " etcd acquire " : " etcd release ") + std::to_string(a.volume));
+  // Two requests to etcd, each delayed; the node's lease calls stay FIFO.
+  const int64_t read_at =
+      std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
+  const int64_t write_at = read_at + rand_ms(faults_.max_authority_delay_ms);
+  n.authority_free_at = write_at;
+  const int64_t ttl_s = (n.config.lease_ms + 999) / 1000;
+  const LeaseAnswer down{LeaseVerdict::Unreachable, {}, "etcd down"};
+  schedule(read_at, [=, this] {
+    if (!alive(i, inc)) return;  // a request already sent reaches etcd even from a paused node
+    if (!nodes_[i].san_ok || !etcd_up_) {
+      if (acquire) etcd_answer(i, inc, a, down);
+      return;
+    }
+    const std::optional<EtcdStoreModel::Key> seen = etcd_.get(key);
+    // The second request is sent by the node once it has the answer: not while it is paused.
+    schedule(write_at, [=, this] {
+      on_node(i, inc, [=, this] {
+        if (!nodes_[i].san_ok || !etcd_up_) {
+          if (acquire) etcd_answer(i, inc, a, down);
+          return;
+        }
+        if (!acquire) {
+          if (seen && seen->value == name) {
+            etcd_.delete_if_unchanged(key, seen->mod_revision);
+            etcd_.revoke(seen->lease);
+          }
+          return;
+        }
+        LeaseAnswer answer;
+        if (!seen) {
+          const int64_t lease = etcd_.grant(now_, ttl_s);
+          const int64_t created = faults_.etcd_cas ? etcd_.create_if_absent(key, name, lease)
+                                                   : etcd_.put(key, name, lease);  // BROKEN
+          if (created) {
+            answer = {LeaseVerdict::Granted, {name, static_cast<uint64_t>(created), 0}, ""};
+          } else {
+            etcd_.revoke(lease);
+            ++stats_.etcd_lost_races;
+            auto now_held = etcd_.get(key);
+            answer = {LeaseVerdict::HeldByOther, {now_held ? now_held->value : "", 0, 0}, ""};
+          }
+        } else if (seen->value == name) {
+          answer = etcd_.keepalive(now_, seen->lease) > 0
+                       ? LeaseAnswer{LeaseVerdict::Granted,
+                                     {name, static_cast<uint64_t>(seen->create_revision), 0}, ""}
+                       : LeaseAnswer{LeaseVerdict::Unreachable, {}, "lapsed"};
+        } else {
+          answer = {LeaseVerdict::HeldByOther, {seen->value, 0, 0}, ""};
+        }
+        etcd_answer(i, inc, a, answer);
+      });
+    });
+  });
+}
+
 std::string ClusterSimulation::check_safety() const {
   // Checked at the simulation's one true time: a paused node that still "trusts" a lease by its
   // frozen view counts, because a request that reached it would be served.
@@ -151,6 +236,12 @@ std::string ClusterSimulation::check_safety() const {
         return "SPLIT BRAIN: volume " + std::to_string(v) + " trusted by " + it->second +
                " and " + n.config.self + " at t=" + std::to_string(now_);
       if (!faults_.fencing) continue;
+      if (faults_.etcd) {
+        if (!etcd_.held_by("volume-" + std::to_string(v), n.config.self, now_))
+          return n.config.self + " trusts a lease on volume " + std::to_string(v) +
+                 " that etcd does not give it at t=" + std::to_string(now_);
+        continue;
+      }
       auto lease = authority_.find(v);
       if (lease == authority_.end() || lease->second.holder != n.config.self ||
           lease->second.expires_ms <= now_)
@@ -185,6 +276,19 @@ void ClusterSimulation::restart(int i) {
 }
 
 void ClusterSimulation::inject_faults() {
+  if (faults_.etcd) {
+    if (chance(faults_.etcd_outage_toggle)) {
+      etcd_up_ = !etcd_up_;
+      stats_.etcd_outages += etcd_up_ ? 0 : 1;
+      log(etcd_up_ ? "etcd back" : "ETCD DOWN");
+    }
+    if (etcd_up_ && chance(faults_.etcd_leader_change)) {
+      ++stats_.etcd_leader_changes;
+      etcd_.leader_change(now_);
+      log("etcd leader change");
+    }
+    if (chance(faults_.etcd_unrelated_write)) etcd_.unrelated_write();
+  }
   const size_t count = nodes_.size();
   for (size_t i = 0; i < count; ++i) {
     for (size_t j = 0; j < count; ++j) {
@@ -211,6 +315,7 @@ void ClusterSimulation::inject_faults() {
 }
 
 void ClusterSimulation::heal() {
+  etcd_up_ = true;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     for (size_t j = 0; j < nodes_.size(); ++j) link_ok_[i][j] = true;
     nodes_[i].san_ok = true;
@@ -231,6 +336,11 @@ std::string ClusterSimulation::run(int64_t ms, bool faults) {
       ev.fn();
     }
     now_ = target;
+    // etcd's leader revokes expired leases (and their keys) on its own schedule.
+    while (faults_.etcd && now_ >= next_revoke_at_) {
+      if (etcd_up_) etcd_.revoke_expired(now_);
+      next_revoke_at_ += EtcdStoreModel::kRevokeEveryMs;
+    }
     if (faults) inject_faults();
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node& n = nodes_[i];

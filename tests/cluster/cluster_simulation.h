@@ -5,7 +5,8 @@
 // of theirs runs, their messages and storage answers wait, then everything arrives at once).
 // One seeded generator drives it all, so a failing run replays exactly from its seed. After
 // every event it checks: no volume is trusted by two nodes at once, and a node only trusts a
-// lease the authority really gave it.
+// lease the authority really gave it. The authority is the shared folder's lease files, or etcd
+// (EtcdStoreModel) with its own faults.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/lease_authority.h"
+#include "tests/cluster/etcd_store_model.h"
 
 namespace nasd::cluster::testing {
 
@@ -36,10 +38,20 @@ struct ClusterFaults {
   int64_t max_authority_delay_ms = 40;
   int64_t max_open_ms = 300;
   bool fencing = true;  // false: the authority grants everything (the checker must notice)
+  // The authority is etcd (EtcdStoreModel): a take is a read, then a grant and a
+  // create-if-absent transaction later (other nodes' steps may come between, and the node may
+  // be paused between them), a renewal a keepalive, a release a delete-if-unchanged and a
+  // revoke; leases expire on etcd's side, lazily; the epoch is the key's create_revision.
+  bool etcd = false;
+  bool etcd_cas = true;               // false: the create is an unconditional put (broken)
+  double etcd_outage_toggle = 0.001;  // per step: etcd loses or regains its quorum
+  double etcd_leader_change = 0.002;  // per step: a new leader extends every lease
+  double etcd_unrelated_write = 0.05;
 };
 
 struct ClusterStats {
   int takeovers = 0, failbacks = 0, crashes = 0, pauses = 0, partitions = 0, san_cuts = 0;
+  int etcd_outages = 0, etcd_leader_changes = 0, etcd_lost_races = 0;
 };
 
 class ClusterSimulation {
@@ -90,6 +102,10 @@ class ClusterSimulation {
   void crash(int i);
   void restart(int i);
   std::string check_safety() const;
+  // etcd mode: node i's lease request `a`, in the steps EtcdLeaseAuthority takes.
+  void etcd_request(int i, uint64_t inc, const membership::MemberAction& a);
+  void etcd_answer(int i, uint64_t inc, const membership::MemberAction& a,
+                   membership::LeaseAnswer answer);
   void log(const std::string& line);
   bool alive(int i, uint64_t inc) const { return nodes_[i].up && nodes_[i].incarnation == inc; }
 
@@ -101,6 +117,10 @@ class ClusterSimulation {
   std::vector<Node> nodes_;
   std::vector<std::vector<bool>> link_ok_;  // [from][to]
   std::map<uint32_t, membership::Lease> authority_;
+  EtcdStoreModel etcd_;
+  bool etcd_up_ = true;
+  int64_t next_revoke_at_ = EtcdStoreModel::kRevokeEveryMs;
+  std::map<uint32_t, membership::Lease> last_grant_;  // etcd mode: the epochs handed out
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::string violation_;
   std::deque<std::string> trace_;

@@ -1,6 +1,6 @@
 // TEST FIXTURE ONLY: the part of etcd's semantics the etcd lease authority relies on, as a pure
-// state machine on a simulated clock (no threads, no clocks of its own), so PairSimulation can
-// run the pair against "etcd" with random faults:
+// state machine on a simulated clock (no threads, no clocks of its own), so ClusterSimulation can
+// run a cluster against "etcd" with random faults:
 //   - one revision counter for the whole store, bumped by every write (other keys' too);
 //   - keys with create_revision and mod_revision, attached to a lease or not;
 //   - leases with a TTL in whole seconds (at least kMinTtlS), renewed by keepalive to

@@ -1,6 +1,6 @@
-// Two MembershipServices in one process, talking over loopback interconnect links and fencing
-// through lease files in a temporary folder (the "SAN").
-#include "cluster/membership/membership_service.h"
+// The HA pair as two ClusterMembershipServices in one process (a ring of two), talking over
+// loopback interconnect links and fencing through lease files in a temporary folder (the "SAN").
+#include "cluster/membership/cluster_membership_service.h"
 
 #include <gtest/gtest.h>
 
@@ -75,17 +75,18 @@ struct TestNode {
   std::unique_ptr<interconnect::InterconnectServer> server;
   std::shared_ptr<DeferredChannel> to_partner = std::make_shared<DeferredChannel>();
   std::shared_ptr<SwitchableAuthority> authority;
-  std::unique_ptr<MembershipService> service;
+  std::unique_ptr<ClusterMembershipService> service;
   RoutingRecord record;
   uint16_t port = 0;
 
   void start(const std::string& dir, const std::string& partner, std::vector<uint32_t> home,
              std::vector<uint32_t> partner_home, uint16_t listen_port = 0) {
-    PairConfig c;
+    ClusterMemberConfig c;
     c.self = name;
-    c.partner = partner;
-    c.home = std::move(home);
-    c.partner_home = std::move(partner_home);
+    c.peers = {partner};
+    c.covers = {partner};
+    for (uint32_t v : home) c.home[v] = name;
+    for (uint32_t v : partner_home) c.home[v] = partner;
     c.heartbeat_interval_ms = 50;
     c.missed_heartbeats = 4;
     c.lease_ms = 1200;
@@ -93,18 +94,20 @@ struct TestNode {
     c.safety_margin_ms = 300;
     c.retry_ms = 100;
     authority = std::make_shared<SwitchableAuthority>(std::make_shared<FileLeaseAuthority>(dir));
-    MembershipHooks hooks;
-    hooks.open = [](uint32_t) { std::this_thread::sleep_for(20ms); };  // journal replay
-    hooks.start_routing = [this](uint32_t v) {
+    ClusterHooks hooks;
+    hooks.volume.open = [](uint32_t) { std::this_thread::sleep_for(20ms); };  // journal replay
+    hooks.volume.start_routing = [this](uint32_t v) {
       std::lock_guard lock(record.mu);
       record.routed.insert(v);
     };
-    hooks.stop_routing = [this](uint32_t v) {
+    hooks.route = [this](uint32_t v, const std::string& node) {
       std::lock_guard lock(record.mu);
-      record.routed.erase(v);
+      if (node != name) record.routed.erase(v);
     };
-    service = std::make_unique<MembershipService>(MembershipOptions{c, 10ms}, to_partner,
-                                                  authority, hooks);
+    service = std::make_unique<ClusterMembershipService>(
+        ClusterMembershipOptions{c, 10ms},
+        std::map<std::string, std::shared_ptr<interconnect::CallChannel>>{{partner, to_partner}},
+        authority, hooks);
     interconnect::InterconnectServerOptions o;
     o.port = listen_port;
     o.cluster_name = "pair";
@@ -173,7 +176,7 @@ using Set = std::set<uint32_t>;
 
 TEST_F(MembershipServiceTest, EachNodeServesItsHomeVolume) {
   ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }));
-  EXPECT_TRUE(eventually([&] { return a_.service->state() == PairState::BothUp; }))
+  EXPECT_TRUE(eventually([&] { return a_.service->state() == MemberState::Normal; }))
       << a_.service->status();
   EXPECT_TRUE(a_.service->serving(1));
   EXPECT_FALSE(a_.service->serving(2));
@@ -185,7 +188,7 @@ TEST_F(MembershipServiceTest, StoppedPartnerIsTakenOverThenFailsBack) {
   b_.stop();
   ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == (Set{1, 2}); }))
       << a_.service->status();
-  EXPECT_EQ(a_.service->state(), PairState::TakenOver);
+  EXPECT_EQ(a_.service->state(), MemberState::Covering);
 
   // b comes back on the same port and asks for its volume.
   b_.start(san_, "a", {2}, {1}, b_port);
@@ -199,9 +202,11 @@ TEST_F(MembershipServiceTest, NodeThatLosesTheSanStopsServingAndThePartnerTakesO
   ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }));
   a_.authority->reachable = false;
   auto cut = std::chrono::steady_clock::now();
-  // a cannot renew: it must stop within lease - margin (900 ms), and b may only start after.
-  ASSERT_TRUE(eventually([&] { return a_.record.snapshot().empty(); }, 3s));
+  // a cannot renew: it must stop within lease - margin (900 ms), and b may only start after;
+  // a routes v1 away once b says it holds it.
+  ASSERT_TRUE(eventually([&] { return !a_.service->serving(1); }, 3s));
   EXPECT_LT(std::chrono::steady_clock::now() - cut, 1500ms);
+  ASSERT_TRUE(eventually([&] { return a_.record.snapshot().empty(); }, 5s)) << a_.service->status();
   ASSERT_TRUE(eventually([&] { return b_.record.snapshot() == (Set{1, 2}); }))
       << "b: " << b_.service->status();
   // Once the SAN is back, a asks for its volume and gets it.

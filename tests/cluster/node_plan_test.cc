@@ -66,7 +66,7 @@ id = 0
 [volume v1]
 id = 1
 )");
-  EXPECT_EQ(p.role, NodeRole::HaPair);
+  EXPECT_EQ(p.role, NodeRole::FailoverCluster);  // a ring of two
   EXPECT_EQ(p.journal.mirror, "127.0.0.1:7102");
   EXPECT_EQ(p.volume("v1")->owner, "b") << "the partner's home volume";
 }

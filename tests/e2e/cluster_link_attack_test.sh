@@ -40,7 +40,7 @@ echo "--- mirror attacks while the real link is up"
 python3 "$attack" mirror 127.0.0.1:7101 || fail "a mirror attack on node a got in"
 alive a "mirror attacks"
 cluster_line b "^NVRAM mirror: connected" || fail "b's mirror link dropped under the attacks"
-cluster_line a "^partner mirror: .*holds records" || fail "a's copy of b's NVRAM is gone"
+cluster_line a "^mirror of b: .*holds records" || fail "a's copy of b's NVRAM is gone"
 
 echo "--- node b killed; forged heartbeats from 'b' and mirror attacks on a meanwhile"
 nfs-cp "$dir/payload" "$(url 2149 v1 /last-b)" >/dev/null || fail "write v1 through b before the kill"
@@ -50,7 +50,7 @@ forger=$!
 clients+=($forger)
 python3 "$attack" mirror 127.0.0.1:7101 || fail "a mirror attack on node a got in while b was down"
 alive a "mirror attacks while b was down"
-wait_for 30 "node a taking v1 over despite forged heartbeats" cluster_line a "^volume v1 .*routed to here"
+wait_for 30 "node a taking v1 over despite forged heartbeats" cluster_line a "^    volume v1 .*routed to here"
 alive a "the takeover"
 for f in /before-b /last-b; do same 2049 v1 "$f"; done
 wait "$forger" || { cat "$dir/heartbeats.out"; fail "forged heartbeats were answered"; }
@@ -61,8 +61,8 @@ echo "--- b back: failback, both mirrors in sync"
 "$root/deploy/start-node.sh" "$dir/b/nasd.conf" >"$dir/restart-b.log" 2>&1 ||
   { cat "$dir/restart-b.log"; fail "restart of node b"; }
 admin_on b failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
-wait_for 30 "node b serving its own address again" cluster_line b "^virtual server b .*: served here"
-wait_for 30 "node b routing v1 to itself" cluster_line b "^volume v1 .*routed to here"
+wait_for 30 "node b serving its own address again" cluster_line b "^  evs b .*: served here"
+wait_for 30 "node b routing v1 to itself" cluster_line b "^    volume v1 .*routed to here"
 wait_for 20 "a's journal mirrored to b" cluster_line a "^NVRAM mirror: connected"
 wait_for 20 "b's journal mirrored to a" cluster_line b "^NVRAM mirror: connected"
 nfs-cp "$dir/payload" "$(url 2049 v1 /after)" >/dev/null || fail "write v1 through a after failback"

@@ -25,7 +25,7 @@ wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 # 1. kill -9 and takeover.
 probe send 41001 takeover || fail "original calls before the kill"
 kill -9 "$(pid_of a)"
-wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
+wait_for 30 "node b serving a's address" cluster_line b "^  evs a .*: served here"
 wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 probe resend 41001 takeover || fail "retransmissions after kill -9 and takeover were executed again"
 echo "takeover: 5 retransmissions answered with their original replies"
@@ -35,8 +35,8 @@ probe send 41002 failback || fail "original calls before failback"
 "$root/deploy/start-node.sh" "$dir/a/nasd.conf" >"$dir/restart-a.log" 2>&1 ||
   { cat "$dir/restart-a.log"; fail "restart of node a"; }
 admin_on a failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
-wait_for 30 "node a serving its own address again" cluster_line a "^virtual server a .*: served here"
-wait_for 30 "node a routing v0 to itself" cluster_line a "^volume v0 .*routed to here"
+wait_for 30 "node a serving its own address again" cluster_line a "^  evs a .*: served here"
+wait_for 30 "node a routing v0 to itself" cluster_line a "^    volume v0 .*routed to here"
 wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 probe resend 41002 failback || fail "retransmissions after failback were executed again"
 echo "failback: 5 retransmissions answered with their original replies"
@@ -44,8 +44,8 @@ echo "failback: 5 retransmissions answered with their original replies"
 # 3. planned failover (a -> b).
 probe send 41003 planned || fail "original calls before the planned failover"
 admin_on a failover >"$dir/failover.log" 2>&1 || { cat "$dir/failover.log"; fail "nasd-admin failover"; }
-wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
-wait_for 30 "node b routing v0 to itself" cluster_line b "^volume v0 .*routed to here"
+wait_for 30 "node b serving a's address" cluster_line b "^  evs a .*: served here"
+wait_for 30 "node b routing v0 to itself" cluster_line b "^    volume v0 .*routed to here"
 wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 probe resend 41003 planned || fail "retransmissions after a planned failover were executed again"
 echo "planned failover: 5 retransmissions answered with their original replies"

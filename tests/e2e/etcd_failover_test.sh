@@ -42,11 +42,11 @@ for n in a b; do
 done
 for n in a b; do "$root/deploy/start-node.sh" "$dir/$n/nasd.conf" >"$dir/start-$n.log" 2>&1 & done
 for job in $(jobs -p); do wait "$job" || fail "a node did not start with authority = etcd"; done
-wait_for 30 "node a serving its address" cluster_line a "^virtual server a .*: served here"
-wait_for 30 "node b serving its address" cluster_line b "^virtual server b .*: served here"
+wait_for 30 "node a serving its address" cluster_line a "^  evs a .*: served here"
+wait_for 30 "node b serving its address" cluster_line b "^  evs b .*: served here"
 wait_for 10 "etcd naming a as v0's holder" test "$(holder_of 0)" = a
 [[ $(holder_of 1) == b ]] || fail "etcd does not name b as v1's holder"
-cluster_line a "^volume v0 .*lease a epoch $(epoch_of 0) " || fail "nasd-admin cluster does not show the etcd lease"
+cluster_line a "^    volume v0 .*lease a epoch $(epoch_of 0) " || fail "nasd-admin cluster does not show the etcd lease"
 epoch_a=$(epoch_of 0)
 echo "leases in etcd: v0 held by a (epoch $epoch_a), v1 by b (epoch $(epoch_of 1))"
 
@@ -55,13 +55,13 @@ sleep 3
 # One etcd member dies: a quorum of two is left, renewals go to the others.
 kill -9 "$(cat "$etcd_dir/m0.pid")"
 sleep 5
-cluster_line a "^volume v0 .*served here" || fail "node a stopped serving v0 when one etcd member died"
-cluster_line b "^volume v1 .*served here" || fail "node b stopped serving v1 when one etcd member died"
+cluster_line a "^    volume v0 .*served here" || fail "node a stopped serving v0 when one etcd member died"
+cluster_line b "^    volume v1 .*served here" || fail "node b stopped serving v1 when one etcd member died"
 echo "one etcd member killed: both nodes still hold and serve their volumes"
 
 kill -9 "$(pid_of a)"
 killed=$(now_ms)
-wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
+wait_for 30 "node b serving a's address" cluster_line b "^  evs a .*: served here"
 v0_on_a_ports() { nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1; }
 wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 taken_over=$(now_ms)
@@ -74,8 +74,8 @@ echo "takeover: node b answers for v0 on a's ports $((taken_over - killed)) ms a
 "$root/deploy/start-node.sh" "$dir/a/nasd.conf" >"$dir/restart-a.log" 2>&1 ||
   { cat "$dir/restart-a.log"; fail "restart of node a"; }
 admin_on a failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
-wait_for 30 "node a serving its own address again" cluster_line a "^virtual server a .*: served here"
-wait_for 30 "node a routing v0 to itself" cluster_line a "^volume v0 .*routed to here"
+wait_for 30 "node a serving its own address again" cluster_line a "^  evs a .*: served here"
+wait_for 30 "node a routing v0 to itself" cluster_line a "^    volume v0 .*routed to here"
 [[ $(holder_of 0) == a ]] || fail "etcd does not name a as v0's holder after failback"
 epoch_back=$(epoch_of 0)
 (( epoch_back > epoch_b )) || fail "the failback's epoch $epoch_back is not above b's $epoch_b"

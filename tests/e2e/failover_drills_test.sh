@@ -20,21 +20,21 @@ sleep 3
 
 # 1. Planned failover and failback.
 admin_on a failover >"$dir/failover.log" 2>&1 || { cat "$dir/failover.log"; fail "nasd-admin failover"; }
-wait_for 30 "node b serving a's address after the planned failover" cluster_line b "^virtual server a .*: served here"
-wait_for 10 "node b serving v0" cluster_line b "^volume v0 .*served here"
+wait_for 30 "node b serving a's address after the planned failover" cluster_line b "^  evs a .*: served here"
+wait_for 10 "node b serving v0" cluster_line b "^    volume v0 .*served here"
 cluster_line a "standby" || fail "node a does not show itself on standby"
 grep -q "volume v0: closed" "$dir/a/data/nasd.log" || fail "node a did not close v0 cleanly"
 sleep 2
 admin_on a failback >/dev/null || fail "nasd-admin failback"
-wait_for 30 "node a serving its address again" cluster_line a "^virtual server a .*: served here"
-wait_for 10 "node a serving v0 again" cluster_line a "^volume v0 .*served here"
+wait_for 30 "node a serving its address again" cluster_line a "^  evs a .*: served here"
+wait_for 10 "node a serving v0 again" cluster_line a "^    volume v0 .*served here"
 echo "planned failover and failback done"
 sleep 2
 
 # 2. Node a hangs past its lease.
 kill -STOP "$(pid_of a)"
 stopped=$(now_ms)
-b_took_v0() { cluster_line b "^volume v0 .*served here"; }
+b_took_v0() { cluster_line b "^    volume v0 .*served here"; }
 # The storage fence makes a takeover wait for a write the hung node had already begun.
 b_waits_for_a_write() { grep -q "taking the fence: .* still running" "$dir/b/data/nasd.log"; }
 b_took_or_waits() { b_took_v0 || b_waits_for_a_write; }
@@ -47,11 +47,11 @@ fi
 echo "hung node: node b serves v0 $(( $(now_ms) - stopped )) ms after node a stopped"
 kill -CONT "$(pid_of a)"
 wait_for 20 "node a giving up v0 after it woke" grep -q "volume v0: abandoned (lease lost)" "$dir/a/data/nasd.log"
-wait_for 20 "node b serving a's address once a let it go" cluster_line b "^virtual server a .*: served here"
-cluster_line a "^volume v0 .*routed to b" || fail "node a still routes v0 to itself"
+wait_for 20 "node b serving a's address once a let it go" cluster_line b "^  evs a .*: served here"
+cluster_line a "^    volume v0 .*routed to b" || fail "node a still routes v0 to itself"
 echo "hung node: woke, found its lease gone, gave up v0 and its address"
 admin_on a failback >/dev/null || fail "nasd-admin failback after the hang"
-wait_for 30 "node a serving its address after the hang" cluster_line a "^virtual server a .*: served here"
+wait_for 30 "node a serving its address after the hang" cluster_line a "^  evs a .*: served here"
 
 wait_clients
 stop_and_check

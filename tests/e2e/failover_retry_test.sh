@@ -22,16 +22,16 @@ b_log_has() { grep -q "$1" "$dir/b/data/nasd.log"; }
 wait_for 30 "node b retrying v0's open" b_log_has "volume v0: retrying the open"
 sleep 2
 b_log_has "partner's NVRAM recovered" && fail "node b opened v0 although it could not copy a's NVRAM"
-cluster_line b "^volume v0 .*routed to here" && fail "node b serves v0 without the partner's NVRAM"
+cluster_line b "^    volume v0 .*routed to here" && fail "node b serves v0 without the partner's NVRAM"
 rm -rf "$blocked"
-wait_for 30 "node b serving v0 after the retry" cluster_line b "^volume v0 .*routed to here"
+wait_for 30 "node b serving v0 after the retry" cluster_line b "^    volume v0 .*routed to here"
 b_log_has "partner's NVRAM recovered" || fail "node b served v0 without replaying a's NVRAM"
-wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
+wait_for 30 "node b serving a's address" cluster_line b "^  evs a .*: served here"
 
 "$root/deploy/start-node.sh" "$dir/a/nasd.conf" >"$dir/restart-a.log" 2>&1 ||
   { cat "$dir/restart-a.log"; fail "restart of node a"; }
 admin_on a failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
-wait_for 30 "node a routing v0 to itself" cluster_line a "^volume v0 .*routed to here"
+wait_for 30 "node a routing v0 to itself" cluster_line a "^    volume v0 .*routed to here"
 wait_clients
 [[ $(report_value b-v0 jukebox) -ge 1 || $(report_value b-v0 retried) -ge 1 ]] ||
   fail "the client never noticed the takeover: was v0 held back at all?"

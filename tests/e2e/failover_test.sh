@@ -24,7 +24,7 @@ for pid in "${clients[@]}"; do kill -0 "$pid" 2>/dev/null || fail "a client ende
 # The crash. Node b must fence a, take v0 and answer on a's address.
 kill -9 "$(pid_of a)"
 killed=$(now_ms)
-wait_for 30 "node b serving a's address" cluster_line b "^virtual server a .*: served here"
+wait_for 30 "node b serving a's address" cluster_line b "^  evs a .*: served here"
 v0_on_a_ports() { nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1; }
 wait_for 30 "v0 answering on a's ports" v0_on_a_ports
 taken_over=$(now_ms)
@@ -35,9 +35,9 @@ echo "takeover: node b answers for v0 on a's ports $((taken_over - killed)) ms a
   { cat "$dir/restart-a.log"; fail "restart of node a"; }
 admin_on a failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
 asked=$(now_ms)
-wait_for 30 "node a serving its own address again" cluster_line a "^virtual server a .*: served here"
-wait_for 30 "node a routing v0 to itself" cluster_line a "^volume v0 .*routed to here"
-cluster_line b "^virtual server a .*: not here" || fail "node b still serves a's address after failback"
+wait_for 30 "node a serving its own address again" cluster_line a "^  evs a .*: served here"
+wait_for 30 "node a routing v0 to itself" cluster_line a "^    volume v0 .*routed to here"
+cluster_line b "^  evs a .*: not here" || fail "node b still serves a's address after failback"
 back=$(now_ms)
 echo "failback: node a serves v0 again $((back - asked)) ms after nasd-admin failback"
 (( (back - started) / 1000 + 5 < load_seconds )) ||

@@ -41,7 +41,7 @@ admin_on() { "$admin" --socket "$dir/$1/data/nasd.sock" "${@:2}"; }
 
 start_pair() {
   EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" >"$dir/start.log" 2>&1 || { cat "$dir/start.log"; fail "start-cluster.sh"; }
-  cluster_line a "^virtual server a .*: served here" || fail "node a does not serve its own address"
+  cluster_line a "^  evs a .*: served here" || fail "node a does not serve its own address"
   # Until a node's journal reaches its partner's mirror (the first connection copies the whole
   # region, seconds on a busy machine) it acknowledges from its own NVRAM only (DEGRADED,
   # mirror_policy = continue), and a kill -9 then loses what the tests expect the partner to replay.

@@ -69,7 +69,7 @@ for proc in WRITE LOOKUP CREATE; do
     || fail "page's $proc count differs from nasd-admin's $calls"
 done
 # Node state: which virtual servers this node answers for, as `nasd-admin cluster` says.
-cluster_line a "^virtual server a .*: served here" || fail "node a does not serve its address"
+cluster_line a "^  evs a .*: served here" || fail "node a does not serve its address"
 grep -q '<tr data-virtual-server="a"><td>[^<]*</td><td class="state-ok">served here</td>' <<<"$dom" \
   || fail "the page does not show a's address served here"
 grep -q '<tr data-node="b"><td>peer b</td><td class="state-ok">interconnect up</td>' <<<"$dom" \
@@ -110,8 +110,8 @@ wait_for 5 "the confirmation" bash -c "curl -sf http://127.0.0.1:9515/session/$s
 wd POST "/session/$sid/alert/accept" '{}' >/dev/null
 result_ok() { js "return document.getElementById('action-result').dataset.status || ''" | grep -q '"value":"ok"'; }
 wait_for 10 "the failover's answer on the page" result_ok
-wait_for 30 "b serving v0 after the failover" cluster_line b "^volume v0 .*served here"
-wait_for 30 "b serving a's address" cluster_line b "^virtual server a .*: served here"
+wait_for 30 "b serving v0 after the failover" cluster_line b "^    volume v0 .*served here"
+wait_for 30 "b serving a's address" cluster_line b "^  evs a .*: served here"
 a_state() { js "var c = document.querySelector('[data-virtual-server=a] td:last-child'); return c ? c.textContent : ''" | grep -q '"value":"not here"'; }
 wait_for 15 "the page showing a's address gone" a_state
 wd GET "/session/$sid/screenshot" | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d >"$shots/management_page_after_failover.png"

@@ -37,7 +37,7 @@
     const c = s.cluster || {};
     const parts = [];
     if (c.mode === 'alone') parts.push('node ' + s.node + ' alone: every volume local');
-    else parts.push('cluster ' + c.name + ' (' + (c.mode === 'ha' ? 'HA pair' : 'static ownership') + '), this node ' + s.node);
+    else parts.push('cluster ' + c.name + ' (' + (c.mode === 'failover' ? 'failover' : 'static ownership') + '), this node ' + s.node);
     const summary = $('cluster-summary');
     summary.replaceChildren(el('div', {}, parts.join(' ')));
     if (c.membership) summary.append(el('div', {id: 'membership-state', 'data-state': c.membership}, 'membership: ' + c.membership));

@@ -1,96 +1,15 @@
 #include "server/nfs/handle/handle_key.h"
 
-#include <fcntl.h>
-#include <openssl/rand.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <stdexcept>
+#include "util/secret_key.h"
 
 namespace nasd::nfs {
-namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::runtime_error("handle key " + path + ": " + what);
-}
-
-std::string errno_text() { return std::strerror(errno); }
-
-std::vector<uint8_t> read_key(int fd, const std::string& path) {
-  std::vector<uint8_t> key(256);
-  size_t have = 0;
-  while (have < key.size()) {
-    ssize_t n = ::read(fd, key.data() + have, key.size() - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path, "read failed: " + errno_text());
-    if (n == 0) break;
-    have += static_cast<size_t>(n);
-  }
-  key.resize(have);
-  if (key.size() < kMinHandleKeyBytes)
-    fail(path, "holds " + std::to_string(key.size()) + " bytes, need at least " +
-                   std::to_string(kMinHandleKeyBytes));
-  return key;
-}
-
-// Makes the new directory entry durable, so the key survives a power loss right after start.
-void sync_parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-// Writes a new key to a temporary file and links it into place, so a crash never leaves a
-// half-written key and two processes starting at once end up agreeing on one key.
-void create_key(const std::string& path) {
-  std::vector<uint8_t> key(kHandleKeyBytes);
-  if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) fail(path, "no random bytes");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) fail(tmp, "cannot create: " + errno_text());
-  bool ok = ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
-            ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    fail(tmp, "cannot write: " + errno_text());
-  }
-  // link() fails with EEXIST if another process won the race; its key is then the one to use.
-  int rc = ::link(tmp.c_str(), path.c_str());
-  int link_errno = errno;
-  ::unlink(tmp.c_str());
-  if (rc != 0 && link_errno != EEXIST) {
-    errno = link_errno;
-    fail(path, "cannot create: " + errno_text());
-  }
-  sync_parent_dir(path);
-}
-
-}  // namespace
+// The handle key is one of the project's secret-key files: same creation, race and crash rules
+// (util/secret_key.h), with the handle key's sizes.
+static_assert(kHandleKeyBytes == kSecretKeyBytes && kMinHandleKeyBytes == kMinSecretKeyBytes);
 
 std::vector<uint8_t> load_or_create_handle_key(const std::string& path) {
-  for (int attempt = 0; attempt < 2; attempt++) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      std::vector<uint8_t> key;
-      try {
-        key = read_key(fd, path);
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      ::close(fd);
-      return key;
-    }
-    if (errno != ENOENT) fail(path, "cannot open: " + errno_text());
-    create_key(path);
-  }
-  fail(path, "vanished right after it was created");
+  return load_or_create_secret_key(path, "handle key");
 }
 
 }  // namespace nasd::nfs

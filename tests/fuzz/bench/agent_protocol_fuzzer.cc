@@ -16,6 +16,7 @@
 
 #include "bench/agent_channel.h"
 #include "bench/agent_protocol.h"
+#include "tests/fuzz/socket_feed.h"
 
 namespace {
 
@@ -87,19 +88,9 @@ void frames(std::span<const uint8_t> in, bool seal) {
   } else {
     stream.assign(in.begin(), in.end());
   }
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return;
-  int buf = 1 << 20;
-  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  size_t off = 0;
-  while (off < stream.size()) {
-    ssize_t n = ::send(fds[0], stream.data() + off, stream.size() - off, MSG_DONTWAIT);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  ::shutdown(fds[0], SHUT_WR);
-  ::close(fds[0]);
-  Channel channel(fds[1], std::move(server));  // closes fds[1]
+  const int fd = fuzz::socket_holding(stream);
+  if (fd < 0) return;
+  Channel channel(fd, std::move(server));  // closes fd
   for (int i = 0; i < 1000; ++i) {
     std::vector<uint8_t> message;
     std::string error;

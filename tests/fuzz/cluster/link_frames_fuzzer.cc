@@ -22,6 +22,7 @@
 #include "cluster/interconnect/hello.h"
 #include "cluster/membership/heartbeat.h"
 #include "util/link_handshake.h"
+#include "tests/fuzz/socket_feed.h"
 
 namespace {
 
@@ -67,35 +68,25 @@ std::vector<interconnect::Frame> read_stream(const std::vector<uint8_t>& stream,
   std::vector<interconnect::Frame> out;
   link::Session client, server;
   if (!make_sessions(&client, &server)) __builtin_trap();
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return out;
-  int buf = 1 << 20;
-  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  size_t off = 0;
-  while (off < stream.size()) {
-    ssize_t n = ::send(fds[0], stream.data() + off, stream.size() - off, MSG_DONTWAIT);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  ::shutdown(fds[0], SHUT_WR);
+  const int fd = fuzz::socket_holding(stream);
+  if (fd < 0) return out;
   interconnect::FrameLimits limits;
   limits.max_payload = 64 * 1024;
   limits.idle_timeout = std::chrono::milliseconds(0);
   limits.stall_timeout = std::chrono::milliseconds(0);
-  interconnect::FrameReader reader(fds[1]);
+  interconnect::FrameReader reader(fd);
   for (int i = 0; i < 1000; ++i) {
     interconnect::Frame frame;
     std::string error;
     const interconnect::ReadStatus st =
         buffered ? reader.read(limits, &frame, &error, &server.receive)
-                 : interconnect::read_frame(fds[1], limits, &frame, &error, &server.receive);
+                 : interconnect::read_frame(fd, limits, &frame, &error, &server.receive);
     if (st != interconnect::ReadStatus::Ok) break;
     if (!seal) __builtin_trap();  // a tag the input made up was accepted
     if (frame.payload.size() > limits.max_payload) __builtin_trap();
     out.push_back(std::move(frame));
   }
-  ::close(fds[0]);
-  ::close(fds[1]);
+  ::close(fd);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/call_records.h"
 #include "server/nfs/mount/mount_service.h"
 #include "server/nfs/nfs3/nfs3_service.h"
 #include "server/nfs/xdr/mount3_prot.h"
@@ -214,14 +215,9 @@ void run_call(World& world, uint8_t selector, uint8_t flags, std::vector<uint8_t
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nasd::nfs::fuzz;
   World world;
-  size_t pos = 0;
-  for (int n = 0; n < kMaxCalls && pos + 4 <= size; n++) {
-    const uint8_t selector = data[pos], flags = data[pos + 1];
-    size_t len = (size_t{data[pos + 2]} << 8) | data[pos + 3];
-    pos += 4;
-    len = std::min(len, size - pos);
-    run_call(world, selector, flags, std::vector<uint8_t>(data + pos, data + pos + len));
-    pos += len;
-  }
+  nasd::fuzz::for_each_call_record(data, size, kMaxCalls,
+                                   [&](uint8_t selector, uint8_t flags, std::vector<uint8_t> args) {
+                                     run_call(world, selector, flags, std::move(args));
+                                   });
   return 0;
 }

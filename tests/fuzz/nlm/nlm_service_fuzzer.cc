@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/call_records.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/handle/handle_codec.h"
 #include "server/nlm/lock_state.h"
@@ -183,15 +184,9 @@ void run_call(World& world, uint8_t selector, uint8_t flags, std::vector<uint8_t
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nasd::nlm::fuzz;
   World world;
-  size_t pos = 0;
-  for (int n = 0; n < kMaxCalls && pos + 4 <= size; n++) {
-    uint8_t selector = data[pos], flags = data[pos + 1];
-    size_t len = (size_t{data[pos + 2]} << 8) | data[pos + 3];
-    pos += 4;
-    len = std::min(len, size - pos);
-    std::vector<uint8_t> args(data + pos, data + pos + len);
-    pos += len;
-    run_call(world, selector, flags, std::move(args));
-  }
+  nasd::fuzz::for_each_call_record(data, size, kMaxCalls,
+                                   [&](uint8_t selector, uint8_t flags, std::vector<uint8_t> args) {
+                                     run_call(world, selector, flags, std::move(args));
+                                   });
   return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "nvram/mirror_protocol.h"
 #include "nvram/mirror_server.h"
+#include "tests/fuzz/socket_feed.h"
 
 namespace {
 
@@ -36,22 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_log_size = 1 << 20;  // hellos above this are refused before a file is made
   nvram::MirrorServer server(region_path(), nvram::DurabilityMode::Process, options);
 
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return 0;
-  int buf = 1 << 20;
-  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  size_t off = 1;
-  while (off < size) {
-    ssize_t n = ::send(fds[0], data + off, size - off, MSG_DONTWAIT);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  ::shutdown(fds[0], SHUT_WR);
+  const int fd = fuzz::socket_holding({data + 1, size - 1});
+  if (fd < 0) return 0;
 
   nvram::wire::FrameReader reader;
   if (sealed) reader.require_tags(link::FrameOpener(link::DirectionKey{7}));
   bool greeted = false;
-  for (int round = 0; round < 1000 && reader.fill(fds[1]); ++round) {
+  for (int round = 0; round < 1000 && reader.fill(fd); ++round) {
     nvram::wire::Frame frame;
     nvram::wire::FrameReader::Next n;
     bool ended = false;
@@ -66,7 +58,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (ended || n == nvram::wire::FrameReader::Next::Bad) break;
   }
-  ::close(fds[0]);
-  ::close(fds[1]);
+  ::close(fd);
   return 0;
 }

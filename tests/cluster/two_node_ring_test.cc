@@ -1,6 +1,7 @@
-// Directed scenarios for the pair state machine, driven by hand (the random ones are in
-// pair_simulation_test.cc).
-#include "cluster/membership/pair_member.h"
+// Directed scenarios for the HA pair, which is a ring of two ClusterMembers (a covers b, b
+// covers a), driven by hand (the random ones are ClusterSimulation.TwoNodeRing* in
+// cluster_simulation_test.cc).
+#include "cluster/membership/cluster_member.h"
 
 #include <gtest/gtest.h>
 
@@ -9,14 +10,14 @@
 namespace nasd::membership {
 namespace {
 
-using Kind = PairAction::Kind;
+using Kind = MemberAction::Kind;
 
-PairConfig config_a() {
-  PairConfig c;
+ClusterMemberConfig config_a() {
+  ClusterMemberConfig c;
   c.self = "a";
-  c.partner = "b";
-  c.home = {1};
-  c.partner_home = {2};
+  c.peers = {"b"};
+  c.home = {{1, "a"}, {2, "b"}};
+  c.covers = {"b"};
   c.heartbeat_interval_ms = 200;
   c.missed_heartbeats = 5;  // suspected after 1000 ms of silence
   c.lease_ms = 3000;
@@ -26,7 +27,7 @@ PairConfig config_a() {
   return c;
 }
 
-std::optional<PairAction> find(const std::vector<PairAction>& acts, Kind kind,
+std::optional<MemberAction> find(const std::vector<MemberAction>& acts, Kind kind,
                                uint32_t volume = 0) {
   for (const auto& a : acts) {
     if (a.kind == kind && (kind == Kind::SendHeartbeat || a.volume == volume)) return a;
@@ -54,9 +55,9 @@ Verdicts partner_volume(LeaseVerdict v) {
 
 // Ticks every 50 ms from `from` to `to`, keeping b's heartbeats coming if `b_alive`, and
 // answering every lease request at once as `verdict` says. Returns all actions.
-std::vector<PairAction> run(PairMember& m, int64_t from, int64_t to, bool b_alive,
+std::vector<MemberAction> run(ClusterMember& m, int64_t from, int64_t to, bool b_alive,
                             const Verdicts& verdict) {
-  std::vector<PairAction> all;
+  std::vector<MemberAction> all;
   for (int64_t t = from; t <= to; t += 50) {
     if (b_alive && t % 200 == 0) m.heartbeat_received(t, from_b());
     m.tick(t);
@@ -69,15 +70,15 @@ std::vector<PairAction> run(PairMember& m, int64_t from, int64_t to, bool b_aliv
   return all;
 }
 
-TEST(PairMember, StartsByAcquiringAndServingItsHomeVolumes) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, StartsByAcquiringAndServingItsHomeVolumes) {
+  ClusterMember m(config_a(), 1, 0);
   m.tick(0);
   auto acts = m.take_actions();
   ASSERT_TRUE(find(acts, Kind::SendHeartbeat));
   auto acquire = find(acts, Kind::AcquireLease, 1);
   ASSERT_TRUE(acquire);
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));  // partner's volume: not while it may be up
-  EXPECT_EQ(m.state(), PairState::Starting);
+  EXPECT_EQ(m.state(), MemberState::Starting);
 
   m.lease_answered(10, 1, acquire->request, answer(LeaseVerdict::Granted));
   EXPECT_TRUE(find(m.take_actions(), Kind::Serve, 1));
@@ -90,11 +91,11 @@ TEST(PairMember, StartsByAcquiringAndServingItsHomeVolumes) {
   EXPECT_FALSE(m.may_serve(1, 2500));
 
   m.heartbeat_received(100, from_b());
-  EXPECT_EQ(m.state(), PairState::BothUp);
+  EXPECT_EQ(m.state(), MemberState::Normal);
 }
 
-TEST(PairMember, RenewsWellBeforeTrustRunsOut) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, RenewsWellBeforeTrustRunsOut) {
+  ClusterMember m(config_a(), 1, 0);
   auto acts = run(m, 0, 0, true, all(LeaseVerdict::Granted));
   ASSERT_TRUE(find(acts, Kind::Serve, 1));
   acts = run(m, 50, 750, true, all(LeaseVerdict::Granted));
@@ -107,8 +108,8 @@ TEST(PairMember, RenewsWellBeforeTrustRunsOut) {
   EXPECT_TRUE(m.may_serve(1, 20000));
 }
 
-TEST(PairMember, StopsServingWhenTheAuthorityIsUnreachable) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, StopsServingWhenTheAuthorityIsUnreachable) {
+  ClusterMember m(config_a(), 1, 0);
   run(m, 0, 0, true, all(LeaseVerdict::Granted));
   m.volume_ready(0, 1);
   // Every renewal fails from now on.
@@ -122,18 +123,18 @@ TEST(PairMember, StopsServingWhenTheAuthorityIsUnreachable) {
   EXPECT_FALSE(m.heartbeat().wants_failback);  // asking would be pointless without storage
 }
 
-TEST(PairMember, SilentPartnerIsFencedThenTakenOver) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, SilentPartnerIsFencedThenTakenOver) {
+  ClusterMember m(config_a(), 1, 0);
   auto acts = run(m, 0, 400, true, all(LeaseVerdict::Granted));
-  EXPECT_EQ(m.state(), PairState::BothUp);
+  EXPECT_EQ(m.state(), MemberState::Normal);
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
   // b's last heartbeat is at 400: not suspected before 1400.
   acts = run(m, 450, 1350, false, partner_volume(LeaseVerdict::HeldByOther));
-  EXPECT_EQ(m.state(), PairState::BothUp);
+  EXPECT_EQ(m.state(), MemberState::Normal);
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
   // While b still renews its lease, the authority refuses us.
   acts = run(m, 1400, 1650, false, partner_volume(LeaseVerdict::HeldByOther));
-  EXPECT_EQ(m.state(), PairState::PartnerSuspected);
+  EXPECT_EQ(m.state(), MemberState::Covering);
   EXPECT_TRUE(find(acts, Kind::AcquireLease, 2));
   EXPECT_FALSE(find(acts, Kind::Serve, 2));
   EXPECT_FALSE(m.may_serve(2, 1650));
@@ -142,21 +143,21 @@ TEST(PairMember, SilentPartnerIsFencedThenTakenOver) {
   // b's lease lapses; the next attempt is granted.
   acts = run(m, 1700, 2000, false, partner_volume(LeaseVerdict::Granted));
   ASSERT_TRUE(find(acts, Kind::Serve, 2));
-  EXPECT_EQ(m.state(), PairState::PartnerFenced);
+  EXPECT_EQ(m.state(), MemberState::Covering);
   EXPECT_FALSE(m.serving(2, 2000));
   m.volume_ready(2000, 2);
-  EXPECT_EQ(m.state(), PairState::TakenOver);
+  EXPECT_EQ(m.state(), MemberState::Covering);
   EXPECT_TRUE(m.serving(2, 2000));
   auto hb = m.heartbeat();
   EXPECT_EQ(hb.holding, (std::vector<uint32_t>{1, 2}));
 }
 
-TEST(PairMember, FailbackClosesThenReleases) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, FailbackClosesThenReleases) {
+  ClusterMember m(config_a(), 1, 0);
   run(m, 0, 400, true, all(LeaseVerdict::Granted));
   run(m, 450, 1800, false, all(LeaseVerdict::Granted));
   m.volume_ready(1800, 2);
-  ASSERT_EQ(m.state(), PairState::TakenOver);
+  ASSERT_EQ(m.state(), MemberState::Covering);
   ASSERT_TRUE(m.serving(2, 1800));
   uint64_t view = m.view();
 
@@ -165,7 +166,7 @@ TEST(PairMember, FailbackClosesThenReleases) {
   auto acts = m.take_actions();
   EXPECT_TRUE(find(acts, Kind::Unserve, 2));
   EXPECT_FALSE(find(acts, Kind::ReleaseLease, 2));  // not before the volume is drained
-  EXPECT_EQ(m.state(), PairState::FailbackRequested);
+  EXPECT_EQ(m.state(), MemberState::HandingBack);
   EXPECT_GT(m.view(), view);
   EXPECT_FALSE(m.serving(2, 1900));
   EXPECT_TRUE(m.may_serve(2, 1900));  // still flushing under its lease
@@ -175,15 +176,15 @@ TEST(PairMember, FailbackClosesThenReleases) {
   EXPECT_TRUE(find(acts, Kind::ReleaseLease, 2));
   EXPECT_FALSE(m.may_serve(2, 2000));
   m.heartbeat_received(2100, from_b(2, {2}, false));
-  EXPECT_EQ(m.state(), PairState::BothUp);
+  EXPECT_EQ(m.state(), MemberState::Normal);
   acts = run(m, 2150, 5000, true, all(LeaseVerdict::Granted));
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
 }
 
-TEST(PairMember, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
-  PairConfig c = config_a();
+TEST(TwoNodeRing, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
+  ClusterMemberConfig c = config_a();
   c.auto_failback = false;  // failback on command, as the daemon runs by default
-  PairMember m(c, 1, 0);
+  ClusterMember m(c, 1, 0);
   run(m, 0, 400, true, all(LeaseVerdict::Granted));
   m.volume_ready(400, 1);
   ASSERT_TRUE(m.serving(1, 400));
@@ -218,20 +219,20 @@ TEST(PairMember, PlannedFailoverDrainsAndReleasesHomeVolumesUntilFailback) {
   EXPECT_FALSE(m.heartbeat().wants_failback);
 }
 
-TEST(PairMember, APartnerNeverHeardFromIsLeftAloneDuringTheStartupGrace) {
-  PairConfig c = config_a();
+TEST(TwoNodeRing, APartnerNeverHeardFromIsLeftAloneDuringTheStartupGrace) {
+  ClusterMemberConfig c = config_a();
   c.startup_grace_ms = 5000;
-  PairMember m(c, 1, 0);
+  ClusterMember m(c, 1, 0);
   auto acts = run(m, 0, 4900, false, all(LeaseVerdict::Granted));
   EXPECT_FALSE(find(acts, Kind::AcquireLease, 2));
   acts = run(m, 4950, 6000, false, all(LeaseVerdict::Granted));
   EXPECT_TRUE(find(acts, Kind::AcquireLease, 2)) << "the grace never ended";
 }
 
-TEST(PairMember, GrantArrivingAfterFailbackWasAskedIsGivenBack) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, GrantArrivingAfterFailbackWasAskedIsGivenBack) {
+  ClusterMember m(config_a(), 1, 0);
   run(m, 0, 400, true, all(LeaseVerdict::Granted));
-  std::optional<PairAction> pending;
+  std::optional<MemberAction> pending;
   for (int64_t t = 450; t <= 1600 && !pending; t += 50) {
     m.tick(t);
     for (const auto& a : m.take_actions()) {
@@ -249,8 +250,8 @@ TEST(PairMember, GrantArrivingAfterFailbackWasAskedIsGivenBack) {
   EXPECT_FALSE(m.may_serve(2, 1700));
 }
 
-TEST(PairMember, StaleGrantIsIgnoredAndReturned) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, StaleGrantIsIgnoredAndReturned) {
+  ClusterMember m(config_a(), 1, 0);
   m.tick(0);
   m.take_actions();
   m.lease_answered(10, 2, 999, answer(LeaseVerdict::Granted));
@@ -258,8 +259,8 @@ TEST(PairMember, StaleGrantIsIgnoredAndReturned) {
   EXPECT_FALSE(m.may_serve(2, 10));
 }
 
-TEST(PairMember, RestartedNodeAsksForFailbackOnlyWhenItCanReachTheAuthority) {
-  PairMember m(config_a(), 2, 0);
+TEST(TwoNodeRing, RestartedNodeAsksForFailbackOnlyWhenItCanReachTheAuthority) {
+  ClusterMember m(config_a(), 2, 0);
   run(m, 0, 600, true, all(LeaseVerdict::Unreachable));
   EXPECT_FALSE(m.heartbeat().wants_failback);
   run(m, 650, 1000, true, all(LeaseVerdict::HeldByOther));  // b holds our volume
@@ -267,25 +268,28 @@ TEST(PairMember, RestartedNodeAsksForFailbackOnlyWhenItCanReachTheAuthority) {
   EXPECT_FALSE(m.may_serve(1, 1000));
 }
 
-TEST(PairMember, HeartbeatsFromStrangersAreIgnored) {
-  PairMember m(config_a(), 1, 0);
+TEST(TwoNodeRing, HeartbeatsFromStrangersAreIgnored) {
+  ClusterMember m(config_a(), 1, 0);
   m.heartbeat_received(10, {"c", 1, 1, {}, false});
-  EXPECT_EQ(m.state(), PairState::Starting);
+  EXPECT_EQ(m.state(), MemberState::Starting);
   m.tick(1000);
-  EXPECT_EQ(m.state(), PairState::PartnerSuspected);
+  EXPECT_EQ(m.state(), MemberState::Covering);
 }
 
-TEST(PairConfig, ValidationNamesTheProblem) {
+TEST(TwoNodeRing, ValidationNamesTheProblem) {
   EXPECT_EQ(validate(config_a()), "");
-  PairConfig c = config_a();
-  c.partner = "a";
+  ClusterMemberConfig c = config_a();
+  c.peers = {"a"};
   EXPECT_NE(validate(c), "");
   c = config_a();
   c.lease_ms = 1500;  // 800 + 300 >= 1500 - 500
   EXPECT_NE(validate(c).find("lease too short"), std::string::npos);
   c = config_a();
-  c.partner_home = {1};
-  EXPECT_NE(validate(c).find("homed on both"), std::string::npos);
+  c.covers = {"c"};
+  EXPECT_NE(validate(c).find("not a peer"), std::string::npos);
+  c = config_a();
+  c.home[3] = "c";
+  EXPECT_NE(validate(c).find("unknown node"), std::string::npos);
 }
 
 }  // namespace
