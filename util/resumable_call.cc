@@ -34,12 +34,10 @@ std::optional<size_t> ResumableCall::next_wait() {
   return next_wait_++;
 }
 
-std::optional<ResumableCall::Answer> ResumableCall::take_answer(size_t k) {
+const ResumableCall::Answer* ResumableCall::answer(size_t k) const {
   std::lock_guard lock(mu_);
-  if (k >= answers_.size() || !answers_[k]) return std::nullopt;
-  std::optional<Answer> a = std::move(answers_[k]);
-  answers_[k].reset();
-  return a;
+  if (k >= answers_.size() || !answers_[k]) return nullptr;
+  return &*answers_[k];  // never reassigned: each wait is parked on, and answered, once
 }
 
 bool ResumableCall::may_park() const {

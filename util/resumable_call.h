@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,8 +53,10 @@ class ResumableCall {
   // --- for the code that waits ---
   // Numbers this wait within the current run. nullopt when the call made too many waits.
   std::optional<size_t> next_wait();
-  // The answer to wait k, once it has arrived (moved out: each run takes it once).
-  std::optional<Answer> take_answer(size_t k);
+  // The answer to wait k, once it has arrived; nullptr before. Every later run needs it again
+  // (a run replays all the waits before the one it parks on), so it stays stored; the pointer
+  // is valid until the call is destroyed.
+  const Answer* answer(size_t k) const;
   // Whether this run may still park: false once it parked, and in runs that must finish where
   // they are (Run's `may_park`).
   bool may_park() const;
@@ -86,7 +89,7 @@ class ResumableCall {
   // The ResumableCall that owns the call, kept alive by every pending Deliver.
   std::weak_ptr<ResumableCall> self_;
   mutable std::mutex mu_;
-  std::vector<std::optional<Answer>> answers_;  // by wait number
+  std::deque<std::optional<Answer>> answers_;  // by wait number; growing keeps references
   size_t next_wait_ = 0;                        // waits made by the current run
   std::optional<size_t> parked_on_;             // the wait this run parked on
   bool may_park_ = true;

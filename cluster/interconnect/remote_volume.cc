@@ -20,9 +20,9 @@ namespace {
 
 // The NFS status for a forwarded call's outcome; stores the volume's results in *result.
 template <class Args>
-fs::Status finish(CallOutcome outcome, typename Args::Result* result,
+fs::Status finish(CallError error, std::span<const uint8_t> payload, typename Args::Result* result,
                   std::atomic<uint64_t>* verifier) {
-  switch (outcome.error) {
+  switch (error) {
     case CallError::None: break;
     case CallError::TooLarge: return fs::Status::Inval;
     case CallError::Unsupported: return fs::Status::ServerFault;
@@ -30,7 +30,7 @@ fs::Status finish(CallOutcome outcome, typename Args::Result* result,
     default: return fs::Status::Jukebox;
   }
   VolumeReply reply;
-  if (!decode_reply(outcome.payload, Args::kOp, &reply)) return fs::Status::ServerFault;
+  if (!decode_reply(payload, Args::kOp, &reply)) return fs::Status::ServerFault;
   if (auto* r = std::get_if<typename Args::Result>(&reply.result)) {
     *result = std::move(*r);
     verifier->store(reply.write_verifier);
@@ -59,10 +59,8 @@ fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
   // answer arrived takes it (waits are numbered in the order the procedure makes them).
   std::optional<size_t> wait = call->next_wait();
   if (!wait) return fs::Status::Jukebox;
-  if (std::optional<util::ResumableCall::Answer> answer = call->take_answer(*wait)) {
-    return finish<Args>({static_cast<CallError>(answer->error), std::move(answer->bytes)}, result,
-                        &verifier_);
-  }
+  if (const util::ResumableCall::Answer* answer = call->answer(*wait))
+    return finish<Args>(static_cast<CallError>(answer->error), answer->bytes, result, &verifier_);
   // A run that already parked (its result is discarded), or one that must finish in place.
   if (!call->may_park()) return fs::Status::Jukebox;
   if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
@@ -84,8 +82,8 @@ fs::Status RemoteVolume::forward_waiting(const fs::OpContext& ctx, const Args& a
     ForwardSlots& s;
     ~Release() { s.release(); }
   } release{*slots_};
-  return finish<Args>(owner_->call(MessageType::VolumeCall, request_bytes(ctx, args), timeout),
-                      result, &verifier_);
+  CallOutcome outcome = owner_->call(MessageType::VolumeCall, request_bytes(ctx, args), timeout);
+  return finish<Args>(outcome.error, outcome.payload, result, &verifier_);
 }
 
 bool RemoteVolume::describe() const {
