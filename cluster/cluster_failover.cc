@@ -8,6 +8,7 @@
 #include "cluster/interconnect/router.h"
 #include "cluster/membership/cluster_membership_service.h"
 #include "cluster/membership/lease_authority.h"
+#include "cluster/membership/placement_store.h"
 #include "cluster/volume_fence.h"
 #include "util/log.h"
 
@@ -51,19 +52,27 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
     mirrors_[node] = std::make_unique<PartnerMirror>(image, w_.mirror_mode, self.mirror_host,
                                                      static_cast<uint16_t>(self.mirror_port + k), mo);
   }
-  // The EVSes this node may serve: its own and those of the nodes it covers.
+  // Every EVS: a planned move may bring any of them here.
+  std::map<std::string, std::string> evs_node;
   for (const EvsOptions& e : c.evs) {
-    if (e.node != w_.self && !mirrors_.count(e.node)) continue;
     evs_servers_[e.name] = w_.make_evs(e);
+    evs_node[e.name] = e.node;
+  }
+  from_config_ = membership::initial_placement(evs_node, evs_);
+  try {
+    placement_store_ = membership::make_placement_store(c.authority);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("[cluster] ") + e.what());
   }
   std::filesystem::create_directories(f.shared_dir + "/leases");  // the storage fences
   leases_ = w_.authority;
 
   membership::ClusterHooks hooks;
-  hooks.volume.open = [this](uint32_t v) { open_volume(v); };
+  hooks.open_from = [this](uint32_t v, const std::string& from) { open_volume(v, from); };
+  hooks.close_clean = [this](uint32_t v, bool lease_held) { return close_volume(v, lease_held); };
+  hooks.placement = [this](const membership::Placement& p) { placement_changed(p); };
   hooks.volume.start_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.self); };
   hooks.volume.serving = [this](uint32_t v) { bind_address_of(v); };
-  hooks.volume.close = [this](uint32_t v, bool lease_held) { close_volume(v, lease_held); };
   hooks.volume.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {
     auto it = trusted_until_.find(v);
     if (it != trusted_until_.end()) it->second->store(until.time_since_epoch().count());
@@ -87,12 +96,14 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
   m.retry_ms = std::min<int64_t>(500, f.lease_ms / 8);
   m.auto_failback = f.auto_failback;
   m.startup_grace_ms = f.startup_grace_ms;
+  m.placement_from_authority = true;
   try {
     membership_ = std::make_unique<membership::ClusterMembershipService>(mo, w_.peers, leases_,
                                                                          std::move(hooks));
   } catch (const std::invalid_argument& e) {
     throw ConfigError(std::string("[cluster] ") + e.what());
   }
+  membership_->set_placement_store(placement_store_, from_config_);
   // Until the membership knows better, a volume's requests go to its home node.
   for (const auto& [id, home] : home_)
     if (home != w_.self) w_.router->set_owner(id, home);
@@ -138,14 +149,14 @@ bool ClusterFailover::lease_trusted_now(uint32_t id) const {
   return trusted;
 }
 
-void ClusterFailover::open_volume(uint32_t id) {
+void ClusterFailover::open_volume(uint32_t id, const std::string& replay_from) {
   membership::Lease lease;
   std::string lease_error;
   // Before the open: the roll-forward and the replay write to the volume already.
   bounds_.at(id)->write_start(w_.serving_log, section_of(id).name(),
                               leases_->inspect(id, &lease, &lease_error) && lease.holder == w_.self ? lease.epoch : 0);
   milliseconds backoff(500);
-  while (!try_open(id)) {
+  while (!try_open(id, replay_from)) {
     std::unique_lock lock(stop_mu_);
     if (stopping_ || !lease_trusted_now(id)) {
       util::log("cluster").warn("volume " + section_of(id).name() +
@@ -160,7 +171,7 @@ void ClusterFailover::open_volume(uint32_t id) {
   }
 }
 
-bool ClusterFailover::try_open(uint32_t id) {
+bool ClusterFailover::try_open(uint32_t id, const std::string& replay_from) {
   const ConfigSection& section = section_of(id);
   const std::string& shared = w_.cluster->failover->shared_dir;
   std::string copy;
@@ -185,8 +196,8 @@ bool ClusterFailover::try_open(uint32_t id) {
                                    w_.self, owned, milliseconds(w_.cluster->failover->lease_ms),
                                    &error, epoch);
     if (!fence) throw std::runtime_error("taking the fence: " + error);
-    const std::string& home = home_.at(id);
-    if (home != w_.self) {
+    const std::string& home = replay_from;
+    if (!home.empty()) {
       // A takeover: the covered node's acknowledged operations that its file system may not
       // hold yet are in this node's copy of its NVRAM.
       auto mirror = mirrors_.find(home);
@@ -207,7 +218,7 @@ bool ClusterFailover::try_open(uint32_t id) {
     w_.router->add_local(
         w_.volumes->open(section, *w_.config, shared, copy, std::move(fence), owned));
     opened = true;
-    if (w_.volume_opened) w_.volume_opened(id, home == w_.self);
+    if (w_.volume_opened) w_.volume_opened(id, home.empty());
   } catch (const std::exception& e) {
     util::log("cluster").error("volume " + section.name() + " could not be opened: " + e.what());
   }
@@ -217,29 +228,50 @@ bool ClusterFailover::try_open(uint32_t id) {
 }
 
 void ClusterFailover::bind_address_of(uint32_t id) {
-  {
-    std::lock_guard lock(served_mu_);
-    served_.insert(id);
-  }
   bounds_.at(id)->write_ready(w_.serving_log, section_of(id).name());
-  auto it = evs_servers_.find(evs_.at(id));
-  if (it != evs_servers_.end()) it->second->claim();
+  std::lock_guard lock(served_mu_);
+  served_.insert(id);
+  rebind_locked();
 }
 
-void ClusterFailover::close_volume(uint32_t id, bool lease_held) {
-  bool last_of_its_evs = true;
+void ClusterFailover::rebind_locked() {
+  std::set<std::string> wanted;
+  for (uint32_t v : served_) wanted.insert(evs_.at(v));
+  for (auto& [name, vs] : evs_servers_) {
+    const bool want = wanted.count(name) > 0, have = claimed_evs_.count(name) > 0;
+    if (want && !have) {
+      vs->claim();
+      claimed_evs_.insert(name);
+    } else if (!want && have) {
+      vs->release();
+      claimed_evs_.erase(name);
+    }
+  }
+}
+
+bool ClusterFailover::close_volume(uint32_t id, bool lease_held) {
   {
+    // The address goes first, so the next owner can bind it as soon as it has the volume.
     std::lock_guard lock(served_mu_);
     served_.erase(id);
-    for (uint32_t v : served_) last_of_its_evs &= evs_.at(v) != evs_.at(id);
+    rebind_locked();
   }
-  // The address goes first, so the next owner can bind it as soon as it has the volume.
-  auto it = evs_servers_.find(evs_.at(id));
-  if (last_of_its_evs && it != evs_servers_.end()) it->second->release();
   if (w_.volume_closed) w_.volume_closed(id);
-  w_.volumes->close(id, lease_held);
+  const bool clean = w_.volumes->close(id, lease_held);
   // After the close (its checkpoint writes under the lease), before the lease is released.
   bounds_.at(id)->write_stop(w_.serving_log, section_of(id).name());
+  return clean;
+}
+
+void ClusterFailover::placement_changed(const membership::Placement& p) {
+  std::lock_guard lock(served_mu_);
+  if (p.version < placement_applied_) return;  // an older record delivered late
+  placement_applied_ = p.version;
+  for (auto& [id, evs] : evs_) {
+    auto v = p.volumes.find(id);
+    if (v != p.volumes.end() && evs_servers_.count(v->second.evs)) evs = v->second.evs;
+  }
+  rebind_locked();
 }
 
 std::string ClusterFailover::status() const {
@@ -250,6 +282,20 @@ std::string ClusterFailover::status() const {
       << (membership_->standby() ? " (standby: planned failover, its volumes handed over)" : "")
       << "\n";
   const int64_t now = leases_->now_ms();  // the clock the leases' expiry is on
+  // EVSes and volumes where the placement at the authority puts them (planned moves).
+  const membership::Placement placement = membership_->placement();
+  const auto node_of = [&](const EvsOptions& e) {
+    auto it = placement.evs.find(e.name);
+    return it != placement.evs.end() ? it->second.node : e.node;
+  };
+  const auto volumes_of = [&](const EvsOptions& e) {
+    std::vector<std::string> names;
+    if (placement.evs.count(e.name)) {
+      for (uint32_t v : placement.volumes_of(e.name)) names.push_back(section_of(v).name());
+      return names;
+    }
+    return e.volumes;
+  };
   for (const MemberOptions& m : c.members) {
     out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
     if (m.name == w_.self)
@@ -263,13 +309,14 @@ std::string ClusterFailover::status() const {
     }
     out << "\n";
     for (const EvsOptions& e : c.evs) {
-      if (e.node != m.name) continue;
+      if (node_of(e) != m.name) continue;
       out << "  evs " << e.name << " " << e.listen << " nfs " << e.nfs_port << " mount "
           << e.mount_port << (e.is_node_address ? " (" + e.node + "'s own address)" : "");
+      if (node_of(e) != e.node) out << " (moved here from " << e.node << ")";
       auto vs = evs_servers_.find(e.name);
       out << (vs != evs_servers_.end() && vs->second->bound() ? ": served here" : ": not here")
           << "\n";
-      for (const std::string& name : e.volumes) {
+      for (const std::string& name : volumes_of(e)) {
         uint32_t id = 0;
         for (const auto& [vid, s] : sections_)
           if (s->name() == name) id = vid;
@@ -292,6 +339,8 @@ std::string ClusterFailover::status() const {
       }
     }
   }
+  for (const auto& line : placement.pending_moves()) out << "move in progress: " << line << "\n";
+  if (placement.version == 0) out << "placement: not read from the authority yet\n";
   for (const auto& [node, mirror] : mirrors_) out << "mirror of " << node << ": " << mirror->status() << "\n";
   return out.str();
 }
@@ -300,9 +349,12 @@ ClusterFailover::Report ClusterFailover::report() const {
   Report r;
   r.membership = membership_->status();
   r.standby = membership_->standby();
+  const membership::Placement placement = membership_->placement();
   for (const EvsOptions& e : w_.cluster->evs) {
     auto vs = evs_servers_.find(e.name);
-    r.virtual_servers.push_back({e.node, e.name + " " + e.listen,
+    auto designated = placement.evs.find(e.name);
+    r.virtual_servers.push_back({designated != placement.evs.end() ? designated->second.node : e.node,
+                                 e.name + " " + e.listen,
                                  vs != evs_servers_.end() && vs->second->bound()});
   }
   for (const auto& [id, section] : sections_)
@@ -322,6 +374,170 @@ std::string ClusterFailover::failback() {
   membership_->request_failback(true);
   return "failback requested: the node covering " + w_.self +
          " drains its volumes and hands them back\n";
+}
+
+}  // namespace nasd::cluster
+
+namespace nasd::cluster {
+namespace {
+
+constexpr int64_t kDefaultMoveWaitMs = 30000;
+constexpr int64_t kMaxMoveWaitMs = 60000;
+
+// "--wait S" / "--no-wait" after the positional words; throws on anything else.
+int64_t parse_wait(const std::vector<std::string>& args, size_t from) {
+  int64_t wait = kDefaultMoveWaitMs;
+  for (size_t i = from; i < args.size(); ++i) {
+    if (args[i] == "--no-wait") {
+      wait = 0;
+    } else if (args[i] == "--wait" && i + 1 < args.size()) {
+      const std::string& s = args[++i];
+      if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
+        throw std::invalid_argument("--wait takes whole seconds (at most 60)");
+      wait = std::min<int64_t>(std::stoll(s) * 1000, kMaxMoveWaitMs);
+    } else {
+      throw std::invalid_argument("unexpected argument " + args[i]);
+    }
+  }
+  return wait;
+}
+
+}  // namespace
+
+std::optional<uint32_t> ClusterFailover::volume_id(const std::string& name_or_id) const {
+  for (const auto& [id, section] : sections_)
+    if (section->name() == name_or_id || std::to_string(id) == name_or_id) return id;
+  return std::nullopt;
+}
+
+std::string ClusterFailover::propose(
+    const std::function<std::string(membership::Placement&)>& change, std::vector<uint32_t> volumes,
+    const std::string& what, int64_t wait_ms) {
+  membership::Placement written;
+  const std::string why = membership::update_placement(*placement_store_, from_config_, change, &written);
+  if (!why.empty()) throw std::runtime_error(what + ": " + why);
+  membership_->placement_written(written);
+  if (wait_ms == 0) return what + ": proposed; `nasd-admin cluster` shows its progress\n";
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + milliseconds(wait_ms);
+  std::string pending;
+  for (;;) {
+    membership::Placement p;
+    bool found = false;
+    std::string error;
+    pending.clear();
+    if (!placement_store_->read(&p, &found, &error) || !found) {
+      pending = "the placement cannot be read: " + error;
+    } else {
+      for (uint32_t v : volumes) {
+        const std::string node = p.designated(v);
+        if (p.moving(v))
+          pending = "volume " + section_of(v).name() + " is still being handed over";
+        else if (membership_->route(v) != node)
+          pending = "volume " + section_of(v).name() + " is not served by " + node + " yet";
+        if (!pending.empty()) break;
+      }
+    }
+    if (pending.empty()) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string out = what + ": not finished after " + std::to_string(wait_ms / 1000) +
+                        " s (" + pending + "); it goes on in the background.\n";
+      for (const auto& line : p.pending_moves()) out += "  pending: " + line + "\n";
+      out += "  `cancel` rolls a pending move back.\n";
+      return out;
+    }
+    std::unique_lock lock(stop_mu_);
+    if (stop_cv_.wait_for(lock, milliseconds(100), [this] { return stopping_; }))
+      throw std::runtime_error("the node is stopping");
+  }
+  const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  std::ostringstream out;
+  out << what << ": done in " << took.count() << " ms\n";
+  for (uint32_t v : volumes) {
+    const std::string node = membership_->route(v);
+    out << "  volume " << section_of(v).name() << " (id " << v << ") served by "
+        << (node == w_.self ? w_.self + " (here)" : node) << "\n";
+  }
+  return out.str();
+}
+
+std::string ClusterFailover::evs_command(const std::vector<std::string>& args) {
+  static const char* kUsage =
+      "usage: evs [list] | evs move EVS NODE [--wait SECONDS | --no-wait] | evs cancel EVS";
+  std::vector<std::string> nodes;
+  for (const MemberOptions& m : w_.cluster->members) nodes.push_back(m.name);
+  if (args.size() <= 1 || (args.size() == 2 && args[1] == "list")) {
+    membership::Placement p = membership_->placement();
+    std::ostringstream out;
+    for (const EvsOptions& e : w_.cluster->evs) {
+      auto it = p.evs.find(e.name);
+      const std::string node = it != p.evs.end() ? it->second.node : e.node;
+      out << "evs " << e.name << " " << e.listen << ": designated " << node;
+      if (it != p.evs.end() && !it->second.target.empty()) out << ", moving to " << it->second.target;
+      std::vector<uint32_t> vols;
+      for (uint32_t v : p.volumes_of(e.name)) vols.push_back(v);
+      out << ", volumes";
+      for (uint32_t v : vols) out << " " << section_of(v).name();
+      if (vols.empty()) out << " none";
+      auto vs = evs_servers_.find(e.name);
+      if (vs != evs_servers_.end() && vs->second->bound()) out << " (served here)";
+      out << "\n";
+    }
+    return out.str();
+  }
+  if (args[1] == "move" && args.size() >= 4) {
+    const std::string evs = args[2], node = args[3];
+    const int64_t wait = parse_wait(args, 4);
+    std::vector<uint32_t> volumes;
+    for (const auto& [id, section] : sections_) {
+      std::lock_guard lock(served_mu_);
+      if (evs_.at(id) == evs) volumes.push_back(id);
+    }
+    return propose(
+        [&](membership::Placement& p) {
+          volumes = p.volumes_of(evs);
+          return membership::propose_evs_move(p, evs, node, nodes);
+        },
+        volumes, "evs " + evs + " to " + node, wait);
+  }
+  if (args[1] == "cancel" && args.size() == 3) {
+    const std::string evs = args[2];
+    membership::Placement written;
+    const std::string why = membership::update_placement(
+        *placement_store_, from_config_,
+        [&](membership::Placement& p) { return membership::cancel_evs_move(p, evs); }, &written);
+    if (!why.empty()) throw std::runtime_error("evs " + evs + ": " + why);
+    membership_->placement_written(written);
+    return "evs " + evs + ": move cancelled; its volumes stay with (or go back to) " +
+           written.evs.at(evs).node + "\n";
+  }
+  throw std::invalid_argument(kUsage);
+}
+
+std::string ClusterFailover::volume_move_command(const std::vector<std::string>& args) {
+  static const char* kUsage =
+      "usage: volume move VOLUME EVS [--wait SECONDS | --no-wait] | volume cancel-move VOLUME";
+  if (args.size() < 3) throw std::invalid_argument(kUsage);
+  const std::optional<uint32_t> id = volume_id(args[1]);
+  if (!id) throw std::invalid_argument("no volume named " + args[1]);
+  const std::string name = section_of(*id).name();
+  if (args[0] == "move" && args.size() >= 3) {
+    const std::string evs = args[2];
+    const int64_t wait = parse_wait(args, 3);
+    return propose(
+        [&](membership::Placement& p) { return membership::propose_volume_move(p, *id, evs); },
+        {*id}, "volume " + name + " to evs " + evs, wait);
+  }
+  if (args[0] == "cancel-move" && args.size() == 2) {
+    membership::Placement written;
+    const std::string why = membership::update_placement(
+        *placement_store_, from_config_,
+        [&](membership::Placement& p) { return membership::cancel_volume_move(p, *id); }, &written);
+    if (!why.empty()) throw std::runtime_error("volume " + name + ": " + why);
+    membership_->placement_written(written);
+    return "volume " + name + ": move cancelled; it stays in evs " + written.volumes.at(*id).evs + "\n";
+  }
+  throw std::invalid_argument(kUsage);
 }
 
 }  // namespace nasd::cluster

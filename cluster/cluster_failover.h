@@ -12,6 +12,13 @@
 // The node's own address ([node] listen) is not an EVS: it never moves, and serves every volume
 // of the cluster (forwarding) for as long as the node runs. In the pair form it is the node's EVS
 // (EvsOptions::is_node_address) and moves with the node's volumes.
+//
+// Planned moves (`nasd-admin evs move EVS NODE`, `volume move VOLUME EVS`): the designated node
+// of every EVS and the EVS of every volume are kept at the lease authority
+// (membership/placement.h); a move is proposed there, the node serving each volume closes it
+// cleanly and hands it over under its lease, and the new node opens it with nothing to replay.
+// Any node may therefore serve any EVS: every EVS's virtual server exists on every node, bound
+// while a volume of that EVS is served here.
 #pragma once
 
 #include <atomic>
@@ -21,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +36,7 @@
 #include "cluster/cluster_options.h"
 #include "cluster/serving_log.h"
 #include "cluster/hosted_volumes.h"
+#include "cluster/membership/placement.h"
 #include "cluster/partner_mirror.h"
 #include "cluster/virtual_server.h"
 #include "nvram/mirror_server.h"
@@ -42,6 +51,7 @@ class InterconnectServer;
 namespace nasd::membership {
 class LeaseAuthority;
 class ClusterMembershipService;
+class PlacementStore;
 }  // namespace nasd::membership
 
 namespace nasd::cluster {
@@ -95,17 +105,29 @@ class ClusterFailover {
   std::string failover();
   // Take the home volumes back from the node covering this one (failback on command).
   std::string failback();
+  // `nasd-admin evs ...` and `volume move|cancel-move ...`: a planned move, proposed at the
+  // authority, then waited for (at most `wait`) until the new node serves every volume of it.
+  std::string evs_command(const std::vector<std::string>& args);
+  std::string volume_move_command(const std::vector<std::string>& args);
 
  private:
   // The open hook: retries (backing off) while this node still trusts the volume's lease, so a
   // takeover that meets a failing shared disk or NVRAM copy serves the volume once they work
   // again; until then its requests get NFS3ERR_JUKEBOX. Never opens a taken-over volume
-  // without the covered node's NVRAM when there is a copy to replay: that would drop
-  // acknowledged operations.
-  void open_volume(uint32_t id);
-  bool try_open(uint32_t id);  // false (logged) when the volume could not be opened
-  void close_volume(uint32_t id, bool lease_held);
+  // without the covered node's NVRAM when there is a copy to replay (`replay_from`, the node
+  // the volume is designated to; "" when it is designated here): that would drop acknowledged
+  // operations.
+  void open_volume(uint32_t id, const std::string& replay_from);
+  bool try_open(uint32_t id, const std::string& replay_from);  // false (logged): not opened
+  // True when the close was clean and flushed (a planned move hands the volume over only then).
+  bool close_volume(uint32_t id, bool lease_held);
   void bind_address_of(uint32_t id);
+  // Binds the address of every EVS with a volume served here, releases the others.
+  void rebind_locked();
+  void placement_changed(const membership::Placement& p);
+  std::string propose(const std::function<std::string(membership::Placement&)>& change,
+                      std::vector<uint32_t> volumes, const std::string& what, int64_t wait_ms);
+  std::optional<uint32_t> volume_id(const std::string& name_or_id) const;
   // Whether this node's lease on `id` is still trusted right now, without asking the
   // membership: requests and writes check it, so a node that was paused past its lease
   // (a hung process) refuses them before its membership thread runs again.
@@ -115,7 +137,9 @@ class ClusterFailover {
   ClusterFailoverWiring w_;
   std::map<uint32_t, const ConfigSection*> sections_;
   std::map<uint32_t, std::string> home_;  // volume -> home node
-  std::map<uint32_t, std::string> evs_;   // volume -> its EVS
+  std::map<uint32_t, std::string> evs_;   // volume -> its EVS (the placement's), served_mu_
+  membership::Placement from_config_;     // the placement the config describes
+  std::shared_ptr<membership::PlacementStore> placement_store_;
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;  // for the serving log's stop lines
   std::map<std::string, std::unique_ptr<PartnerMirror>> mirrors_;       // covered node -> copy
@@ -124,6 +148,8 @@ class ClusterFailover {
   std::unique_ptr<membership::ClusterMembershipService> membership_;
   std::mutex served_mu_;
   std::set<uint32_t> served_;
+  std::set<std::string> claimed_evs_;  // EVS addresses claimed here, guarded by served_mu_
+  uint64_t placement_applied_ = 0;     // version of the record evs_ follows, served_mu_
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -12,6 +12,11 @@ std::string Deployment::failover(bool) {
   throw std::invalid_argument("this node is not one of a failover cluster ([cluster] shared_dir)");
 }
 
+std::string Deployment::move(const std::string&, const std::vector<std::string>&) {
+  throw std::invalid_argument(
+      "planned moves need an N-node failover cluster ([member]s and a shared folder)");
+}
+
 std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes& hosted) {
   switch (plan.role) {
     case NodeRole::Alone: return std::make_unique<StandaloneDeployment>(plan, hosted);

@@ -57,6 +57,9 @@ class Deployment {
                                 std::function<void(uint32_t id)> closed) {}
   // Planned failover / failback; throws std::invalid_argument outside a failover cluster.
   virtual std::string failover(bool back);
+  // Planned moves: `evs ...` (what = "evs") and `volume move|cancel-move ...` (what =
+  // "volume"); throws std::invalid_argument outside an N-node failover cluster.
+  virtual std::string move(const std::string& what, const std::vector<std::string>& args);
 
   // What the management page and the metrics show of the role (cluster/node_http.cc).
   // Each peer's name and whether its interconnect link is up; none when alone.

@@ -5,6 +5,8 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
 #include "cluster/lease_authority_factory.h"
+#include "cluster/scaleout/ifs_node.h"
+#include "cluster/scaleout/ifs_options.h"
 
 namespace nasd::cluster {
 
@@ -12,6 +14,35 @@ FailoverClusterDeployment::FailoverClusterDeployment(const NodePlan& plan, Hoste
     : ClusterDeployment(plan, hosted) {}
 
 FailoverClusterDeployment::~FailoverClusterDeployment() = default;
+
+void FailoverClusterDeployment::start_scaleout() {
+  const ConfigSection* section = nullptr;
+  for (const ConfigSection* s : plan_.config.sections("volume")) {
+    if (!scaleout::IfsOptions::is_scaleout(*s)) continue;
+    if (section) throw ConfigError("[volume " + s->name() + "]: one scale-out volume per cluster ([volume " + section->name() + "] is one)");
+    section = s;
+  }
+  if (!section) return;
+  const scaleout::IfsOptions o = scaleout::IfsOptions::from_config(*section);
+  // Node ids are the members' positions in the cluster config (the same on every node).
+  scaleout::IfsNode::Options no;
+  no.dir = plan_.node.in_data_dir("ifs-" + std::to_string(o.volume_id));
+  no.volume = o.volume_id;
+  no.drives = o.drives;
+  std::map<std::string, uint32_t> ids;
+  for (size_t i = 0; i < plan_.cluster->members.size(); i++) {
+    const std::string& name = plan_.cluster->members[i].name;
+    ids[name] = static_cast<uint32_t>(i + 1);
+    no.nodes.push_back(static_cast<uint32_t>(i + 1));
+    if (name == plan_.node.name) no.self = static_cast<uint32_t>(i + 1);
+  }
+  std::string error;
+  scaleout_ = scaleout::IfsNode::open(no, &error);
+  if (!scaleout_) throw std::runtime_error("scale-out drives in " + no.dir + ": " + error);
+  for (const auto& [name, peer] : peers_)
+    if (auto it = ids.find(name); it != ids.end()) scaleout_->add_peer(it->second, peer.get());
+  hosted_.set_scaleout_cluster(scaleout_.get());
+}
 
 void FailoverClusterDeployment::open_volumes() {
   for (const PlannedVolume& v : plan_.volumes) router_->add_remote(v.id);
@@ -55,7 +86,12 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   w.volume_closed = volume_closed_;
   w.serving_log = serving_log_.get();
   failover_ = std::make_unique<ClusterFailover>(std::move(w));
-  start_interconnect([this](interconnect::InterconnectServer& s) { failover_->attach(s); });
+  start_scaleout();
+  start_interconnect([this](interconnect::InterconnectServer& s) {
+    failover_->attach(s);
+    if (scaleout_) scaleout_->attach(s);
+  });
+  if (scaleout_) scaleout_->start();
   failover_->start();
 }
 
@@ -64,6 +100,7 @@ void FailoverClusterDeployment::stop() {
   if (failover_) failover_->stop();
   if (node_server_) node_server_->release();
   stop_interconnect();
+  if (scaleout_) scaleout_->stop();
 }
 
 std::string FailoverClusterDeployment::status() const {
@@ -76,6 +113,11 @@ std::string FailoverClusterDeployment::why_no_volume_create() const {
   return "volume create is not available in a failover cluster: every node must know every "
          "volume, so add its [volume], [export] and EVS entry to the cluster config and restart "
          "the nodes one after the other";
+}
+
+std::string FailoverClusterDeployment::move(const std::string& what,
+                                            const std::vector<std::string>& args) {
+  return what == "evs" ? failover_->evs_command(args) : failover_->volume_move_command(args);
 }
 
 std::string FailoverClusterDeployment::failover(bool back) {

@@ -14,6 +14,10 @@
 #include "cluster/cluster_deployment.h"
 #include "cluster/cluster_failover.h"
 
+namespace nasd::scaleout {
+class IfsNode;
+}
+
 namespace nasd::cluster {
 
 class FailoverClusterDeployment : public ClusterDeployment {
@@ -28,6 +32,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::string status() const override;
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
+  std::string move(const std::string& what, const std::vector<std::string>& args) override;
   void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
                         std::function<void(uint32_t id)> closed) override {
     volume_opened_ = std::move(opened);
@@ -39,6 +44,11 @@ class FailoverClusterDeployment : public ClusterDeployment {
   }
 
  private:
+  // This node's part of the scale-out volume, when the cluster has one: its drives and unit
+  // service run on every member whether or not it coordinates the volume.
+  void start_scaleout();
+
+  std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
   std::function<void(uint32_t id, bool home)> volume_opened_;

@@ -66,7 +66,8 @@ std::string HostedVolumes::snapshot_command(const std::vector<std::string>& args
     std::vector<std::pair<std::string, std::shared_ptr<fs::lfs::LfsVolume>>> all;
     {
       std::lock_guard lock(mu_);
-      for (const auto& [id, h] : open_) all.push_back({h.name, h.lfs});
+      for (const auto& [id, h] : open_)
+        if (h.lfs) all.push_back({h.name, h.lfs});  // a scale-out volume keeps no snapshots
     }
     std::string out;
     for (const auto& [name, lfs] : all) out += list_snapshots(name, *lfs);
@@ -80,6 +81,12 @@ std::string HostedVolumes::snapshot_command(const std::vector<std::string>& args
     for (const auto& [id, h] : open_)
       if (h.name == volume) lfs = h.lfs;
   }
+  bool scale_out = false;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, h] : open_) scale_out |= h.name == volume && h.ifs != nullptr;
+  }
+  if (scale_out) throw std::invalid_argument("volume " + volume + " is a scale-out volume: it has no snapshots yet");
   if (!lfs)
     throw std::invalid_argument("volume " + volume +
                                 " is not open on this node (ask the node that serves it)");

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cluster/scaleout/ifs_volume.h"
 #include "fs/lfs/lfs_volume.h"
 #include "fs/lfs/options.h"
 #include "nvram/journal.h"
@@ -60,17 +61,40 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
                                                 const std::string& partner_nvram,
                                                 std::shared_ptr<fs::lfs::WriteGate> write_gate,
                                                 std::function<bool()> owned) {
-  fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
-  opts.write_gate = std::move(write_gate);
-  const std::string what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
+  std::shared_ptr<fs::lfs::LfsVolume> lfs;
+  std::shared_ptr<scaleout::IfsVolume> ifs;
+  std::shared_ptr<fs::JournalTarget> target;
+  uint32_t volume_id = 0;
+  std::string what;
   std::string err;
-  std::shared_ptr<fs::lfs::LfsVolume> lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
-  if (!lfs) throw std::runtime_error(what + ": " + err);
+  if (scaleout::IfsOptions::is_scaleout(section)) {
+    // Striped over every node's drives: nothing in base_dir but the reply window.
+    const scaleout::IfsOptions o = scaleout::IfsOptions::from_config(section);
+    volume_id = o.volume_id;
+    what = "volume " + section.name() + " (id " + std::to_string(volume_id) + ", scale-out)";
+    if (!scaleout_) throw std::runtime_error(what + ": this node has no scale-out drives (an N-node failover cluster is needed)");
+    if (!journal_) throw std::runtime_error(what + ": needs the NVRAM journal ([nvram] mode = off)");
+    ifs = scaleout::IfsVolume::open(o, scaleout_, &err);
+    if (!ifs) throw std::runtime_error(what + ": " + err);
+    target = ifs;
+  } else {
+    fs::lfs::LfsOptions opts = fs::lfs::LfsOptions::from_config(section, config, base_dir);
+    opts.write_gate = std::move(write_gate);
+    volume_id = opts.volume_id;
+    what = "volume " + section.name() + " (id " + std::to_string(opts.volume_id) + ")";
+    lfs = fs::lfs::LfsVolume::open_or_create(opts, &err);
+    if (!lfs) throw std::runtime_error(what + ": " + err);
+    target = lfs;
+  }
+  auto abandon = [&] {
+    if (lfs) lfs->abandon();
+    if (ifs) ifs->abandon();
+  };
   // Beside the volume where every opener finds it (the shared folder of an HA pair), not beside
   // the backing, which may be a block device.
   const std::string replies_file =
       (base_dir.empty() ? std::string(".") : base_dir) + "/" + section.name() + ".replies";
-  Hosted h{section.name(), replies_file, lfs, nullptr};
+  Hosted h{section.name(), replies_file, lfs, ifs, nullptr};
   std::vector<std::vector<uint8_t>> carried;
   if (journal_) {
     std::string error;
@@ -81,15 +105,15 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
     try {
       util::log("cluster").info(
           what + ": partner's NVRAM " +
-          describe(replay_partner_nvram(partner_nvram, lfs, replies_.get(), &carried)));
+          describe(replay_partner_nvram(partner_nvram, target, replies_.get(), &carried)));
     } catch (const std::exception& e) {
-      lfs->abandon();
+      abandon();
       throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
     }
   }
-  std::shared_ptr<fs::Volume> served = lfs;
+  std::shared_ptr<fs::Volume> served = target;
   if (journal_) {
-    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, lfs, std::move(owned));
+    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, target, std::move(owned));
     h.journaled->save_window_before_trims(
         [path = h.replies_file, name = h.name](const std::vector<std::vector<uint8_t>>& window) {
           std::string error;
@@ -101,16 +125,17 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
                               describe(h.journaled->recover(replies_.get(), carried)));
     served = h.journaled;
   }
+  if (ifs) ifs->start_protection();
   std::lock_guard lock(mu_);
-  if (open_.count(opts.volume_id)) {
-    lfs->abandon();
+  if (open_.count(volume_id)) {
+    abandon();
     throw std::logic_error(what + " is open already");
   }
-  open_[opts.volume_id] = std::move(h);
+  open_[volume_id] = std::move(h);
   return served;
 }
 
-void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
+bool HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
   // The router already sends new requests elsewhere, but some may be running: wait for them,
   // so that the flush below holds every mutation the next owner has no record of.
   if (h.journaled) h.journaled->seal();
@@ -121,32 +146,43 @@ void HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
       util::log("cluster").warn("volume " + h.name + ": saving its recent replies failed (" + error +
            "): retransmissions after the hand-over run again");
   }
-  if (clean) {
+  bool flushed = false;
+  if (h.ifs) {
+    if (clean) {
+      flushed = h.ifs->close() == fs::Status::Ok;
+      if (!flushed)
+        util::log("cluster").error("volume " + h.name + ": write-behind and checkpoint at close failed (its records stay in NVRAM)");
+    } else {
+      h.ifs->abandon();
+    }
+  } else if (clean) {
     uint64_t durable = 0;
-    h.lfs->flush(&durable);
+    const fs::Status flush = h.lfs->flush(&durable);
     fs::Status st = h.lfs->close();
     if (st != fs::Status::Ok) util::log("cluster").error("volume " + h.name + ": checkpoint at close failed");
+    flushed = flush == fs::Status::Ok && st == fs::Status::Ok;
   } else {
     h.lfs->abandon();
   }
   if (journal_) {
     // Its records the file system holds are freed; newer ones wait for the next opener.
-    journal_->detach(id, h.lfs.get());
+    journal_->detach(id, h.ifs ? static_cast<fs::JournalTarget*>(h.ifs.get()) : h.lfs.get());
     journal_->trim();
   }
   util::log("cluster").info("volume " + h.name + (clean ? ": closed" : ": abandoned (lease lost), nothing more written"));
+  return flushed;
 }
 
-void HostedVolumes::close(uint32_t id, bool clean) {
+bool HostedVolumes::close(uint32_t id, bool clean) {
   Hosted h;
   {
     std::lock_guard lock(mu_);
     auto it = open_.find(id);
-    if (it == open_.end()) return;
+    if (it == open_.end()) return false;
     h = std::move(it->second);
     open_.erase(it);
   }
-  close_hosted(id, h, clean);
+  return close_hosted(id, h, clean);
 }
 
 void HostedVolumes::close_all() {
@@ -161,14 +197,18 @@ void HostedVolumes::close_all() {
 std::string HostedVolumes::status() const {
   std::lock_guard lock(mu_);
   std::ostringstream out;
-  for (const auto& [id, h] : open_) out << h.lfs->status_text() << "\n";
+  for (const auto& [id, h] : open_) {
+    if (h.lfs) out << h.lfs->status_text() << "\n";
+    else out << "volume " << h.name << " (scale-out, coordinated here)\n" << h.ifs->protection().text() << "\n";
+  }
   return out.str();
 }
 
 std::vector<HostedVolumes::Open> HostedVolumes::reports() const {
   std::lock_guard lock(mu_);
   std::vector<Open> out;
-  for (const auto& [id, h] : open_) out.push_back({id, h.name, h.lfs->report()});
+  for (const auto& [id, h] : open_)
+    if (h.lfs) out.push_back({id, h.name, h.lfs->report()});
   return out;
 }
 

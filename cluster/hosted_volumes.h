@@ -28,6 +28,11 @@
 #include "fs/volume.h"
 #include "util/config.h"
 
+namespace nasd::scaleout {
+class IfsCluster;
+class IfsVolume;
+}
+
 namespace nasd::nvram {
 class Journal;
 class JournalVolume;
@@ -53,8 +58,13 @@ class HostedVolumes {
                                    const std::string& partner_nvram = "",
                                    std::shared_ptr<fs::lfs::WriteGate> write_gate = nullptr,
                                    std::function<bool()> owned = {});
+  // A [volume] with `type = scaleout` (cluster/scaleout/ifs_volume.h) is opened over `cluster`
+  // (this node's IfsNode) instead of a backing file. Set before the first open; outlives this.
+  void set_scaleout_cluster(scaleout::IfsCluster* cluster) { scaleout_ = cluster; }
   // Clean: everything made durable, checkpoint written. Otherwise abandoned. No-op if not open.
-  void close(uint32_t id, bool clean);
+  // True when the close was clean and worked: every acknowledged operation is in the file
+  // system, none is left in this node's NVRAM (a planned move hands the volume over only then).
+  bool close(uint32_t id, bool clean);
   void close_all();  // clean, for a node stop
   // One block per open volume: the LFS status.
   std::string status() const;
@@ -73,13 +83,15 @@ class HostedVolumes {
   struct Hosted {
     std::string name;
     std::string replies_file;  // the reply window saved at a clean close
-    std::shared_ptr<fs::lfs::LfsVolume> lfs;
+    std::shared_ptr<fs::lfs::LfsVolume> lfs;          // null for a scale-out volume
+    std::shared_ptr<scaleout::IfsVolume> ifs;         // null for an LFS volume
     std::shared_ptr<nvram::JournalVolume> journaled;  // null when the journal is off
   };
-  void close_hosted(uint32_t id, Hosted& h, bool clean);
+  bool close_hosted(uint32_t id, Hosted& h, bool clean);
 
   const std::shared_ptr<nvram::Journal> journal_;
   const std::shared_ptr<fs::RecoveredCallSink> replies_;
+  scaleout::IfsCluster* scaleout_ = nullptr;
   mutable std::mutex mu_;
   std::map<uint32_t, Hosted> open_;
 };

@@ -126,7 +126,9 @@ void Node::start_admin() {
                          [this](const std::vector<std::string>&) { return hosted_->status(); });
   commands_->add_command("volume",
                          "volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] "
-                         "[--squash root|all|none]: a new volume, served at once as /r/NAME",
+                         "[--squash root|all|none]: a new volume, served at once as /r/NAME; "
+                         "volume move VOLUME EVS [--wait S|--no-wait], volume cancel-move VOLUME: "
+                         "a planned online move of a volume to another virtual server",
                          [this](const std::vector<std::string>& args) { return volume_command(args); });
   commands_->add_command("locks", "NLM locks held and waiting, share reservations, grace",
                          [this](const std::vector<std::string>&) { return locks_status(); });
@@ -140,6 +142,15 @@ void Node::start_admin() {
                          [this](const std::vector<std::string>& args) { return exports_command(args); });
   commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
                          [this](const std::vector<std::string>&) { return cluster_status(); });
+  commands_->add_command("evs",
+                         "evs [list] | evs move EVS NODE [--wait SECONDS | --no-wait] | evs cancel "
+                         "EVS: where each virtual server is designated, and planned online moves "
+                         "of one to another node",
+                         [this](const std::vector<std::string>& args) {
+                           std::vector<std::string> all = {"evs"};
+                           all.insert(all.end(), args.begin(), args.end());
+                           return deployment_->move("evs", all);
+                         });
   commands_->add_command("failover",
                          "planned failover: hand this node's volumes and address to its partner",
                          [this](const std::vector<std::string>&) { return deployment_->failover(false); });

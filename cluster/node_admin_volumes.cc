@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: volume create NAME SIZE [--id N] [--clients LIST] [--access rw|ro] "
-    "[--squash root|all|none]";
+    "[--squash root|all|none] | volume move VOLUME EVS [--wait SECONDS | --no-wait] | "
+    "volume cancel-move VOLUME";
 
 bool valid_volume_name(const std::string& name) {
   if (name.empty() || name.size() > 32) return false;
@@ -40,6 +41,8 @@ void append_durably(const std::string& path, const std::string& text) {
 
 std::string Node::volume_command(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "create") return create_volume(args);
+  if (!args.empty() && (args[0] == "move" || args[0] == "cancel-move"))
+    return deployment_->move("volume", args);
   if (args.empty() || args[0] == "list") return hosted_->status();
   throw std::invalid_argument(kUsage);
 }

@@ -16,6 +16,10 @@
 #                           [--no-failover]
 #   --standby: one more node n<N+1> on 127.0.1.<N+1> serves nothing and holds the mirror of
 #              every primary (N+1, as a Celerra standby data mover); it takes over any of them.
+#   --scale-out: one more volume, ifs (/r/ifs), striped with N+M erasure coding (+2d:1n: 6+2/2
+#              on 4 nodes) over drives of every node (<node data_dir>/ifs-1000/drive-<i>.units,
+#              IFS_DRIVES per node, default 4), served by every node; evs1's node coordinates
+#              it, n2 (its NVRAM mirror) takes it over (cluster/scaleout/README.md).
 #   --authority etcd: leases in an etcd that deploy/start-etcd.sh starts in $CLUSTER_DIR/etcd
 #              (ETCD_MEMBERS=3 for three members) instead of lease files in the shared folder.
 # VOLUME_SIZE (default 1G; the backing files are allocated in full), SEGMENT_SIZE, NVRAM_SIZE
@@ -42,7 +46,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
 EXPORT_OPTIONS="${EXPORT_OPTIONS:-rw,secure,root_squash}"
 FAILOVER=1
-NODES=0 PER_NODE=4 AUTHORITY=file STANDBY=0
+NODES=0 PER_NODE=4 AUTHORITY=file STANDBY=0 SCALE_OUT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-failover) FAILOVER=0 ;;
@@ -50,13 +54,15 @@ while [ $# -gt 0 ]; do
     --volumes-per-node) PER_NODE="${2:?--volumes-per-node needs a count}"; shift ;;
     --authority) AUTHORITY="${2:?--authority needs file or etcd}"; shift ;;
     --standby) STANDBY=1 ;;
-    *) echo "usage: $0 [--no-failover] [--nodes N [--volumes-per-node V] [--authority file|etcd] [--standby]]" >&2; exit 2 ;;
+    --scale-out) SCALE_OUT=1 ;;
+    *) echo "usage: $0 [--no-failover] [--nodes N [--volumes-per-node V] [--authority file|etcd] [--standby] [--scale-out]]" >&2; exit 2 ;;
   esac
   shift
 done
 if [ "$NODES" != 0 ]; then
-  exec "$ROOT/deploy/start-n-node-cluster.sh" "$NODES" "$PER_NODE" "$AUTHORITY" "$STANDBY" "$FAILOVER"
+  exec "$ROOT/deploy/start-n-node-cluster.sh" "$NODES" "$PER_NODE" "$AUTHORITY" "$STANDBY" "$FAILOVER" "$SCALE_OUT"
 fi
+[ "$SCALE_OUT" = 0 ] || { echo "--scale-out needs --nodes N" >&2; exit 2; }
 [ "$AUTHORITY" = file ] && [ "$STANDBY" = 0 ] || { echo "--authority and --standby need --nodes N" >&2; exit 2; }
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/san"
 chmod 700 "$DIR/a" "$DIR/b" "$DIR/san"   # NVRAM images, backing files, keys: the nodes' user only

@@ -2,18 +2,19 @@
 # Called by deploy/start-cluster.sh --nodes N (see there): writes the one cluster config and
 # each node's own config, starts the nodes, waits until every node reaches every volume, writes
 # $CLUSTER_DIR/cluster.nodes and prints each node's NFS and MOUNT address:port.
-#   start-n-node-cluster.sh NODES VOLUMES_PER_NODE AUTHORITY STANDBY FAILOVER
+#   start-n-node-cluster.sh NODES VOLUMES_PER_NODE AUTHORITY STANDBY FAILOVER [SCALE_OUT]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 DIR="${CLUSTER_DIR:-$ROOT/data/cluster}"
-NODES="$1" PER_NODE="$2" AUTHORITY="$3" STANDBY="$4" FAILOVER="$5"
+NODES="$1" PER_NODE="$2" AUTHORITY="$3" STANDBY="$4" FAILOVER="$5" SCALE_OUT="${6:-0}"
 EXPORT_OPTIONS="${EXPORT_OPTIONS:-rw,secure,root_squash}"
 case "$NODES" in [2-8]) ;; *) echo "--nodes: 2 to 8 nodes, not '$NODES'" >&2; exit 2 ;; esac
 [ "$STANDBY" = 0 ] || [ "$NODES" -le 7 ] || { echo "--standby: at most 7 primaries (8 nodes)" >&2; exit 2; }
 case "$PER_NODE" in [1-9]|1[0-6]) ;; *) echo "--volumes-per-node: 1 to 16, not '$PER_NODE'" >&2; exit 2 ;; esac
 case "$AUTHORITY" in file|etcd) ;; *) echo "--authority: file or etcd, not '$AUTHORITY'" >&2; exit 2 ;; esac
 [ "$STANDBY" = 0 ] || [ "$FAILOVER" = 1 ] || { echo "--standby needs failover (drop --no-failover)" >&2; exit 2; }
+[ "$SCALE_OUT" = 0 ] || [ "$FAILOVER" = 1 ] || { echo "--scale-out needs failover (drop --no-failover)" >&2; exit 2; }
 TOTAL=$((NODES + STANDBY))
 mkdir -p "$DIR/san"
 for i in $(seq 1 "$TOTAL"); do mkdir -p "$DIR/n$i"; chmod 700 "$DIR/n$i"; done
@@ -72,7 +73,7 @@ volumes_of() {  # node index -> v<a>,v<a+1>,...
     echo "listen = 127.0.2.$i"
     echo "nfs_port = 2049"
     echo "mount_port = 20048"
-    echo "volumes = $(volumes_of "$i")"
+    echo "volumes = $(volumes_of "$i")$([ "$SCALE_OUT" = 1 ] && [ "$i" = 1 ] && echo ", ifs")"
   done
   for v in $(seq 0 $((NODES * PER_NODE - 1))); do
     # Backing files are allocated in full: VOLUME_SIZE (default 1G) times the volume count.
@@ -80,6 +81,12 @@ volumes_of() {  # node index -> v<a>,v<a+1>,...
     [ -z "${SEGMENT_SIZE:-}" ] || echo "segment_size = $SEGMENT_SIZE"
     printf '\n[export /r/v%d]\nvolume = v%d\nclients = 127.0.0.0/8\noptions = %s\n' "$v" "$v" "$EXPORT_OPTIONS"
   done
+  if [ "$SCALE_OUT" = 1 ]; then
+    # The scale-out volume: striped over every node's own drives, no backing file in the SAN.
+    printf '\n[volume ifs]\nid = 1000\ntype = scaleout\nprotection = %s\ndrives = %s\n' \
+      "${IFS_PROTECTION:-+2d:1n}" "${IFS_DRIVES:-4}"
+    printf '\n[export /r/ifs]\nvolume = ifs\nclients = 127.0.0.0/8\noptions = %s\n' "$EXPORT_OPTIONS"
+  fi
 } > "$DIR/cluster.conf"
 
 for i in $(seq 1 "$TOTAL"); do
@@ -110,6 +117,14 @@ for job in $(jobs -p); do wait "$job" || { echo "a node did not start; see its l
 
 # Every node reaches the first volume of every EVS (its own, or forwarded), and every EVS answers.
 for i in $(seq 1 "$TOTAL"); do
+  if [ "$SCALE_OUT" = 1 ]; then
+    for _ in $(seq 300); do
+      nfs-ls "nfs://127.0.1.$i/r/ifs?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+    nfs-ls "nfs://127.0.1.$i/r/ifs?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1 ||
+      { echo "127.0.1.$i cannot reach the scale-out volume ifs; see $DIR/n$i/data/nasd.log" >&2; exit 1; }
+  fi
   for j in $(seq 1 "$NODES"); do
     v="v$(( (j - 1) * PER_NODE ))"
     for addr in "127.0.1.$i" $([ "$i" = "$j" ] && echo "127.0.2.$j"); do
@@ -136,6 +151,7 @@ done
 } > "$DIR/cluster.nodes.tmp" && mv "$DIR/cluster.nodes.tmp" "$DIR/cluster.nodes"
 
 echo "cluster up: $NODES nodes$([ "$STANDBY" = 1 ] && echo " + standby n$TOTAL"), $((NODES * PER_NODE)) volumes under /r, authority $AUTHORITY"
+[ "$SCALE_OUT" = 0 ] || echo "scale-out volume /r/ifs on every node (protection ${IFS_PROTECTION:-+2d:1n}, ${IFS_DRIVES:-4} drives per node; coordinated by n1)"
 for i in $(seq 1 "$TOTAL"); do
   if [ "$STANDBY" = 1 ] && [ "$i" = "$TOTAL" ]; then
     echo "  n$i (standby): NFS 127.0.1.$i:2049 MOUNT 127.0.1.$i:20048"

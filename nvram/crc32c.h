@@ -1,5 +1,5 @@
-// CRC32C (Castagnoli), the checksum every NVRAM record carries. Uses the SSE4.2 instruction
-// when the CPU has it (a 4 KiB record costs well under a microsecond) and Boost.CRC otherwise.
+// CRC32C (Castagnoli), the checksum every NVRAM record carries. Computed by Intel ISA-L
+// (crc32_iscsi: the fastest code for the CPU, chosen at run time); Boost.CRC is the reference.
 #pragma once
 
 #include <cstddef>

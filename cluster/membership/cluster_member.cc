@@ -42,7 +42,8 @@ ClusterMember::ClusterMember(ClusterMemberConfig config, uint64_t incarnation, i
   for (const auto& p : config_.peers) peers_.emplace(p, Peer(config_, now_ms));
   for (const auto& [v, home] : config_.home) {
     routes_[v] = home != config_.self ? home : "";  // own volumes: nowhere until served
-    if (home != config_.self && !config_.covers.count(home)) continue;
+    // A slot for every volume: a planned move may designate any of them here. wanted() keeps
+    // this node away from those neither designated here nor to a node it covers.
     Slot& s = volumes_[v];
     s.home = home;
     s.home_served_at = now_ms;
@@ -85,6 +86,22 @@ std::string ClusterMember::route(uint32_t volume) const {
   return it == routes_.end() ? "" : it->second;
 }
 
+std::string ClusterMember::designated(uint32_t volume) const {
+  auto it = volumes_.find(volume);
+  return it == volumes_.end() ? "" : it->second.home;
+}
+
+bool ClusterMember::moving_away(uint32_t volume) const {
+  if (!placement_known_ || placement_.handed(volume)) return false;
+  const std::string to = placement_.destination(volume);
+  return !to.empty() && to != config_.self;
+}
+
+bool ClusterMember::moving_here(uint32_t volume) const {
+  return placement_known_ && !placement_.handed(volume) &&
+         placement_.destination(volume) == config_.self;
+}
+
 std::vector<uint32_t> ClusterMember::candidates() const {
   std::vector<uint32_t> out;
   for (const auto& [v, s] : volumes_) out.push_back(v);
@@ -98,8 +115,14 @@ Heartbeat ClusterMember::heartbeat() const {
   return hb;
 }
 
-bool ClusterMember::wanted(const Slot& s) const {
+bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
+  if (config_.placement_from_authority && !placement_known_) return false;
+  // Handed over for a move and not committed yet: clean, and nobody's until the commit, but
+  // for the node it moves to that still serves it (a move to the node serving it).
+  if (placement_known_ && placement_.handed(volume))
+    return s.held && placement_.destination(volume) == config_.self;
   if (is_home(s)) return !standby_;
+  if (!config_.covers.count(s.home)) return false;
   const Peer& home = peers_.at(s.home);
   if (!home.heard && now_ - started_at_ < config_.startup_grace_ms) return false;
   if (!alive(s.home)) return true;
@@ -115,8 +138,19 @@ bool ClusterMember::wants_failback() const {
   if (!config_.auto_failback && !operator_failback_) return false;
   if (authority_seen_at_ < 0 || now_ - authority_seen_at_ > config_.lease_ms) return false;
   for (const auto& [v, s] : volumes_)
-    if (is_home(s) && !s.held) return true;
+    if (is_home(s) && !s.held && !(placement_known_ && (placement_.handed(v) || moving_away(v))))
+      return true;
   return false;
+}
+
+void ClusterMember::serve(uint32_t volume, Slot& s) {
+  s.serve_asked = true;
+  emit(MemberAction::Kind::Serve, volume, 0, is_home(s) ? "" : s.home);
+}
+
+void ClusterMember::send_handover(uint32_t volume, Slot& s) {
+  s.handover = next_request_++;
+  actions_.push_back({MemberAction::Kind::HandOver, volume, s.handover, "", s.epoch});
 }
 
 void ClusterMember::send_acquire(uint32_t volume, Slot& s) {
@@ -130,6 +164,9 @@ void ClusterMember::drop(uint32_t volume, Slot& s) {
   s.closing = false;
   if (s.serve_asked) emit(MemberAction::Kind::Unserve, volume);
   s.serve_asked = s.ready = false;
+  s.handing = false;
+  s.handover = 0;
+  s.awaiting_read = false;
 }
 
 void ClusterMember::release(uint32_t volume, Slot& s) {
@@ -143,7 +180,31 @@ void ClusterMember::update_leases() {
   for (auto& [v, s] : volumes_) {
     if (s.outstanding && now_ - s.outstanding_sent >= config_.lease_ms) s.outstanding = 0;
     if (s.held && now_ >= s.trusted_until) drop(v, s);  // could not renew in time: self-fence
-    if (s.held && !wanted(s) && !s.closing) {
+    if (s.held && !s.handing && !s.closing && !s.awaiting_read && now_ >= s.next_handover &&
+        (moving_away(v) || moving_here(v))) {
+      // A planned move: close cleanly first when it goes elsewhere, then hand it over.
+      s.handing = true;
+      if (moving_away(v) && s.serve_asked) {
+        s.closing = true;
+        emit(MemberAction::Kind::Unserve, v);
+        s.serve_asked = s.ready = false;
+      }
+    }
+    if (s.handing) {
+      // The lease is kept (renewed) until the hand-over is marked at the authority.
+      if (s.held && !s.outstanding && now_ >= s.renew_at) send_acquire(v, s);
+      const bool still = moving_away(v) || moving_here(v);
+      if (s.held && still && !s.closing && !s.handover && now_ >= s.next_handover)
+        send_handover(v, s);
+      if (s.held && (s.closing || s.handover || still)) continue;
+      // Cancelled, or done by an answer that got lost: back to the ordinary rules.
+      s.handing = false;
+      if (s.held && !s.serve_asked && wanted(v, s)) {
+        serve(v, s);
+        continue;
+      }
+    }
+    if (s.held && !wanted(v, s) && !s.closing) {
       if (!s.serve_asked) {
         release(v, s);
         continue;
@@ -152,7 +213,7 @@ void ClusterMember::update_leases() {
       emit(MemberAction::Kind::Unserve, v);
       s.serve_asked = s.ready = false;
     }
-    if (!s.held && !wanted(s)) continue;
+    if (!s.held && !wanted(v, s)) continue;
     if (s.outstanding) continue;
     if (s.held ? now_ >= s.renew_at : now_ >= s.next_attempt) send_acquire(v, s);
   }
@@ -172,8 +233,8 @@ void ClusterMember::update_routes() {
           break;
         }
       if (to.empty() && current == config_.self) {
-        // We stopped serving it and nobody claims it yet: its home node if that is not us.
-        const std::string& home = config_.home.at(v);
+        // We stopped serving it and nobody claims it yet: its designated node if not us.
+        const std::string& home = volumes_.at(v).home;
         if (home != config_.self) to = home;
       }
     }
@@ -188,9 +249,10 @@ void ClusterMember::update_state() {
   bool all_home_held = true, covered_dead = false, handing_back = false, all_heard = true;
   for (const auto& [v, s] : volumes_) {
     if (is_home(s)) {
-      all_home_held &= s.held;
+      all_home_held &= s.held || (placement_known_ && (placement_.handed(v) || moving_away(v)));
       continue;
     }
+    if (!config_.covers.count(s.home)) continue;  // moving here, or nobody's business
     if (s.held) ++covered_held;
     if (!alive(s.home)) covered_dead = true;
     if (s.held && alive(s.home) && peers_.at(s.home).wants_failback) handing_back = true;
@@ -211,6 +273,7 @@ void ClusterMember::update_state() {
 
 void ClusterMember::tick(int64_t now_ms) {
   advance(now_ms);
+  if (config_.placement_from_authority && now_ >= next_placement_read_) read_placement();
   if (now_ >= next_heartbeat_) {
     for (const auto& p : config_.peers) emit(MemberAction::Kind::SendHeartbeat, 0, 0, p);
     next_heartbeat_ = now_ + config_.heartbeat_interval_ms;
@@ -261,18 +324,24 @@ void ClusterMember::lease_answered(int64_t now_ms, uint32_t volume, uint64_t req
   s.outstanding = 0;
   switch (answer.verdict) {
     case LeaseVerdict::Granted: {
+      s.epoch = answer.lease.epoch;
       int64_t until = sent + config_.lease_ms - config_.safety_margin_ms;
       s.trusted_until = s.held ? std::max(s.trusted_until, until) : until;
       s.renew_at = sent + config_.renew_after_ms;
       if (now_ >= s.trusted_until) {
         if (s.held) drop(volume, s);
       } else if (!s.held) {
-        if (!wanted(s)) {
+        if (!wanted(volume, s)) {
           emit(MemberAction::Kind::ReleaseLease, volume);
+        } else if (config_.placement_from_authority) {
+          // Opened once a read that began after this grant confirms whose it is.
+          s.held = true;
+          s.awaiting_read = true;
+          s.read_after = next_read_;
+          read_placement();
         } else {
           s.held = true;
-          s.serve_asked = true;
-          emit(MemberAction::Kind::Serve, volume);
+          serve(volume, s);
         }
       }
       break;
@@ -305,18 +374,99 @@ void ClusterMember::volume_ready(int64_t now_ms, uint32_t volume) {
 }
 
 void ClusterMember::volume_closed(int64_t now_ms, uint32_t volume) {
+  volume_closed(now_ms, volume, true);
+}
+
+void ClusterMember::volume_closed(int64_t now_ms, uint32_t volume, bool clean) {
   advance(now_ms);
   auto it = volumes_.find(volume);
   if (it == volumes_.end()) return;
   Slot& s = it->second;
   if (!s.held || !s.closing) return;
-  if (wanted(s)) {
+  if (s.handing) {
+    s.closing = false;
+    if (clean && moving_away(volume)) {
+      send_handover(volume, s);
+    } else {
+      // Not clean (its records are still in our NVRAM), or the move is off: serve it again
+      // (our own journal replays what the close could not flush); a move retries later.
+      s.handing = false;
+      if (!clean) s.next_handover = now_ + config_.retry_ms;
+      if (wanted(volume, s))
+        serve(volume, s);
+      else if (clean)
+        release(volume, s);
+      else
+        serve(volume, s);  // never leave unflushed records behind a released lease
+    }
+  } else if (wanted(volume, s)) {
     s.closing = false;  // its node went away again while we were closing: keep it
-    s.serve_asked = true;
-    emit(MemberAction::Kind::Serve, volume);
+    serve(volume, s);
   } else {
     release(volume, s);
   }
+  update_routes();
+  update_state();
+}
+
+void ClusterMember::placement_changed(int64_t now_ms, const Placement& placement) {
+  advance(now_ms);
+  // Reads may arrive out of order; a record never goes back to an older version.
+  if (placement_known_ && placement.version < placement_.version) return;
+  placement_ = placement;
+  placement_known_ = true;
+  for (auto& [v, s] : volumes_) {
+    std::string to = placement_.designated(v);
+    if (to.empty()) to = config_.home.at(v);
+    if (to == s.home) continue;
+    s.home = to;
+    s.home_served_at = now_;  // its new node gets the usual time to pick it up
+  }
+  update_leases();
+  update_routes();
+  update_state();
+}
+
+void ClusterMember::read_placement() {
+  emit(MemberAction::Kind::ReadPlacement, 0, next_read_++);
+  next_placement_read_ = now_ + config_.heartbeat_interval_ms;
+}
+
+void ClusterMember::placement_read(int64_t now_ms, uint64_t request, bool ok,
+                                   const Placement& placement) {
+  advance(now_ms);
+  if (!ok) return;
+  placement_changed(now_ms, placement);
+  for (auto& [v, s] : volumes_) {
+    if (!s.held || !s.awaiting_read || request < s.read_after) continue;
+    s.awaiting_read = false;
+    if (wanted(v, s))
+      serve(v, s);
+    else
+      release(v, s);
+  }
+  update_leases();
+  update_routes();
+  update_state();
+}
+
+void ClusterMember::handover_answered(int64_t now_ms, uint32_t volume, uint64_t request,
+                                      bool done) {
+  advance(now_ms);
+  auto it = volumes_.find(volume);
+  if (it == volumes_.end()) return;
+  Slot& s = it->second;
+  if (request == 0 || request != s.handover) return;
+  s.handover = 0;
+  if (done) {
+    s.handing = false;
+    // Moving away: closed and marked clean, so the lease goes (the new owner needs it).
+    // Moving here: keep serving.
+    if (s.held && !s.serve_asked) release(volume, s);
+  } else {
+    s.next_handover = now_ + config_.retry_ms;
+  }
+  update_leases();
   update_routes();
   update_state();
 }

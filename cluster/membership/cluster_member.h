@@ -19,6 +19,21 @@
 // Routing: every node heartbeats every other node and says which volumes it holds, so each node
 // learns where a volume went and routes its requests there (Route actions). A wrong route costs
 // a JUKEBOX and a retransmit, never a second owner.
+//
+// Planned moves (placement.h): with `placement_from_authority`, a volume's home is not fixed by
+// the config but *designated* by the placement record at the authority, fed in with
+// placement_changed() (nothing is acquired before the first one, so a node never acts on a
+// config that a move has overtaken). The cover rule follows the designated node: a node serves
+// what is designated to it, and what is designated to a dead node it covers. A node holding a
+// volume that is moving elsewhere closes it cleanly and asks for a HandOver (marked at the
+// authority under the volume's lease, see placement.h); once that is done it releases the
+// lease, and the volume is wanted by nobody until the move commits, when its new designated
+// node acquires the lease and opens it, with nothing to replay.
+// The record is read on every heartbeat interval (ReadPlacement), and a volume whose lease was
+// just granted is opened only after a read that began after the grant: while a node holds a
+// volume's lease, nobody else can change where that volume is designated (a commit needs the
+// holder's own hand-over), so that read tells whose NVRAM to replay -- a node that was cut off
+// when a move committed never replays the wrong node's mirror.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +45,7 @@
 #include "cluster/membership/failure_detector.h"
 #include "cluster/membership/heartbeat.h"
 #include "cluster/membership/lease_authority.h"
+#include "cluster/membership/placement.h"
 
 namespace nasd::membership {
 
@@ -46,6 +62,9 @@ struct ClusterMemberConfig {
   int64_t retry_ms = 500;
   bool auto_failback = true;
   int64_t startup_grace_ms = 0;  // a covered node never heard from is left alone this long
+  // Designated nodes come from placement_changed() (planned moves); `home` is only the
+  // fallback for a volume the placement does not name.
+  bool placement_from_authority = false;
 };
 
 // Empty when usable; otherwise what is wrong.
@@ -65,14 +84,20 @@ struct MemberAction {
     SendHeartbeat,  // send heartbeat() to `node` (one action per peer)
     AcquireLease,   // acquire or renew; report with lease_answered(volume, request, ...)
     ReleaseLease,   // give the lease up (no answer needed)
-    Serve,          // open the volume (replay the covered node's mirror first if not home)
+    Serve,          // open the volume; `node`: the covered node whose mirror to replay first
+                    // ("" when it is designated here)
     Unserve,        // stop serving at once; report volume_closed() once quiesced
     Route,          // requests for `volume` should go to `node` (a hint, for forwarding)
+    ReadPlacement,  // read the placement record; report with placement_read(request, ...)
+    HandOver,       // the volume is closed cleanly for its move: mark it handed at the
+                    // authority, only while this node holds its lease at `epoch`; report with
+                    // handover_answered(volume, request, ...)
   };
   Kind kind;
   uint32_t volume = 0;
-  uint64_t request = 0;  // AcquireLease only
-  std::string node;      // SendHeartbeat, Route
+  uint64_t request = 0;  // AcquireLease, HandOver, ReadPlacement
+  std::string node;      // SendHeartbeat, Route, Serve
+  uint64_t epoch = 0;    // HandOver: the lease epoch it holds the volume under
 };
 
 class ClusterMember {
@@ -87,6 +112,17 @@ class ClusterMember {
   void lease_answered(int64_t now_ms, uint32_t volume, uint64_t request, const LeaseAnswer& answer);
   void volume_ready(int64_t now_ms, uint32_t volume);
   void volume_closed(int64_t now_ms, uint32_t volume);
+  // `clean`: every acknowledged operation is in the file system (the close's flush worked), so
+  // the next owner needs nothing from this node's NVRAM.
+  void volume_closed(int64_t now_ms, uint32_t volume, bool clean);
+  // The authority's placement record (with placement_from_authority): designated nodes, moves.
+  // placement_changed: a record this node wrote itself; placement_read: the answer to a
+  // ReadPlacement (`ok` false: the authority could not be read).
+  void placement_changed(int64_t now_ms, const Placement& placement);
+  void placement_read(int64_t now_ms, uint64_t request, bool ok, const Placement& placement);
+  // The answer to a HandOver: `done` when the authority marked the volume handed (feed the
+  // record it wrote with placement_changed first).
+  void handover_answered(int64_t now_ms, uint32_t volume, uint64_t request, bool done);
   // Operator failback (the home volumes back from whoever covers them).
   void request_failback(int64_t now_ms, bool wanted);
   // Planned failover: the home volumes go to the node that covers this one.
@@ -107,8 +143,12 @@ class ClusterMember {
   bool peer_alive(const std::string& node) const;
   // Where requests for a volume go (this node when it serves it).
   std::string route(uint32_t volume) const;
-  // Volumes this node may ever hold: its own and those of the nodes it covers.
+  // Volumes this node may hold (every volume: a move may designate any of them here).
   std::vector<uint32_t> candidates() const;
+  // The node a volume is designated to (the placement's, else its configured home).
+  std::string designated(uint32_t volume) const;
+  bool placement_known() const { return placement_known_; }
+  const Placement& placement() const { return placement_; }
 
  private:
   struct Peer {
@@ -132,12 +172,24 @@ class ClusterMember {
     bool ready = false;
     bool closing = false;
     int64_t home_served_at = 0;  // covered volumes: last heartbeat of its home node holding it
+    uint64_t epoch = 0;          // of the lease held
+    bool handing = false;        // closing (or closed) for a move, until the hand-over is done
+    uint64_t handover = 0;       // the HandOver request in flight (0: none)
+    int64_t next_handover = 0;   // retry a refused or failed hand-over from then
+    bool awaiting_read = false;  // granted; opened after a placement read from `read_after` on
+    uint64_t read_after = 0;
   };
 
   void advance(int64_t now_ms);
   bool alive(const std::string& node) const;
   bool is_home(const Slot& s) const { return s.home == config_.self; }
-  bool wanted(const Slot& s) const;
+  bool wanted(uint32_t volume, const Slot& s) const;
+  bool relevant(const Slot& s) const { return is_home(s) || config_.covers.count(s.home) > 0; }
+  bool moving_away(uint32_t volume) const;
+  bool moving_here(uint32_t volume) const;
+  void update_handovers();
+  void send_handover(uint32_t volume, Slot& s);
+  void serve(uint32_t volume, Slot& s);
   bool wants_failback() const;
   void update_leases();
   void update_routes();
@@ -159,7 +211,12 @@ class ClusterMember {
   uint64_t next_request_ = 1;
   uint64_t view_ = 1;
   MemberState state_ = MemberState::Starting;
-  std::map<uint32_t, Slot> volumes_;         // candidates only
+  Placement placement_;
+  bool placement_known_ = false;
+  uint64_t next_read_ = 1;
+  int64_t next_placement_read_ = 0;
+  void read_placement();
+  std::map<uint32_t, Slot> volumes_;         // every volume
   std::map<uint32_t, std::string> routes_;   // every volume: where it was last routed
   std::vector<MemberAction> actions_;
 };

@@ -42,6 +42,97 @@ void ClusterMembershipService::attach(interconnect::InterconnectServer& server) 
                      [this](interconnect::IncomingRequest req) { on_heartbeat(std::move(req)); });
 }
 
+void ClusterMembershipService::set_placement_store(std::shared_ptr<PlacementStore> store,
+                                                   Placement from_config) {
+  std::lock_guard lock(mu_);
+  if (!options_.member.placement_from_authority)
+    throw std::invalid_argument("membership: a placement store needs placement_from_authority");
+  placement_store_ = std::move(store);
+  placement_from_config_ = std::move(from_config);
+}
+
+std::optional<Placement> ClusterMembershipService::feed_placement_locked(const Placement& p) {
+  const uint64_t before = member_->placement_known() ? member_->placement().version : 0;
+  const bool first = !member_->placement_known();
+  member_->placement_changed(now_ms(), p);
+  if (first || member_->placement().version > before) return member_->placement();
+  return std::nullopt;
+}
+
+void ClusterMembershipService::deliver(const std::optional<Placement>& p) {
+  // Outside the lock: binding or releasing an EVS address may wait for running calls.
+  if (p && hooks_.placement) hooks_.placement(*p);
+}
+
+void ClusterMembershipService::read_placement(uint64_t request) {
+  Placement p;
+  std::string error;
+  const bool ok = read_or_create_placement(*placement_store_, placement_from_config_, &p, &error);
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    placement_reads_in_flight_ = std::max(1, placement_reads_in_flight_) - 1;
+    if (stopping_) return;
+    const uint64_t before = member_->placement_known() ? member_->placement().version : 0;
+    const bool first = !member_->placement_known();
+    member_->placement_read(now_ms(), request, ok, p);
+    if (ok && (first || member_->placement().version > before)) changed = member_->placement();
+    dispatch_locked();
+  }
+  deliver(changed);
+}
+
+void ClusterMembershipService::hand_over(uint32_t volume, uint64_t request, uint64_t epoch) {
+  const std::string& self = options_.member.self;
+  bool done = false;
+  Placement seen;
+  bool have_seen = false;
+  std::string error;
+  for (int attempt = 0; attempt < 4 && !done; ++attempt) {
+    Placement p;
+    if (!read_or_create_placement(*placement_store_, placement_from_config_, &p, &error)) break;
+    seen = p;
+    have_seen = true;
+    if (!mark_handed(p, volume).empty()) break;  // not moving (any more): nothing to mark
+    switch (placement_store_->write_holding(p, volume, self, epoch, &error)) {
+      case PlacementWrite::Written:
+        seen = p;
+        done = true;
+        break;
+      case PlacementWrite::Conflict:
+        continue;  // another volume of the move was marked meanwhile, or the lease is gone
+      case PlacementWrite::Unreachable:
+        attempt = 4;
+        break;
+    }
+  }
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    if (have_seen) changed = feed_placement_locked(seen);
+    member_->handover_answered(now_ms(), volume, request, done);
+    dispatch_locked();
+  }
+  deliver(changed);
+}
+
+void ClusterMembershipService::placement_written(const Placement& p) {
+  std::optional<Placement> changed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    changed = feed_placement_locked(p);
+    dispatch_locked();
+  }
+  deliver(changed);
+}
+
+Placement ClusterMembershipService::placement() const {
+  std::lock_guard lock(mu_);
+  return member_->placement_known() ? member_->placement() : Placement{};
+}
+
 void ClusterMembershipService::start() {
   std::lock_guard lock(mu_);
   if (started_ || stopping_) return;
@@ -90,8 +181,11 @@ void ClusterMembershipService::dispatch_locked() {
         break;
       case MemberAction::Kind::Serve: {
         const uint64_t gen = ++generation_[v];
-        volumes_.submit([this, v, gen] {
-          if (hooks_.volume.open) hooks_.volume.open(v);
+        volumes_.submit([this, v, gen, from = a.node] {
+          if (hooks_.open_from)
+            hooks_.open_from(v, from);
+          else if (hooks_.volume.open)
+            hooks_.volume.open(v);
           opened(v, gen);
         });
         break;
@@ -110,16 +204,36 @@ void ClusterMembershipService::dispatch_locked() {
             std::lock_guard lock(mu_);
             was_open = opened_.erase(v) > 0;
           }
-          if (was_open && hooks_.volume.close) hooks_.volume.close(v, lease_held);
+          bool clean = lease_held;
+          if (was_open && hooks_.close_clean)
+            clean = hooks_.close_clean(v, lease_held);
+          else if (was_open && hooks_.volume.close)
+            hooks_.volume.close(v, lease_held);
           std::lock_guard lock(mu_);
           if (stopping_) return;
-          member_->volume_closed(now_ms(), v);
+          member_->volume_closed(now_ms(), v, clean);
           dispatch_locked();
         });
         break;
       }
       case MemberAction::Kind::Route:
         if (!routed_.count(v) && hooks_.route) hooks_.route(v, a.node);
+        break;
+      case MemberAction::Kind::ReadPlacement:
+        // A slow authority must not pile reads up. A read dropped here is made up by the next
+        // periodic one: a freshly granted volume waits for any read that began after its grant.
+        if (placement_store_ && placement_reads_in_flight_ < 4) {
+          ++placement_reads_in_flight_;
+          if (!placement_reads_.submit([this, request = a.request] { read_placement(request); }))
+            --placement_reads_in_flight_;
+        }
+        break;
+      case MemberAction::Kind::HandOver:
+        // On the lease queue: after this node's earlier lease calls, before its release.
+        if (placement_store_)
+          leases_.submit([this, v, request = a.request, epoch = a.epoch] {
+            hand_over(v, request, epoch);
+          });
         break;
     }
   }
@@ -185,6 +299,7 @@ void ClusterMembershipService::stop() {
   stop_cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
   heartbeats_.stop();
+  placement_reads_.stop();
   volumes_.stop();
   leases_.stop();
   std::vector<uint32_t> held;
@@ -195,13 +310,17 @@ void ClusterMembershipService::stop() {
     for (uint32_t v : opened_) opened[v] = member_->may_serve(v, now_ms());
     opened_.clear();
     for (uint32_t v : routed_) {
-      const std::string to = member_->config().home.at(v);
+      const std::string to = member_->designated(v);
       if (hooks_.route && to != options_.member.self) hooks_.route(v, to);
     }
     routed_.clear();
   }
-  for (auto [v, lease_held] : opened)
-    if (hooks_.volume.close) hooks_.volume.close(v, lease_held);
+  for (auto [v, lease_held] : opened) {
+    if (hooks_.close_clean)
+      hooks_.close_clean(v, lease_held);
+    else if (hooks_.volume.close)
+      hooks_.volume.close(v, lease_held);
+  }
   for (uint32_t v : held) authority_->release(v, options_.member.self);
 }
 

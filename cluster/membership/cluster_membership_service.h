@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/lease_authority.h"
+#include "cluster/membership/placement_store.h"
 #include "util/task_queue.h"
 
 namespace nasd::membership {
@@ -53,6 +55,14 @@ struct MembershipHooks {
 struct ClusterHooks {
   MembershipHooks volume;
   std::function<void(uint32_t volume, const std::string& node)> route;
+  // When set, used instead of volume.open / volume.close: the open names the node whose NVRAM
+  // copy to replay first ("" for none), and the close says whether it was clean (every
+  // acknowledged operation flushed), which a planned move needs before it hands a volume over.
+  std::function<void(uint32_t volume, const std::string& replay_from)> open_from;
+  std::function<bool(uint32_t volume, bool lease_held)> close_clean;
+  // The placement record changed (planned moves); called without the service's lock, possibly
+  // from several threads (records may arrive out of order: keep the newest version).
+  std::function<void(const Placement&)> placement;
 };
 
 struct ClusterMembershipOptions {
@@ -70,6 +80,10 @@ class ClusterMembershipService {
   ~ClusterMembershipService();  // stop()
 
   void attach(interconnect::InterconnectServer& server);
+  // Planned moves (before start()): designated nodes come from `store`, polled every heartbeat
+  // interval; `from_config` is the placement the cluster config describes (stored when the
+  // authority has none). Requires options.member.placement_from_authority.
+  void set_placement_store(std::shared_ptr<PlacementStore> store, Placement from_config);
   void start();
   // Stops serving everything and releases the leases so the covering nodes take over at once.
   void stop();
@@ -83,6 +97,10 @@ class ClusterMembershipService {
   void request_failback(bool wanted);
   void request_failover();
   bool standby() const;
+  // The placement this node knows (empty with version 0 before the first read).
+  Placement placement() const;
+  // Feeds a record just written by this node (an admin move), so it acts without a poll.
+  void placement_written(const Placement& p);
 
  private:
   int64_t now_ms() const;
@@ -91,6 +109,12 @@ class ClusterMembershipService {
   void send_heartbeat(const std::string& peer, Heartbeat hb);
   void on_heartbeat(interconnect::IncomingRequest request);
   void opened(uint32_t volume, uint64_t generation);
+  void read_placement(uint64_t request);
+  void hand_over(uint32_t volume, uint64_t request, uint64_t epoch);
+  // The record the node's hooks must see, if it changed; delivered with deliver() after the
+  // lock is dropped.
+  std::optional<Placement> feed_placement_locked(const Placement& p);
+  void deliver(const std::optional<Placement>& p);
 
   const ClusterMembershipOptions options_;
   const std::map<std::string, std::shared_ptr<interconnect::CallChannel>> peers_;
@@ -105,6 +129,9 @@ class ClusterMembershipService {
   std::map<uint32_t, uint64_t> generation_;
   std::set<uint32_t> opened_, routed_;
   std::set<std::string> heartbeat_in_flight_;  // guarded by mu_
+  std::shared_ptr<PlacementStore> placement_store_;
+  Placement placement_from_config_;
+  int placement_reads_in_flight_ = 0;  // guarded by mu_
   std::thread ticker_;
   // Heartbeats: one thread per peer would be 7 threads; a small pool with one heartbeat in
   // flight per peer keeps a silent peer from delaying the others.
@@ -114,6 +141,7 @@ class ClusterMembershipService {
       .threads = 1, .max_queued = 0, .at_stop = util::TaskQueue::AtStop::DropQueued, .room = "cluster"};
   util::TaskQueue leases_{kSerial};
   util::TaskQueue volumes_{kSerial};
+  util::TaskQueue placement_reads_{kSerial};
 };
 
 }  // namespace nasd::membership

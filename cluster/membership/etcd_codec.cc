@@ -259,6 +259,24 @@ std::string replace_txn(std::string_view key, std::string_view value, int64_t le
   return j.dump();
 }
 
+std::string replace_if_held_txn(std::string_view key, std::string_view value, int64_t mod_revision,
+                                std::string_view held_key, int64_t held_create_revision) {
+  json j;
+  json first = mod_revision == 0
+                   ? json{{"target", "CREATE"}, {"result", "EQUAL"}, {"key", b64(key)},
+                          {"create_revision", "0"}}
+                   : json{{"target", "MOD"}, {"result", "EQUAL"}, {"key", b64(key)},
+                          {"mod_revision", num(mod_revision)}};
+  j["compare"] = json::array({first,
+                              {{"target", "CREATE"},
+                               {"result", "EQUAL"},
+                               {"key", b64(held_key)},
+                               {"create_revision", num(held_create_revision)}}});
+  j["success"] = json::array({{{"request_put", {{"key", b64(key)}, {"value", b64(value)}}}}});
+  j["failure"] = json::array({{{"request_range", {{"key", b64(key)}}}}});
+  return j.dump();
+}
+
 std::string delete_txn(std::string_view key, int64_t mod_revision) {
   json j;
   j["compare"] = json::array({{{"target", "MOD"},

@@ -17,7 +17,7 @@ namespace nasd::membership::etcd {
 
 constexpr size_t kMaxReplyBytes = 64 * 1024;  // a reply of one key is a few hundred bytes
 constexpr size_t kMaxKeyBytes = 512;
-constexpr size_t kMaxValueBytes = 512;
+constexpr size_t kMaxValueBytes = 16 * 1024;  // a lease holds a node name; the placement more
 constexpr size_t kMaxMessageBytes = 512;     // an error's message is cut to this
 constexpr int kMaxDepth = 12;                // deepest reply used: txn -> responses -> kvs
 
@@ -60,6 +60,11 @@ std::string create_txn(std::string_view key, std::string_view value, int64_t lea
 // otherwise reads it.
 std::string replace_txn(std::string_view key, std::string_view value, int64_t lease,
                         int64_t mod_revision);
+// Puts `key` = `value` (no etcd lease) only if the key was last changed at `mod_revision` (0:
+// does not exist) and `held_key` was created at `held_create_revision` (a lease key still
+// held by the one who took it at that epoch); otherwise reads `key`.
+std::string replace_if_held_txn(std::string_view key, std::string_view value, int64_t mod_revision,
+                                std::string_view held_key, int64_t held_create_revision);
 // Deletes `key` only if it was last changed at `mod_revision`.
 std::string delete_txn(std::string_view key, int64_t mod_revision);
 std::string lease_grant_request(int64_t ttl_s);

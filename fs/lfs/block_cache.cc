@@ -13,12 +13,33 @@ CachedBlock::~CachedBlock() { pool_->release(data); }
 BlockCache::~BlockCache() {
   lru_.clear();
   dirty_.clear();
+  forget_remembered();
+  inodes_.clear();
+}
+
+BlockCache::Extent* BlockCache::extent_of(uint64_t ino, uint64_t key, bool create) {
+  const uint64_t ext = key >> kExtentShift;
+  Memo& m = memo_[key >> 63];
+  if (m.e && m.ino == ino && m.extent == ext) return m.e;
+  auto in = inodes_.find(ino);
+  if (in == inodes_.end()) {
+    if (!create) return nullptr;
+    in = inodes_.emplace(ino, Extents{}).first;
+  }
+  auto it = in->second.find(ext);
+  if (it == in->second.end()) {
+    if (!create) return nullptr;
+    it = in->second.emplace(ext, Extent{}).first;
+  }
+  m = Memo{ino, ext, &it->second};
+  return &it->second;
 }
 
 CachedBlock* BlockCache::find(uint64_t ino, uint64_t key) {
-  auto it = map_.find({ino, key});
-  if (it == map_.end()) return nullptr;
-  CachedBlock* b = it->second.get();
+  Extent* e = extent_of(ino, key, false);
+  if (!e) return nullptr;
+  CachedBlock* b = e->slot[key & (kExtentBlocks - 1)].get();
+  if (!b) return nullptr;
   hits_++;
   if (!b->dirty) {
     lru_.erase(lru_.iterator_to(*b));
@@ -31,7 +52,17 @@ CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
   auto owned = std::make_unique<CachedBlock>(ino, key, &pool_);
   if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);
   CachedBlock* b = owned.get();
-  map_[{ino, key}] = std::move(owned);
+  Extent* e = extent_of(ino, key, true);
+  std::unique_ptr<CachedBlock>& s = e->slot[key & (kExtentBlocks - 1)];
+  if (s) {  // replacing a cached key is a caller bug; keep the lists consistent anyway
+    if (s->dirty) dirty_.erase(dirty_.iterator_to(*s));
+    else lru_.erase(lru_.iterator_to(*s));
+    count_--;
+    e->used--;
+  }
+  s = std::move(owned);
+  e->used++;
+  count_++;
   lru_.push_back(*b);
   return b;
 }
@@ -51,17 +82,44 @@ void BlockCache::mark_clean(CachedBlock* b) {
   lru_.push_back(*b);
 }
 
+void BlockCache::remove(CachedBlock* b) {
+  const uint64_t ino = b->ino, key = b->key, ext = key >> kExtentShift;
+  auto in = inodes_.find(ino);
+  if (in == inodes_.end()) return;
+  auto it = in->second.find(ext);
+  if (it == in->second.end()) return;
+  Extent& e = it->second;
+  std::unique_ptr<CachedBlock>& s = e.slot[key & (kExtentBlocks - 1)];
+  if (s.get() != b) return;
+  s.reset();
+  count_--;
+  if (--e.used > 0) return;
+  for (Memo& m : memo_)
+    if (m.e == &e) m = Memo{};
+  in->second.erase(it);
+  if (in->second.empty()) inodes_.erase(in);
+}
+
 void BlockCache::erase(CachedBlock* b) {
   if (b->dirty) dirty_.erase(dirty_.iterator_to(*b));
   else lru_.erase(lru_.iterator_to(*b));
-  map_.erase({b->ino, b->key});
+  remove(b);
 }
 
 std::vector<CachedBlock*> BlockCache::range(uint64_t ino, uint64_t from, uint64_t to) {
   std::vector<CachedBlock*> out;
-  for (auto it = map_.lower_bound({ino, from}); it != map_.end(); ++it) {
-    if (it->first.first != ino || it->first.second >= to) break;
-    out.push_back(it->second.get());
+  if (from >= to) return out;
+  auto in = inodes_.find(ino);
+  if (in == inodes_.end()) return out;
+  const Extents& exts = in->second;
+  const uint64_t last_ext = (to - 1) >> kExtentShift;
+  for (auto it = exts.lower_bound(from >> kExtentShift);
+       it != exts.end() && it->first <= last_ext; ++it) {
+    const uint64_t base = it->first << kExtentShift;
+    for (uint32_t i = 0; i < kExtentBlocks; i++) {
+      CachedBlock* b = it->second.slot[i].get();
+      if (b && base + i >= from && base + i < to) out.push_back(b);
+    }
   }
   return out;
 }
@@ -76,7 +134,7 @@ void BlockCache::trim() {
   while (bytes() > budget_ && !lru_.empty()) {
     CachedBlock& b = lru_.front();
     lru_.pop_front();
-    map_.erase({b.ino, b.key});
+    remove(&b);
   }
 }
 

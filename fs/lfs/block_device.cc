@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "fs/lfs/layout.h"
 
@@ -16,6 +18,14 @@ namespace nasd::fs::lfs {
 
 namespace {
 constexpr unsigned kQueueDepth = 64;
+}
+
+void FreeAligned::operator()(uint8_t* p) const { std::free(p); }
+
+AlignedBlock make_aligned_block() {
+  void* p = std::aligned_alloc(kBlockSize, kBlockSize);
+  if (!p) throw std::bad_alloc();
+  return AlignedBlock(static_cast<uint8_t*>(p));
 }
 
 namespace {
@@ -85,6 +95,8 @@ std::unique_ptr<BlockDevice> BlockDevice::open(const std::string& path, uint64_t
     return nullptr;
   }
   auto dev = std::unique_ptr<BlockDevice>(new BlockDevice(fd, size, path));
+  // Optional: tmpfs and some FUSE filesystems refuse O_DIRECT (EINVAL); writes then stay buffered.
+  dev->direct_fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_DIRECT);
   if (io_uring_queue_init(kQueueDepth, &dev->io_ring_, 0) != 0 ||
       io_uring_queue_init(4, &dev->sync_ring_, 0) != 0) {
     *err = "io_uring_queue_init failed";
@@ -104,7 +116,16 @@ BlockDevice::BlockDevice(int fd, uint64_t size, std::string path)
 BlockDevice::~BlockDevice() {
   if (io_ring_.ring_fd >= 0) io_uring_queue_exit(&io_ring_);
   if (sync_ring_.ring_fd >= 0) io_uring_queue_exit(&sync_ring_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
   ::close(fd_);
+}
+
+int BlockDevice::write_fd(const std::vector<iovec>& iov) const {
+  if (direct_fd_ < 0) return fd_;
+  for (const iovec& v : iov)
+    if (reinterpret_cast<uintptr_t>(v.iov_base) % kBlockSize != 0 || v.iov_len % kBlockSize != 0)
+      return fd_;
+  return direct_fd_;
 }
 
 // One vectored transfer, resubmitting the remainder after a short read/write.
@@ -114,7 +135,7 @@ int BlockDevice::run(io_uring* ring, std::vector<iovec>& iov, uint64_t off, bool
     io_uring_sqe* sqe = io_uring_get_sqe(ring);
     if (!sqe) return EIO;
     unsigned n = unsigned(std::min<size_t>(iov.size() - first, IOV_MAX));
-    if (is_write) io_uring_prep_writev(sqe, fd_, &iov[first], n, off);
+    if (is_write) io_uring_prep_writev(sqe, write_fd(iov), &iov[first], n, off);
     else io_uring_prep_readv(sqe, fd_, &iov[first], n, off);
     if (io_uring_submit_and_wait(ring, 1) < 0) return EIO;
     io_uring_cqe* cqe;
@@ -225,7 +246,7 @@ void BlockDevice::hold_locked(const std::vector<Write>& writes) {
     uint64_t block = w.block;
     for (const iovec& v : w.iov) {
       for (size_t off = 0; off < v.iov_len; off += kBlockSize, ++block) {
-        std::unique_ptr<uint8_t[]> copy(new uint8_t[kBlockSize]);
+        AlignedBlock copy = make_aligned_block();
         std::memcpy(copy.get(), static_cast<const uint8_t*>(v.iov_base) + off, kBlockSize);
         held_[block] = std::move(copy);
       }
@@ -288,7 +309,7 @@ int BlockDevice::write_admitted(const std::vector<Write>& writes) {
       iovs[k] = w.iov;
       io_uring_sqe* sqe = io_uring_get_sqe(&io_ring_);
       if (!sqe) return EIO;
-      io_uring_prep_writev(sqe, fd_, iovs[k].data(), unsigned(iovs[k].size()),
+      io_uring_prep_writev(sqe, write_fd(iovs[k]), iovs[k].data(), unsigned(iovs[k].size()),
                            w.block * kBlockSize);
       io_uring_sqe_set_data64(sqe, k);
     }

@@ -3,9 +3,7 @@
 #include <cstring>
 
 #include <boost/crc.hpp>
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#endif
+#include <isa-l/crc.h>
 
 namespace nasd::fs::lfs {
 
@@ -18,22 +16,21 @@ uint32_t crc_portable(const void* data, size_t n, uint32_t state) {
   return crc.checksum();
 }
 
-#if defined(__x86_64__)
-// SSE4.2 has CRC-32C in hardware: ~20x faster than a table, and every log block is checksummed.
-__attribute__((target("sse4.2"))) uint32_t crc_sse42(const void* data, size_t n, uint32_t state) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  uint64_t c = state;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
+// ISA-L's crc32_iscsi works on the raw register and picks the fastest code for the CPU at run
+// time (three interleaved crc32 streams folded with PCLMULQDQ on x86): every log block is
+// checksummed, and the single dependent chain of crc32 instructions used before cost several
+// times more. Its length is an int: long buffers go in pieces.
+uint32_t crc_isal(const void* data, size_t n, uint32_t state) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  constexpr size_t kPiece = size_t(1) << 30;
+  while (n > 0) {
+    const size_t piece = n < kPiece ? n : kPiece;
+    state = crc32_iscsi(const_cast<uint8_t*>(p), int(piece), state);
+    p += piece;
+    n -= piece;
   }
-  uint32_t c32 = uint32_t(c);
-  for (; n > 0; n--) c32 = _mm_crc32_u8(c32, *p++);
-  return c32;
+  return state;
 }
-const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
-#endif
 
 }  // namespace
 
@@ -42,10 +39,7 @@ uint32_t crc32c_portable(const void* data, size_t n, uint32_t seed) {
 }
 
 uint32_t crc32c(const void* data, size_t n, uint32_t seed) {
-#if defined(__x86_64__)
-  if (kHaveSse42) return crc_sse42(data, n, seed ^ 0xFFFFFFFF) ^ 0xFFFFFFFF;
-#endif
-  return crc32c_portable(data, n, seed);
+  return crc_isal(data, n, seed ^ 0xFFFFFFFF) ^ 0xFFFFFFFF;
 }
 
 }  // namespace nasd::fs::lfs

@@ -44,8 +44,7 @@ bool LogWriter::open_unit() {
   return true;
 }
 
-uint64_t LogWriter::add_block(const SummaryRecord& rec, const uint8_t* data,
-                              std::unique_ptr<uint8_t[]> owned) {
+uint64_t LogWriter::add_block(const SummaryRecord& rec, const uint8_t* data, AlignedBlock owned) {
   if (!open_ || current().blocks.size() >= current().capacity ||
       current().summary.records.size() >= kMaxRecords) {
     open_ = false;
@@ -63,7 +62,7 @@ uint64_t LogWriter::append(const SummaryRecord& rec, const uint8_t* data) {
 }
 
 uint64_t LogWriter::append_copy(const SummaryRecord& rec, const uint8_t* data) {
-  std::unique_ptr<uint8_t[]> copy(new uint8_t[kBlockSize]);
+  AlignedBlock copy = make_aligned_block();
   std::memcpy(copy.get(), data, kBlockSize);
   return add_block(rec, nullptr, std::move(copy));
 }
@@ -75,7 +74,7 @@ bool LogWriter::append_inode(const Inode& in, uint64_t* addr, uint16_t* slot) {
     need_block = u.summary.records[inode_record_].offset >= kInodesPerBlock;
   }
   if (need_block) {
-    std::unique_ptr<uint8_t[]> blk(new uint8_t[kBlockSize]);
+    AlignedBlock blk = make_aligned_block();
     std::memset(blk.get(), 0, kBlockSize);
     SummaryRecord rec;
     rec.kind = RecordKind::InodeBlock;
@@ -104,7 +103,7 @@ void LogWriter::append_record(const SummaryRecord& rec) {
 
 bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
   if (units_.empty()) return true;
-  std::vector<std::unique_ptr<uint8_t[]>> summaries;
+  std::vector<AlignedBlock> summaries;
   std::vector<BlockDevice::Write> writes;
   for (size_t i = 0; i < units_.size(); i++) {
     Unit& u = units_[i];
@@ -118,7 +117,7 @@ bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
     for (SummaryRecord& r : s.records) {
       if (r.has_block()) r.block_crc = crc32c(u.blocks[bi++].data, kBlockSize);
     }
-    summaries.emplace_back(new uint8_t[kBlockSize]);
+    summaries.push_back(make_aligned_block());
     encode_summary(&s, summaries.back().get());
     pos_.prev_crc = s.crc;
     BlockDevice::Write w;

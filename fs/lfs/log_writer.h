@@ -48,7 +48,7 @@ class LogWriter {
  private:
   struct PendingBlock {
     const uint8_t* data;
-    std::unique_ptr<uint8_t[]> owned;
+    AlignedBlock owned;  // block aligned, so the unit goes to the device with O_DIRECT
   };
   struct Unit {
     uint32_t seg = 0, off = 0;  // where its summary goes
@@ -59,8 +59,7 @@ class LogWriter {
 
   bool open_unit();
   Unit& current() { return units_.back(); }
-  uint64_t add_block(const SummaryRecord& rec, const uint8_t* data,
-                     std::unique_ptr<uint8_t[]> owned);
+  uint64_t add_block(const SummaryRecord& rec, const uint8_t* data, AlignedBlock owned);
 
   BlockDevice* dev_;
   Superblock sb_;

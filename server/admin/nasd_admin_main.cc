@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  nasd::admin::AdminReply reply = nasd::admin::admin_call(socket_path, words);
+  // A planned move waits (at most a minute) until the new node serves what moved.
+  const bool move = words.size() >= 2 && words[1] == "move";
+  nasd::admin::AdminReply reply =
+      nasd::admin::admin_call(socket_path, words, move ? 75000 : 10000);
   std::fputs(reply.text.c_str(), reply.ok ? stdout : stderr);
   return reply.ok ? 0 : 1;
 }

@@ -20,6 +20,18 @@ ClusterSimulation::ClusterSimulation(uint64_t seed, ClusterFaults faults,
     nodes_.push_back(std::move(n));
   }
   link_ok_.assign(nodes_.size(), std::vector<bool>(nodes_.size(), true));
+  moves_ = !nodes_.empty() && nodes_.front().config.placement_from_authority;
+  if (moves_) {
+    // One EVS per node with volumes, e<node>.
+    std::map<std::string, std::string> evs_node;
+    std::map<uint32_t, std::string> volume_evs;
+    for (const auto& [v, home] : nodes_.front().config.home) {
+      evs_node["e" + home] = home;
+      volume_evs[v] = "e" + home;
+    }
+    placement_ = membership::initial_placement(evs_node, volume_evs);
+    placement_.version = 1;
+  }
 }
 
 void ClusterSimulation::log(const std::string& line) {
@@ -114,8 +126,22 @@ void ClusterSimulation::carry_out(int i) {
         break;
       }
       case MemberAction::Kind::Serve: {
-        if (n.config.home.at(a.volume) != name) ++stats_.takeovers;
-        log(name + " serve " + std::to_string(a.volume));
+        if (!a.node.empty()) ++stats_.takeovers;
+        log(name + " serve " + std::to_string(a.volume) + (a.node.empty() ? "" : " replaying " + a.node));
+        if (!a.node.empty() && !n.config.covers.count(a.node) && violation_.empty())
+          violation_ = name + " replays " + a.node + "'s mirror, which it does not hold";
+        auto dirty = dirty_.find(a.volume);
+        if (dirty != dirty_.end() && dirty->second != name && dirty->second != a.node) {
+          const int d = index_of(dirty->second);
+          if (nodes_[d].config.covers.count(name)) {
+            ++stats_.known_gap_opens;
+          } else if (violation_.empty()) {
+            violation_ = "LOST: " + name + " opens volume " + std::to_string(a.volume) +
+                         " while " + dirty->second + "'s NVRAM holds records of it (replaying " +
+                         (a.node.empty() ? "nothing" : a.node) + ") at t=" + std::to_string(now_);
+          }
+        }
+        dirty_[a.volume] = name;
         schedule(now_ + rand_ms(faults_.max_open_ms), [this, i, inc, a] {
           on_node(i, inc, [this, i, a] {
             nodes_[i].member->volume_ready(now_, a.volume);
@@ -129,7 +155,13 @@ void ClusterSimulation::carry_out(int i) {
         schedule(now_ + rand_ms(faults_.max_open_ms), [this, i, inc, a] {
           on_node(i, inc, [this, i, a] {
             bool was_closing = nodes_[i].member->may_serve(a.volume, now_);
-            nodes_[i].member->volume_closed(now_, a.volume);
+            // A close under the lease flushes everything, unless the flush fails.
+            const bool clean = was_closing && !chance(faults_.dirty_close);
+            auto dirty = dirty_.find(a.volume);
+            if (clean && dirty != dirty_.end() && dirty->second == nodes_[i].config.self)
+              dirty_.erase(dirty);
+            nodes_[i].member->volume_closed(
+                now_, a.volume, clean || (was_closing && faults_.failed_flush_reported_clean));
             if (was_closing && !nodes_[i].member->may_serve(a.volume, now_)) ++stats_.failbacks;
             carry_out(i);
           });
@@ -137,6 +169,44 @@ void ClusterSimulation::carry_out(int i) {
         break;
       case MemberAction::Kind::Route:
         break;  // a forwarding hint: no effect on who owns what
+      case MemberAction::Kind::ReadPlacement:
+        if (moves_) read_placement(i, a.request);
+        break;
+      case MemberAction::Kind::HandOver: {
+        log(name + " hand over " + std::to_string(a.volume) + " epoch " + std::to_string(a.epoch));
+        int64_t at = std::max(n.authority_free_at, now_ + rand_ms(faults_.max_authority_delay_ms));
+        n.authority_free_at = at;
+        schedule(at, [this, i, inc, a, name] {
+          if (!alive(i, inc)) return;
+          bool done = false;
+          bool reached = nodes_[i].san_ok;
+          if (reached) {
+            const membership::Lease& lease = authority_[a.volume];
+            const bool holds =
+                lease.holder == name && lease.epoch == a.epoch && lease.expires_ms > now_;
+            membership::Placement next = placement_;
+            if ((holds || !faults_.handover_checks_lease) &&
+                membership::mark_handed(next, a.volume).empty()) {
+              const bool committed = !next.moving(a.volume);
+              next.version = placement_.version + 1;
+              placement_ = next;
+              done = true;
+              ++stats_.handovers;
+              if (committed) ++stats_.moves_committed;
+              log(name + " handed " + std::to_string(a.volume) + (committed ? " (commit)" : ""));
+            }
+          }
+          const membership::Placement seen = placement_;
+          schedule(now_ + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, a, done, reached, seen] {
+            on_node(i, inc, [this, i, a, done, reached, seen] {
+              if (reached) nodes_[i].member->placement_changed(now_, seen);
+              nodes_[i].member->handover_answered(now_, a.volume, a.request, done);
+              carry_out(i);
+            });
+          });
+        });
+        break;
+      }
     }
   }
   if (violation_.empty()) violation_ = check_safety();
@@ -252,6 +322,65 @@ std::string ClusterSimulation::check_safety() const {
   return "";
 }
 
+void ClusterSimulation::read_placement(int i, uint64_t request) {
+  Node& n = nodes_[i];
+  const uint64_t inc = n.incarnation;
+  schedule(now_ + 1 + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, request] {
+    // A read already sent reaches the authority even if its sender is now stopped.
+    if (!alive(i, inc)) return;
+    const bool ok = nodes_[i].san_ok;
+    const membership::Placement seen = placement_;
+    schedule(now_ + rand_ms(faults_.max_authority_delay_ms), [this, i, inc, request, ok, seen] {
+      on_node(i, inc, [this, i, request, ok, seen] {
+        nodes_[i].member->placement_read(now_, request, ok, seen);
+        carry_out(i);
+      });
+    });
+  });
+}
+
+void ClusterSimulation::admin_moves() {
+  std::vector<std::string> names;
+  for (const Node& n : nodes_) names.push_back(n.config.self);
+  if (chance(faults_.move)) {
+    membership::Placement next = placement_;
+    std::string why;
+    if (chance(0.5) && !next.evs.empty()) {
+      auto e = next.evs.begin();
+      std::advance(e, static_cast<long>(rng_() % next.evs.size()));
+      const std::string to = names[rng_() % names.size()];
+      why = membership::propose_evs_move(next, e->first, to, names);
+      if (why.empty()) log("ADMIN evs move " + e->first + " -> " + to);
+    } else if (!next.volumes.empty()) {
+      auto v = next.volumes.begin();
+      std::advance(v, static_cast<long>(rng_() % next.volumes.size()));
+      auto e = next.evs.begin();
+      std::advance(e, static_cast<long>(rng_() % next.evs.size()));
+      why = membership::propose_volume_move(next, v->first, e->first);
+      if (why.empty()) log("ADMIN volume move " + std::to_string(v->first) + " -> " + e->first);
+    }
+    if (why.empty()) {
+      next.version = placement_.version + 1;
+      placement_ = next;
+      ++stats_.moves_proposed;
+    }
+  }
+  if (chance(faults_.cancel)) {
+    membership::Placement next = placement_;
+    std::string why = "nothing";
+    for (auto& [name, e] : next.evs)
+      if (!e.target.empty() && why != "") why = membership::cancel_evs_move(next, name);
+    for (auto& [id, v] : next.volumes)
+      if (!v.target_evs.empty() && why != "") why = membership::cancel_volume_move(next, id);
+    if (why.empty()) {
+      next.version = placement_.version + 1;
+      placement_ = next;
+      ++stats_.moves_cancelled;
+      log("ADMIN cancel");
+    }
+  }
+}
+
 void ClusterSimulation::crash(int i) {
   log(nodes_[i].config.self + " CRASH");
   ++stats_.crashes;
@@ -342,6 +471,7 @@ std::string ClusterSimulation::run(int64_t ms, bool faults) {
       next_revoke_at_ += EtcdStoreModel::kRevokeEveryMs;
     }
     if (faults) inject_faults();
+    if (faults && moves_) admin_moves();
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node& n = nodes_[i];
       if (!n.up || n.paused_until > now_) continue;
@@ -354,6 +484,22 @@ std::string ClusterSimulation::run(int64_t ms, bool faults) {
     if (violation_.empty()) violation_ = check_safety();
   }
   return violation_;
+}
+
+std::string ClusterSimulation::check_placed() const {
+  const auto pending = placement_.pending_moves();
+  if (!pending.empty()) return "a move is still pending: " + pending.front();
+  for (const auto& [v, vol] : placement_.volumes) {
+    const std::string home = placement_.designated(v);
+    for (const Node& n : nodes_) {
+      bool serves = n.up && n.member->serving(v, now_);
+      if (serves != (n.config.self == home))
+        return "volume " + std::to_string(v) + " (designated " + home + ") is " +
+               (serves ? "" : "not ") + "served by " + n.config.self + " (state " +
+               (n.up ? membership::member_state_name(n.member->state()) : "down") + ")";
+    }
+  }
+  return "";
 }
 
 std::string ClusterSimulation::check_converged() const {

@@ -7,6 +7,15 @@
 // every event it checks: no volume is trusted by two nodes at once, and a node only trusts a
 // lease the authority really gave it. The authority is the shared folder's lease files, or etcd
 // (EtcdStoreModel) with its own faults.
+//
+// With planned moves (`placement_from_authority` in the configs, ClusterFaults::move > 0) the
+// authority also keeps the placement record (placement.h): an admin proposes random EVS and
+// volume moves (and cancels some), nodes poll the record, and hand-overs are checked against
+// the lease at the authority as the real stores do. The data check: every node's NVRAM is
+// tracked (which node last served a volume without a clean close), and a node that opens a
+// volume another node still holds unflushed records of, without replaying that node's mirror,
+// is a violation ("LOST") -- but for the known gap of a designated node reopening its volume
+// after its cover died (cluster/README "Known gaps"), which is counted, not failed.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +30,7 @@
 
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/lease_authority.h"
+#include "cluster/membership/placement.h"
 #include "tests/cluster/etcd_store_model.h"
 
 namespace nasd::cluster::testing {
@@ -38,6 +48,11 @@ struct ClusterFaults {
   int64_t max_authority_delay_ms = 40;
   int64_t max_open_ms = 300;
   bool fencing = true;  // false: the authority grants everything (the checker must notice)
+  double move = 0;         // per step: the admin proposes a random move (planned moves only)
+  double cancel = 0;       // per step: the admin cancels a pending move
+  double dirty_close = 0;  // a clean close whose flush fails (its records stay in NVRAM)
+  bool handover_checks_lease = true;  // false: a hand-over is marked without the lease check
+  bool failed_flush_reported_clean = false;  // a broken driver: the checker must notice
   // The authority is etcd (EtcdStoreModel): a take is a read, then a grant and a
   // create-if-absent transaction later (other nodes' steps may come between, and the node may
   // be paused between them), a renewal a keepalive, a release a delete-if-unchanged and a
@@ -51,6 +66,8 @@ struct ClusterFaults {
 
 struct ClusterStats {
   int takeovers = 0, failbacks = 0, crashes = 0, pauses = 0, partitions = 0, san_cuts = 0;
+  int moves_proposed = 0, moves_committed = 0, moves_cancelled = 0, handovers = 0;
+  int known_gap_opens = 0;
   int etcd_outages = 0, etcd_leader_changes = 0, etcd_lost_races = 0;
 };
 
@@ -68,6 +85,10 @@ class ClusterSimulation {
   // "" when every volume is served by exactly one live node, the home node when it is up, and
   // otherwise a node that covers the home node.
   std::string check_taken_over() const;
+  // Planned moves: "" when no move is pending and every volume is served by exactly one node,
+  // its designated one.
+  std::string check_placed() const;
+  const membership::Placement& placement() const { return placement_; }
 
   const ClusterStats& stats() const { return stats_; }
   std::string trace() const;
@@ -99,6 +120,8 @@ class ClusterSimulation {
   int index_of(const std::string& name) const;
   void carry_out(int i);
   void inject_faults();
+  void admin_moves();
+  void read_placement(int i, uint64_t request);
   void crash(int i);
   void restart(int i);
   std::string check_safety() const;
@@ -117,6 +140,9 @@ class ClusterSimulation {
   std::vector<Node> nodes_;
   std::vector<std::vector<bool>> link_ok_;  // [from][to]
   std::map<uint32_t, membership::Lease> authority_;
+  bool moves_ = false;
+  membership::Placement placement_;            // at the authority
+  std::map<uint32_t, std::string> dirty_;      // volume -> node whose NVRAM has unflushed records
   EtcdStoreModel etcd_;
   bool etcd_up_ = true;
   int64_t next_revoke_at_ = EtcdStoreModel::kRevokeEveryMs;

@@ -16,6 +16,7 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/volume_server.h"
+#include "cluster/scaleout/ifs_volume.h"
 #include "fs/lfs/lfs_volume.h"
 #include "fs/wrapped_volume.h"
 #include "nvram/journal.h"
@@ -23,6 +24,7 @@
 #include "nvram/journal_volume.h"
 #include "tests/support/memory_fs.h"
 #include "tests/support/memory_resolver.h"
+#include "tests/cluster/scaleout/local_ifs_cluster.h"
 
 namespace nasd::contract {
 namespace {
@@ -142,6 +144,49 @@ struct WrappedMemoryFsEnv {
   fs::Volume& v() { return *volume; }
 };
 
+// The scale-out volume over four in-process nodes, and the NVRAM journal over it (as the
+// coordinator serves it).
+struct IfsEnv {
+  scaleout::testing::LocalIfsCluster cluster;
+  std::unique_ptr<scaleout::IfsVolume> volume;
+  IfsEnv() {
+    scaleout::IfsOptions o;
+    o.name = "ifs";
+    o.volume_id = kVolumeId;
+    std::string err;
+    volume = scaleout::IfsVolume::open(o, &cluster, &err);
+    EXPECT_TRUE(volume) << err;
+  }
+  fs::Volume& v() { return *volume; }
+};
+
+struct JournalOverIfsEnv {
+  Scratch dir;
+  scaleout::testing::LocalIfsCluster cluster;
+  std::shared_ptr<scaleout::IfsVolume> ifs;
+  std::shared_ptr<nvram::Journal> journal;
+  std::unique_ptr<nvram::JournalVolume> volume;
+  JournalOverIfsEnv() {
+    scaleout::IfsOptions o;
+    o.name = "ifs";
+    o.volume_id = kVolumeId;
+    std::string err;
+    ifs = scaleout::IfsVolume::open(o, &cluster, &err);
+    EXPECT_TRUE(ifs) << err;
+    nvram::JournalOptions jo;
+    jo.path = dir.path() + "/nvram.img";
+    jo.size = 8 << 20;
+    journal = nvram::Journal::open(jo);
+    volume = std::make_unique<nvram::JournalVolume>(journal, ifs);
+    volume->recover();
+  }
+  ~JournalOverIfsEnv() {
+    volume.reset();
+    journal->shutdown();
+  }
+  fs::Volume& v() { return *volume; }
+};
+
 template <class Env>
 class VolumeContract : public ::testing::Test {
  protected:
@@ -224,7 +269,8 @@ class VolumeContract : public ::testing::Test {
 };
 
 using Implementations = ::testing::Types<LfsEnv, MemoryFsEnv, JournalOverLfsEnv,
-                                         RemoteOverLoopbackEnv, WrappedMemoryFsEnv>;
+                                         RemoteOverLoopbackEnv, WrappedMemoryFsEnv, IfsEnv,
+                                         JournalOverIfsEnv>;
 class ImplementationNames {
  public:
   template <class T>
@@ -233,6 +279,8 @@ class ImplementationNames {
     if (std::is_same_v<T, MemoryFsEnv>) return "MemoryFs";
     if (std::is_same_v<T, JournalOverLfsEnv>) return "JournalOverLfs";
     if (std::is_same_v<T, RemoteOverLoopbackEnv>) return "RemoteOverLoopback";
+    if (std::is_same_v<T, IfsEnv>) return "ScaleOut";
+    if (std::is_same_v<T, JournalOverIfsEnv>) return "JournalOverScaleOut";
     return "WrappedMemoryFs";
   }
 };

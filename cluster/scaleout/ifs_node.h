@@ -1,0 +1,83 @@
+// A node's part of the scale-out volume, alive for as long as the node runs, whether or not it
+// coordinates the volume: its own drives (<data_dir>/ifs-<volume id>/drive-<i>.units), the unit
+// service that lets the coordinator reach them over the interconnect, and the coordinator's way
+// to every node's drives (RemoteUnits) with a view of which nodes and drives are alive.
+//
+// Liveness: every node is asked for its drives' health every probe interval; a node silent for
+// kMissedProbes probes in a row is dead (unit calls to it then answer Unreachable at once, so
+// reads rebuild from parity instead of waiting for a timeout each), and alive again as soon as
+// it answers. The view starts with every node alive: a node that is really gone is found after
+// the first probes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/scaleout/ifs_cluster.h"
+#include "cluster/scaleout/unit_service.h"
+
+namespace nasd::scaleout {
+
+class IfsNode : public IfsCluster, public UnitAccess {
+ public:
+  struct Options {
+    std::string dir;                 // this node's drives
+    uint64_t volume = 0;
+    uint32_t self = 0;               // this node's id
+    std::vector<uint32_t> nodes;     // every node's id (this one included)
+    uint32_t drives = 4;
+    std::chrono::milliseconds call_timeout{2000};
+    std::chrono::milliseconds probe_interval{300};
+  };
+  static constexpr int kMissedProbes = 3;
+
+  // Opens (creates) the node's drives. nullptr and *error when they cannot be opened.
+  static std::unique_ptr<IfsNode> open(Options options, std::string* error);
+  ~IfsNode() override;
+
+  // Serves this node's drives to the other nodes (before the interconnect starts).
+  void attach(interconnect::InterconnectServer& server);
+  void add_peer(uint32_t node, interconnect::CallChannel* channel);
+  void start();  // the prober
+  void stop();
+
+  // IfsCluster
+  UnitAccess* units() override { return this; }
+  Topology topology() override;
+  uint32_t drives_per_node() const override { return options_.drives; }
+
+  // UnitAccess: RemoteUnits, short-circuited for nodes found dead.
+  UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data, uint32_t len) override;
+  UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
+  UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
+  UnitStatus sync(const UnitPlace& at) override;
+
+  NodeUnits* local() { return local_.get(); }
+
+ private:
+  IfsNode(Options options, std::unique_ptr<NodeUnits> local);
+  bool dead(uint32_t node) const;
+  void probe_loop();
+
+  const Options options_;
+  std::unique_ptr<NodeUnits> local_;
+  std::unique_ptr<UnitServer> server_;
+  RemoteUnits remote_;
+
+  mutable std::mutex mu_;
+  std::map<uint32_t, NodeState> view_;   // guarded by mu_
+  std::map<uint32_t, int> missed_;       // guarded by mu_
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread prober_;
+};
+
+}  // namespace nasd::scaleout

@@ -1,0 +1,249 @@
+// IfsVolume's protection: the thread that watches the topology and runs re-protect passes
+// (ProtectionJob driven here, GroupIo::repair_group doing the work), the status for the admin,
+// and fsck over the catalog.
+#include <chrono>
+#include <future>
+#include <sstream>
+
+#include "cluster/scaleout/ifs_volume.h"
+#include "util/log.h"
+
+namespace nasd::scaleout {
+
+namespace {
+
+constexpr size_t kCommitsPerCheckpoint = 256;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool same_topology(const Topology& a, const Topology& b) {
+  if (a.nodes.size() != b.nodes.size()) return false;
+  for (size_t i = 0; i < a.nodes.size(); i++) {
+    const NodeState &x = a.nodes[i], &y = b.nodes[i];
+    if (x.id != y.id || x.alive != y.alive || x.drives.size() != y.drives.size()) return false;
+    for (size_t d = 0; d < x.drives.size(); d++)
+      if (x.drives[d].healthy != y.drives[d].healthy) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ProtectionStatus::text() const {
+  std::ostringstream o;
+  o << "nodes " << nodes_alive << "/" << nodes << " alive, drives " << drives_healthy << "/"
+    << drives << " healthy\n"
+    << "files " << files << ", groups " << groups << ", below full protection "
+    << groups_degraded << ", unreadable " << groups_unreadable << "\n"
+    << "reprotect: " << (job.running ? "running" : "idle") << " (" << job_kind_name(job.kind)
+    << "), groups " << job.done << "/" << job.total << " done, " << job.inflight
+    << " in flight, " << job.units_rebuilt << " units rebuilt, " << job.unrecoverable
+    << " unrecoverable; passes " << passes << "\n"
+    << "checkpoint generation " << checkpoint_generation << ", durable seq " << durable_seq
+    << ", not yet striped " << dirty_bytes << " bytes\n";
+  return o.str();
+}
+
+ProtectionStatus IfsVolume::protection() {
+  const Topology t = cluster_->topology();
+  ProtectionStatus s;
+  s.nodes = static_cast<int>(t.nodes.size());
+  for (const NodeState& n : t.nodes) {
+    s.nodes_alive += n.alive ? 1 : 0;
+    s.drives += static_cast<int>(n.drives.size());
+    if (n.alive) s.drives_healthy += n.healthy_drives();
+  }
+  JobConfig cfg;
+  cfg.policy = options_.policy;
+  ProtectionJob judge(cfg, 0, t);
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [ino, n] : live_.inodes) {
+      if (n.attr.type == fs::FileType::Reg) ++s.files;
+      for (const auto& [off, r] : n.extents) {
+        ++s.groups;
+        if (!judge.fully_protected(r)) ++s.groups_degraded;
+        int lost = 0;
+        for (const UnitPlace& p : r.places) lost += t.usable(p.node, p.drive) ? 0 : 1;
+        if (lost > r.shape.parity) ++s.groups_unreadable;
+      }
+    }
+    for (const auto& [k, b] : dirty_) s.dirty_bytes += b->size();
+    s.durable_seq = durable_seq_;
+    s.checkpoint_generation = live_.generation;
+  }
+  std::lock_guard lock(status_mu_);
+  s.job = job_progress_;
+  s.passes = passes_;
+  return s;
+}
+
+void IfsVolume::protect_loop() {
+  Topology last;
+  bool first = true;
+  int64_t last_pass = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) return;
+    }
+    try {
+      const Topology t = cluster_->topology();
+      const bool changed = first || !same_topology(t, last);
+      first = false;
+      last = t;
+      // A pass when the topology changed, and again every few seconds while groups are
+      // below full protection (a pass may leave some: a node came back meanwhile).
+      if (!changed && now_ms() - last_pass < 5000) continue;
+      if (protection().groups_degraded == 0) continue;
+      last_pass = now_ms();
+      run_pass(t);
+    } catch (const std::exception& e) {
+      util::log("ifs").error("volume " + options_.name + ": protection pass: " + e.what());
+    }
+  }
+}
+
+void IfsVolume::reprotect_now() { run_pass(cluster_->topology()); }
+
+void IfsVolume::run_pass(const Topology& topology) {
+  std::lock_guard pass_lock(pass_mu_);
+  std::vector<GroupRecord> records;
+  uint32_t job_epoch = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [ino, n] : live_.inodes)
+      for (const auto& [off, r] : n.extents) records.push_back(r);
+    job_epoch = ++live_.job_epoch;
+    meta_changed_ = true;  // the pass's epoch is persisted before any of its versions is used
+  }
+  uint64_t durable = 0;
+  if (flush(&durable) != fs::Status::Ok) return;  // no checkpoint: nothing may be rebuilt yet
+  JobConfig cfg;
+  cfg.policy = options_.policy;
+  ProtectionJob job(cfg, job_epoch, topology);
+  job.load(records);
+  job.topology_changed(now_ms(), topology);
+  std::map<ExtentId, uint64_t> expected;  // the version each extent's task started from
+  for (const GroupRecord& r : records) expected[ExtentId{r.file, r.offset}] = r.version;
+  std::vector<JobTask> tasks;
+  // Commits are checkpointed in batches: the old units of a batch are deleted only once a
+  // checkpoint that references the new ones has landed.
+  std::vector<UnitRef> drops;
+  size_t commits = 0;
+  auto checkpoint_and_drop = [&]() -> bool {
+    if (commits == 0 && drops.empty()) return true;
+    if (flush(&durable) != fs::Status::Ok) {
+      std::lock_guard lock(mu_);
+      garbage_.push_back(Garbage{std::move(drops), snapshots_});  // after a later checkpoint
+      drops.clear();
+      return false;
+    }
+    for (const UnitRef& u : drops) cluster_->units()->remove(u.place, u.key);
+    drops.clear();
+    commits = 0;
+    return true;
+  };
+  size_t rounds = 0;
+  const size_t max_rounds = records.size() * 8 + 64;
+  util::log("ifs").info("volume " + options_.name + ": protection pass " + std::to_string(job_epoch) +
+                        " over " + std::to_string(records.size()) + " groups");
+  for (; rounds < max_rounds; rounds++) {
+    for (JobAction& a : job.take_actions()) {
+      switch (a.kind) {
+        case JobAction::Kind::Assign:
+          tasks.push_back(std::move(a.task));
+          break;
+        case JobAction::Kind::Commit: {
+          bool installed = false;
+          {
+            std::lock_guard lock(mu_);
+            auto n = live_.inodes.find(a.extent.file);
+            if (n != live_.inodes.end()) {
+              auto e = n->second.extents.find(a.extent.offset);
+              if (e != n->second.extents.end() && e->second.version == expected[a.extent]) {
+                n->second.extents.erase(e);
+                for (const GroupRecord& r : a.records) {
+                  n->second.extents[r.offset] = r;
+                  cache_drop(a.extent.file, r.offset / kSlotBytes);
+                }
+                meta_changed_ = true;
+                installed = true;
+              }
+            }
+            // A client rewrote or removed it meanwhile: the rebuilt units are nobody's.
+            if (!installed) for (const GroupRecord& r : a.records) throw_away(r, 0);
+          }
+          for (const GroupRecord& r : a.records) expected[ExtentId{r.file, r.offset}] = r.version;
+          commits += installed ? 1 : 0;
+          break;
+        }
+        case JobAction::Kind::DropUnits:
+          // Held until a checkpoint holds the commits before them (checkpoint_and_drop).
+          drops.insert(drops.end(), a.units.begin(), a.units.end());
+          break;
+      }
+    }
+    {
+      std::lock_guard lock(status_mu_);
+      job_progress_ = job.progress();
+    }
+    if (commits >= kCommitsPerCheckpoint && !checkpoint_and_drop()) {
+      util::log("ifs").error("volume " + options_.name + ": protection pass stopped: no checkpoint");
+      break;
+    }
+    if (tasks.empty()) break;
+    {
+      std::lock_guard lock(stop_mu_);
+      if (stopping_) break;
+    }
+    // A few groups at a time (each group's units are read and written in parallel already).
+    const size_t batch = std::min<size_t>(tasks.size(), 4);
+    std::vector<std::future<TaskResult>> running;
+    for (size_t i = 0; i < batch; i++) {
+      running.push_back(std::async(std::launch::async, [this, &topology, t = tasks[i]] {
+        TaskResult result;
+        result.task = t.id;
+        result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
+                                     &result.replacement, &result.units_rebuilt, &result.error);
+        return result;
+      }));
+    }
+    tasks.erase(tasks.begin(), tasks.begin() + static_cast<long>(batch));
+    for (auto& f : running) job.task_done(now_ms(), f.get());
+  }
+  checkpoint_and_drop();
+  {
+    std::lock_guard lock(status_mu_);
+    job_progress_ = job.progress();
+    ++passes_;
+  }
+  const JobProgress p = job.progress();
+  util::log("ifs").info("volume " + options_.name + ": protection pass " + std::to_string(job_epoch) +
+                        " done: " + std::to_string(p.done) + "/" + std::to_string(p.total) +
+                        " groups, " + std::to_string(p.units_rebuilt) + " units rebuilt, " +
+                        std::to_string(p.unrecoverable) + " unrecoverable");
+}
+
+IfsVolume::FsckReport IfsVolume::fsck() {
+  std::vector<GroupRecord> records;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [ino, n] : live_.inodes)
+      for (const auto& [off, r] : n.extents) records.push_back(r);
+  }
+  FsckReport rep;
+  for (const GroupRecord& r : records) {
+    GroupHealth h = io_.verify_group(r);
+    ++rep.groups;
+    if (!h.bad_parity.empty()) ++rep.bad_parity;
+    if (!h.unreadable.empty()) ++rep.unreadable;
+    if (!h.readable) ++rep.lost;
+  }
+  return rep;
+}
+
+}  // namespace nasd::scaleout

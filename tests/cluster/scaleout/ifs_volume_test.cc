@@ -1,0 +1,200 @@
+// The scale-out volume (IfsVolume) over four in-process nodes: data striped as N+M groups over
+// every node's drives, a checkpoint that a new coordinator opens, the NVRAM journal replayed
+// on top, reads rebuilt from parity, re-protect back to full protection, and two lost drives.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cluster/scaleout/ifs_volume.h"
+#include "nvram/journal.h"
+#include "nvram/journal_options.h"
+#include "nvram/journal_volume.h"
+#include "tests/cluster/scaleout/local_ifs_cluster.h"
+
+namespace nasd::scaleout {
+namespace {
+
+using fs::Status;
+
+fs::OpContext root() {
+  fs::OpContext c;
+  c.cred.uid = 0;
+  c.cred.gid = 0;
+  return c;
+}
+
+std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = uint8_t(rng());
+  return v;
+}
+
+IfsOptions options() {
+  IfsOptions o;
+  o.name = "ifs";
+  o.volume_id = 100;
+  return o;
+}
+
+std::unique_ptr<IfsVolume> open_volume(IfsCluster* c) {
+  std::string err;
+  auto v = IfsVolume::open(options(), c, &err);
+  EXPECT_TRUE(v) << err;
+  return v;
+}
+
+fs::InodeId make_file(fs::Volume& v, const std::string& name) {
+  fs::InodeId id;
+  std::optional<fs::Attr> attr;
+  fs::Wcc wcc;
+  EXPECT_EQ(v.create(root(), v.root(), name, fs::CreateMode::Guarded, {}, 0, &id, &attr, &wcc), Status::Ok);
+  return id;
+}
+
+void write_all(fs::Volume& v, fs::InodeId id, const std::vector<uint8_t>& data, size_t chunk = 65536) {
+  for (size_t at = 0; at < data.size(); at += chunk) {
+    size_t n = std::min(chunk, data.size() - at);
+    fs::Stability committed;
+    fs::Wcc wcc;
+    ASSERT_EQ(v.write(root(), id, at, std::span(data.data() + at, n), fs::Stability::FileSync, &committed, &wcc), Status::Ok);
+  }
+}
+
+std::vector<uint8_t> read_all(fs::Volume& v, const std::string& name) {
+  fs::InodeId id;
+  std::optional<fs::Attr> a, d;
+  if (v.lookup(root(), v.root(), name, &id, &a, &d) != Status::Ok) return {};
+  std::vector<uint8_t> out;
+  for (int i = 0; i < 10000; i++) {
+    std::vector<uint8_t> part;
+    bool eof = false;
+    std::optional<fs::Attr> attr;
+    if (v.read(root(), id, out.size(), 1 << 20, &part, &eof, &attr) != Status::Ok) return {0xde, 0xad};
+    out.insert(out.end(), part.begin(), part.end());
+    if (eof) break;
+  }
+  return out;
+}
+
+struct Files {
+  std::map<std::string, std::vector<uint8_t>> content;
+  void make(fs::Volume& v) {
+    content["big"] = pattern(5 * 1024 * 1024 + 12345, 1);      // several 6+2 groups
+    content["small"] = pattern(3000, 2);                         // mirrored 3 ways
+    content["unit"] = pattern(kStripeUnit, 3);
+    content["odd"] = pattern(kSlotBytes + 77, 4);
+    for (auto& [name, data] : content) write_all(v, make_file(v, name), data);
+  }
+  void expect_intact(fs::Volume& v, const std::string& when) {
+    for (auto& [name, data] : content) EXPECT_TRUE(read_all(v, name) == data) << name << " " << when;
+  }
+};
+
+TEST(IfsVolume, DataIsStripedOverEveryNodeAndANewCoordinatorReadsIt) {
+  testing::LocalIfsCluster cluster;
+  Files files;
+  {
+    auto v = open_volume(&cluster);
+    files.make(*v);
+    files.expect_intact(*v, "before the flush (dirty slots)");
+    uint64_t durable = 0;
+    ASSERT_EQ(v->flush(&durable), Status::Ok);
+    files.expect_intact(*v, "after the flush (units)");
+    ProtectionStatus s = v->protection();
+    EXPECT_EQ(s.files, 4u);
+    EXPECT_GT(s.groups, 9u);
+    EXPECT_EQ(s.groups_degraded, 0u);
+    IfsVolume::FsckReport f = v->fsck();
+    EXPECT_EQ(f.bad_parity + f.unreadable + f.lost, 0u);
+  }
+  // Every node's drives hold units.
+  for (int n = 1; n <= 4; n++) {
+    uint64_t bytes = 0;
+    for (int d = 0; d < 4; d++)
+      bytes += std::filesystem::file_size(cluster.dir() + "/n" + std::to_string(n) + "/drive-" + std::to_string(d) + ".units");
+    EXPECT_GT(bytes, 1u << 20) << "node " << n;
+  }
+  auto again = open_volume(&cluster);
+  files.expect_intact(*again, "after a reopen from the checkpoint");
+}
+
+TEST(IfsVolume, AcknowledgedWritesComeBackFromTheJournalAfterACrash) {
+  testing::LocalIfsCluster cluster;
+  char tmpl[] = "/tmp/nasd-ifs-test.XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  nvram::JournalOptions jo;
+  jo.path = dir + "/nvram.img";
+  jo.size = 64 << 20;
+  jo.flush_interval = std::chrono::hours(1);
+  Files files;
+  {
+    std::shared_ptr<IfsVolume> ifs = open_volume(&cluster);
+    auto journal = nvram::Journal::open(jo);
+    nvram::JournalVolume jv(journal, ifs);
+    jv.recover();
+    files.make(jv);
+    ifs->abandon();  // the coordinator dies: nothing striped beyond what recover() flushed
+    journal->shutdown();
+  }
+  std::shared_ptr<IfsVolume> ifs = open_volume(&cluster);
+  EXPECT_TRUE(read_all(*ifs, "big").empty()) << "the crash lost nothing only thanks to the journal";
+  auto journal = nvram::Journal::open(jo);
+  nvram::JournalVolume jv(journal, ifs);
+  jv.recover();
+  files.expect_intact(jv, "after the journal's replay");
+  journal->shutdown();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(IfsVolume, LoseANodeReprotectThenLoseTwoDrivesNothingLost) {
+  testing::LocalIfsCluster cluster;
+  auto v = open_volume(&cluster);
+  Files files;
+  files.make(*v);
+  uint64_t durable = 0;
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  cluster.kill(2);
+  files.expect_intact(*v, "with node 2 dead (rebuilt from parity)");
+  EXPECT_GT(v->protection().groups_degraded, 0u);
+  v->reprotect_now();
+  ProtectionStatus s = v->protection();
+  EXPECT_EQ(s.groups_degraded, 0u) << s.text();
+  EXPECT_GT(s.job.units_rebuilt, 0u);
+  // Writes go on with what the survivors can give.
+  files.content["after"] = pattern(2 * kSlotBytes + 5, 9);
+  write_all(*v, make_file(*v, "after"), files.content["after"]);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  cluster.delete_drive(3, 1);
+  cluster.delete_drive(4, 2);
+  files.expect_intact(*v, "after two drives of nodes 3 and 4 were deleted too");
+  IfsVolume::FsckReport f = v->fsck();
+  EXPECT_EQ(f.lost, 0u);
+  auto again = (v.reset(), open_volume(&cluster));
+  files.expect_intact(*again, "reopened by a new coordinator on the survivors");
+}
+
+TEST(IfsVolume, TruncateAndRemoveLeaveNoStaleBytes) {
+  testing::LocalIfsCluster cluster;
+  auto v = open_volume(&cluster);
+  auto data = pattern(2 * kSlotBytes, 5);
+  fs::InodeId id = make_file(*v, "f");
+  write_all(*v, id, data);
+  uint64_t durable = 0;
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  fs::SetAttr sa;
+  sa.size = 1000;
+  fs::Wcc wcc;
+  ASSERT_EQ(v->setattr(root(), id, sa, std::nullopt, &wcc), Status::Ok);
+  sa.size = data.size();
+  ASSERT_EQ(v->setattr(root(), id, sa, std::nullopt, &wcc), Status::Ok);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  std::vector<uint8_t> want(data.size(), 0);
+  std::copy(data.begin(), data.begin() + 1000, want.begin());
+  EXPECT_TRUE(read_all(*v, "f") == want);
+  auto again = (v.reset(), open_volume(&cluster));
+  EXPECT_TRUE(read_all(*again, "f") == want);
+}
+
+}  // namespace
+}  // namespace nasd::scaleout
