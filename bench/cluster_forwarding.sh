@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# What crossing the cluster interconnect costs: the same nasd-loadgen load against the two-node
-# cluster of deploy/start-cluster.sh (node a owns v0, node b owns v1), twice, each time on a
-# freshly started cluster, on a private loopback:
-#   local      targets a:/r/v0 and b:/r/v1, so every request reaches the volume's owner directly;
-#   forwarded  targets a:/r/v0 a:/r/v1 b:/r/v0 b:/r/v1, so half of the requests are forwarded
-#              (the uniform access rule of a clustered SPECsfs result).
-#   bench/cluster_forwarding.sh BUILD_DIR [--load OPS --steps N | --loads A,B,C]
+# What crossing the cluster interconnect costs: the same nasd-loadgen load against a cluster of
+# deploy/start-cluster.sh, twice, each time on a freshly started cluster, on a private loopback:
+#   local      every node's clients reach only that node's own volume, so every request reaches
+#              the volume's owner directly;
+#   forwarded  every node's clients reach its own volume and the next node's, so half of the
+#              requests cross the interconnect (the HNAS report's uniform-access rule).
+#   bench/cluster_forwarding.sh BUILD_DIR [--nodes 2|4] [--load OPS --steps N | --loads A,B,C]
 #       [--step-seconds S] [--warmup-seconds S] [--processes N] [--fileset-mib-per-op X]
 #       [--mix NAME | --mix-file FILE] [--io-size BYTES] [--out DIR] [--no-failover]
 #
-# The cluster is started as deploy/start-cluster.sh starts it (an HA pair, each node mirroring
-# the other's NVRAM, with its default lease); --no-failover passes it on for static
-# ownership without HA.
+# --nodes 2 (default): the HA pair of deploy/start-cluster.sh (node a owns v0 on 127.0.0.1:2049,
+# node b owns v1 on :2149; targets a:v0 b:v1, then a:v0 a:v1 b:v1 b:v0). --nodes 4: the ring of
+# deploy/start-cluster.sh --nodes 4 --volumes-per-node 1 (node ni owns v(i-1) on 127.0.1.i;
+# targets n1:v0 .. n4:v3, then n1:v0 n1:v1 n2:v1 n2:v2 n3:v2 n3:v3 n4:v3 n4:v0). Either way NVRAM
+# is mirrored to the partner, with the default lease; --no-failover for static ownership.
 # BUILD_DIR holds bench/nasd-loadgen, cluster/nasd and server/admin/nasd-admin. Prints the peak
 # ops/s and overall response time of both runs with their forwarded/local ratios, then both
 # curves; reports, CSVs, the summary, forwarding.png and the nodes' logs go to --out (default: a
@@ -31,20 +33,23 @@ source "$here/loadgen_lib.sh"
 # Two servers and the load generator share the machine: short steps and a small fileset keep a
 # default run within a few minutes on 2 cores (both volumes are 4G in start-cluster.sh).
 # The load generator keeps many calls in flight and, unlike a kernel client, does not retry
-# NFS3ERR_JUKEBOX, so the nodes get 64 forward slots (FORWARD_SLOTS) instead of the default 8,
-# which is sized to keep a paused partner from taking every executor thread.
+# NFS3ERR_JUKEBOX: the default 256 forward slots per owner (FORWARD_SLOTS) are far above what
+# it keeps in flight, and a forwarded call holds no executor thread while it waits.
 loads=4000,8000,12000,16000,20000
 mib_per_op=0.05
 out=""
+nodes=2
 cluster_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
     --no-failover) cluster_args=(--no-failover); shift ;;
     *) load_option "$1" "${2-}" && shift 2 || { echo "cluster_forwarding.sh: unknown argument $1" >&2; usage; } ;;
   esac
 done
 loadgen_args
+case "$nodes" in 2|4) ;; *) echo "cluster_forwarding.sh: --nodes 2 or 4, not '$nodes'" >&2; exit 2 ;; esac
 
 loadgen=$build/bench/nasd-loadgen
 [[ -x $loadgen ]] || { echo "no $loadgen: build the nasd-loadgen target first" >&2; exit 1; }
@@ -67,17 +72,33 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# The ports deploy/start-cluster.sh gives its nodes.
+# The nodes, the addresses deploy/start-cluster.sh gives them, and the two runs' targets.
+if [[ $nodes == 2 ]]; then
+  node_names=(a b)
+  local_targets=(a:v0 b:v1)
+  forwarded_targets=(a:v0 a:v1 b:v1 b:v0)
+  start_args=()
+  shape="two-node HA pair"
+else
+  node_names=(n1 n2 n3 n4)
+  local_targets=(n1:v0 n2:v1 n3:v2 n4:v3)
+  forwarded_targets=(n1:v0 n1:v1 n2:v1 n2:v2 n3:v2 n3:v3 n4:v3 n4:v0)
+  start_args=(--nodes 4 --volumes-per-node 1)
+  # Backing files are allocated in full: four of them share the machine's disk.
+  export VOLUME_SIZE=${VOLUME_SIZE:-1G}
+  shape="four-node ring"
+fi
 target() { # NODE VOLUME
   case "$1" in
     a) echo "nfs://127.0.0.1/r/$2?nfsport=2049&mountport=20048" ;;
     b) echo "nfs://127.0.0.1/r/$2?nfsport=2149&mountport=20148" ;;
+    n?) echo "nfs://127.0.1.${1#n}/r/$2?nfsport=2049&mountport=20048" ;;
   esac
 }
 
 keep_logs() { # NAME CLUSTER_DIR: the nodes' logs into $out
   local n
-  for n in a b; do cp "$2/$n/data/nasd.log" "$out/$1-$n-nasd.log" 2>/dev/null || true; done
+  for n in "${node_names[@]}"; do cp "$2/$n/data/nasd.log" "$out/$1-$n-nasd.log" 2>/dev/null || true; done
 }
 
 # run NAME NODE:VOLUME...: a fresh cluster, the load over those targets, the cluster stopped.
@@ -87,24 +108,25 @@ run() {
   for t in "$@"; do args+=(--target "$(target "${t%%:*}" "${t#*:}")"); done
   echo "== $name: starting the cluster" >&2
   running=$dir
-  CLUSTER_DIR=$dir EXPORT_OPTIONS=rw,insecure,no_root_squash FORWARD_SLOTS=${FORWARD_SLOTS:-64} "$root/deploy/start-cluster.sh" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
+  CLUSTER_DIR=$dir EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${start_args[@]}" "${cluster_args[@]}" >"$out/$name-cluster.log" 2>&1 || {
     cat "$out/$name-cluster.log" >&2; keep_logs "$name" "$dir"
     echo "$name: start-cluster.sh failed; node logs in $out" >&2; exit 1; }
   echo "== $name: load over $*" >&2
   local rc=0
   "$loadgen" "${args[@]}" "${LOADGEN_ARGS[@]}" --notes "targets $*" \
-    --server-name "nasd two-node cluster, $name (bench/cluster_forwarding.sh)" \
+    --server-name "nasd $shape, $name (bench/cluster_forwarding.sh)" \
     --report "$out/$name.txt" --csv "$out/$name.csv" || rc=$?
   local n admin=$build/server/admin/nasd-admin
-  for n in a b; do  # per-procedure counters and the pair's state, when nasd-admin is built
+  for n in "${node_names[@]}"; do  # per-procedure counters and the cluster's state
     [[ -x $admin ]] || break
     { "$admin" --socket "$dir/$n/data/nasd.sock" stats; "$admin" --socket "$dir/$n/data/nasd.sock" cluster; } \
       >"$out/$name-$n-stats.txt" 2>&1 || true
   done
   # A takeover during the run would measure failover, not forwarding.
   # (state=normal: every node serves its own volumes and no member is covering another.)
-  if grep -h 'state=' "$out/$name"-?-stats.txt 2>/dev/null | grep -qv 'state=normal'; then
-    echo "WARNING: $name: the pair was not in its normal state at the end (see $out/$name-*-stats.txt): not a forwarding measurement" >&2
+  if grep -ho 'state=[a-z-]*' "$out/$name"-*-stats.txt 2>/dev/null | grep -qv '^state=normal$' ||
+     grep -hiE '^ *member .*(silent|down)' "$out/$name"-*-stats.txt 2>/dev/null | grep -q .; then
+    echo "WARNING: $name: a node was not in its normal state at the end (see $out/$name-*-stats.txt): not a forwarding measurement" >&2
   fi
   CLUSTER_DIR=$dir "$root/deploy/stop-cluster.sh" >>"$out/$name-cluster.log" 2>&1 || true
   running=""
@@ -113,8 +135,10 @@ run() {
   [[ $rc == 0 ]] || { echo "$name: nasd-loadgen failed ($rc); node logs in $out" >&2; exit 1; }
 }
 
-run local a:v0 b:v1
-run forwarded a:v0 a:v1 b:v0 b:v1
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+run local "${local_targets[@]}"
+run forwarded "${forwarded_targets[@]}"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # summary: the headline of each run, and forwarded/local of both numbers.
 {
@@ -125,12 +149,13 @@ run forwarded a:v0 a:v1 b:v0 b:v1
   lp=$(peak "$out/local.txt") fp=$(peak "$out/forwarded.txt")
   lr=$(ort "$out/local.txt") fr=$(ort "$out/forwarded.txt")
   printf '%-16s %-34s %12s %22s\n' run targets "peak ops/s" "overall response msec"
-  printf '%-16s %-34s %12s %22s\n' local "a:v0 b:v1" "$(bound "$out/local.csv")$lp" "$lr"
-  printf '%-16s %-34s %12s %22s\n' forwarded "a:v0 a:v1 b:v0 b:v1" "$(bound "$out/forwarded.csv")$fp" "$fr"
+  printf '%-16s %-34s %12s %22s\n' local "${local_targets[*]}" "$(bound "$out/local.csv")$lp" "$lr"
+  printf '%-16s %-34s %12s %22s\n' forwarded "${forwarded_targets[*]}" "$(bound "$out/forwarded.csv")$fp" "$fr"
   awk -v lp="$lp" -v fp="$fp" -v lr="$lr" -v fr="$fr" 'BEGIN {
     printf "%-16s %-34s %12s %22s\n", "forwarded/local", "", (lp > 0 ? sprintf("%.2f", fp / lp) : "-"), (lr > 0 ? sprintf("%.2f", fr / lr) : "-") }'
   echo "(>= : the top step was reached, so the peak is bounded by the load asked for; a:v1 means node a's"
   echo " port, volume v1, which node b owns)"
+  echo "$shape; load average (1, 5, 15 min) before: $load_before, after: $load_after ($(nproc) cores, shared)"
   echo
   step_table "$out/local.csv" local "$out/forwarded.csv" forwarded
 } | tee "$out/summary.txt"

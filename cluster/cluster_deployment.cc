@@ -14,7 +14,7 @@ namespace nasd::cluster {
 ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted)
     : plan_(plan), hosted_(hosted) {
   // Forwarded calls wait at most forward_timeout for the owner, and at most forward_slots of
-  // them wait on one owner at once: a hung owner cannot take every executor thread.
+  // them are in flight to one owner at once (they park: no executor thread waits for them).
   interconnect::RemoteVolumeOptions remote;
   remote.call_timeout = plan_.cluster->forward_timeout;
   remote.max_in_flight = plan_.cluster->forward_slots;

@@ -82,7 +82,7 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   if (forward_ms < 100 || forward_ms > 600000)
     throw ConfigError("[cluster] forward_timeout_ms out of range (100..600000)");
   o.forward_timeout = std::chrono::milliseconds(forward_ms);
-  const int64_t slots = c->get_int("forward_slots", 8);
+  const int64_t slots = c->get_int("forward_slots", 256);
   if (slots < 1 || slots > 4096) throw ConfigError("[cluster] forward_slots out of range (1..4096)");
   o.forward_slots = static_cast<size_t>(slots);
   if (c->has("key"))

@@ -153,10 +153,11 @@ struct ClusterOptions {
   std::vector<EvsOptions> evs;
 
   // Forwarded calls: each waits at most forward_timeout_ms for the owner (then Jukebox), and at
-  // most forward_slots of them wait on one owner at once (more get Jukebox at once), so a
-  // paused partner cannot take every executor thread ([node] threads).
+  // most forward_slots of them are in flight to one owner at once (more get Jukebox at once).
+  // A waiting call holds no executor thread (it parks), so the bound is about how much may
+  // pile up at a slow or paused owner, not about threads.
   std::chrono::milliseconds forward_timeout{5000};
-  size_t forward_slots = 8;
+  size_t forward_slots = 256;
 
   // nullopt without a [cluster] section. Throws ConfigError on an unknown key, a bad address,
   // a peer without volumes, a volume claimed twice or a volume with no [volume] section.

@@ -102,7 +102,7 @@ size = 512M
 name = lab
 interconnect = 127.0.0.1:$4
 key = $DIR/cluster.key            # shared by both nodes: every interconnect and mirror link proves it
-forward_slots = ${FORWARD_SLOTS:-8}   # forwarded calls that may wait on one owner at once; more get JUKEBOX
+forward_slots = ${FORWARD_SLOTS:-256}   # forwarded calls in flight to one owner at once; more get JUKEBOX
 $ha_cluster
 
 [peer $6]

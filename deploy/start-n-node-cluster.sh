@@ -54,7 +54,7 @@ volumes_of() {  # node index -> v<a>,v<a+1>,...
   echo "[cluster]"
   echo "name = lab"
   echo "key = $DIR/cluster.key             # every interconnect and mirror link proves it"
-  echo "forward_slots = ${FORWARD_SLOTS:-8}"
+  echo "forward_slots = ${FORWARD_SLOTS:-256}"
   if [ "$FAILOVER" = 1 ]; then
     echo "shared_dir = $DIR/san              # the \"SAN\": every volume and the lease files"
     echo "authority = $AUTHORITY"

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,21 @@ struct CallOutcome {
 
 class CallChannel {
  public:
+  using Completion = std::function<void(CallOutcome)>;
+
   virtual ~CallChannel() = default;
   // Sends one request and waits for its reply or `timeout`. Thread-safe; many calls may be in
   // flight at once and their replies may come back in any order.
   virtual CallOutcome call(MessageType type, std::vector<uint8_t> payload,
                            std::chrono::milliseconds timeout) = 0;
+  // Sends one request and returns at once; `done` gets the reply or the error exactly once,
+  // on the channel's own thread (or on this one, for a call that fails before it is sent). It
+  // must not block: it runs where the channel reads its replies. The default waits in place
+  // (for channels that have no thread of their own, such as test doubles).
+  virtual void call_async(MessageType type, std::vector<uint8_t> payload,
+                          std::chrono::milliseconds timeout, Completion done) {
+    done(call(type, std::move(payload), timeout));
+  }
 };
 
 }  // namespace nasd::interconnect

@@ -1,7 +1,8 @@
-// A bound on the forwarded calls that may wait on one owner node at the same time, shared by
-// every RemoteVolume of that owner. A forwarded call holds the NFS executor thread that runs it
-// until the owner answers or its deadline passes; without a bound, a paused or slow partner
-// would soon hold every executor thread and stall the node's own volumes too. A call that finds
+// A bound on the forwarded calls that may be in flight to one owner node at the same time,
+// shared by every RemoteVolume of that owner. A forwarded NFS call no longer holds an executor
+// thread while it waits (it parks, util/resumable_call.h), so the bound is no longer about
+// threads: it caps the requests queued at a slow or paused owner, the memory of the parked
+// calls, and how much work one owner's hiccup can pile up behind the link. A call that finds
 // no free slot is answered Jukebox at once (the client retries later) instead of queueing.
 #pragma once
 

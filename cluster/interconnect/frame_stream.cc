@@ -1,6 +1,12 @@
 #include "cluster/interconnect/frame_stream.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 namespace nasd::interconnect {
 
@@ -34,6 +40,92 @@ ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string
       if (st != ReadStatus::Error) *error = "connection closed or stalled before a frame's tag";
       return ReadStatus::Error;
     }
+    if (!opener->open({head, out->payload}, tag)) {
+      *error = "frame fails its tag (forged, replayed or reordered)";
+      return ReadStatus::Error;
+    }
+  }
+  return ReadStatus::Ok;
+}
+
+ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
+                             std::chrono::milliseconds stall_timeout, std::string* error) {
+  if (end_ - begin_ >= n) return ReadStatus::Ok;
+  // Room for `n` bytes from begin_: move what is left to the front, grow only when one frame
+  // needs more than the buffer (bounded by the caller's max_payload).
+  if (begin_ > 0) {
+    std::copy(buffer_.begin() + begin_, buffer_.begin() + end_, buffer_.begin());
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (buffer_.size() < std::max(n, kBufferBytes)) buffer_.resize(std::max(n, kBufferBytes));
+  const bool had_bytes = end_ > 0;
+  while (end_ < n) {
+    pollfd p{fd_, POLLIN, 0};
+    const auto timeout = end_ == 0 && !had_bytes ? first_timeout : stall_timeout;
+    int rc = ::poll(&p, 1, timeout.count() < 0 ? -1 : static_cast<int>(timeout.count()));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) {
+      *error = std::string("poll: ") + std::strerror(errno);
+      return ReadStatus::Error;
+    }
+    if (rc == 0) {
+      if (end_ == 0) {
+        *error = "timed out waiting for data";
+        return ReadStatus::Timeout;
+      }
+      *error = "peer stalled mid-frame";
+      return ReadStatus::Error;
+    }
+    ssize_t got = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got < 0) {
+      *error = std::string("recv: ") + std::strerror(errno);
+      return ReadStatus::Error;
+    }
+    if (got == 0) {
+      if (end_ == 0) {
+        *error = "connection closed by peer";
+        return ReadStatus::Eof;
+      }
+      *error = "connection closed mid-frame";
+      return ReadStatus::Error;
+    }
+    end_ += static_cast<size_t>(got);
+  }
+  return ReadStatus::Ok;
+}
+
+std::span<const uint8_t> FrameReader::take(size_t n) {
+  std::span<const uint8_t> out(buffer_.data() + begin_, n);
+  begin_ += n;
+  if (begin_ == end_) begin_ = end_ = 0;
+  return out;
+}
+
+ReadStatus FrameReader::read(const FrameLimits& limits, Frame* out, std::string* error,
+                             link::FrameOpener* opener) {
+  ReadStatus st = fill(kFrameHeaderBytes, limits.idle_timeout, limits.stall_timeout, error);
+  if (st != ReadStatus::Ok) return st;
+  std::array<uint8_t, kFrameHeaderBytes> head;
+  std::copy_n(buffer_.begin() + begin_, kFrameHeaderBytes, head.begin());
+  if (!parse_frame_header(head, limits.max_payload, &out->header, error)) return ReadStatus::Error;
+  // Header, payload and (on a sealed link) tag, all bounded by max_payload + constants.
+  const size_t whole = kFrameHeaderBytes + out->header.length + (opener ? link::kTagBytes : 0);
+  st = fill(whole, limits.stall_timeout, limits.stall_timeout, error);
+  if (st != ReadStatus::Ok) {
+    if (st != ReadStatus::Error) *error = "connection closed or stalled mid-frame";
+    return ReadStatus::Error;
+  }
+  take(kFrameHeaderBytes);
+  std::span<const uint8_t> payload = take(out->header.length);
+  out->payload.assign(payload.begin(), payload.end());
+  if (!frame_crc_ok(out->header, out->payload)) {
+    *error = "frame CRC mismatch (torn or corrupted frame)";
+    return ReadStatus::Error;
+  }
+  if (opener) {
+    std::span<const uint8_t> tag = take(link::kTagBytes);
     if (!opener->open({head, out->payload}, tag)) {
       *error = "frame fails its tag (forged, replayed or reordered)";
       return ReadStatus::Error;

@@ -119,13 +119,13 @@ void InterconnectServer::refuse(const std::string& why) {
   if (options_.log) options_.log("interconnect: refused " + why);
 }
 
-bool InterconnectServer::hello(Socket& socket, link::FrameOpener* opener,
+bool InterconnectServer::hello(Socket& socket, FrameReader& reader, link::FrameOpener* opener,
                                const std::string& proven_peer) {
   FrameLimits limits = options_.limits;
   limits.idle_timeout = options_.hello_timeout;
   Frame frame;
   std::string error;
-  if (read_frame(socket.fd(), limits, &frame, &error, opener) != ReadStatus::Ok) return false;
+  if (reader.read(limits, &frame, &error, opener) != ReadStatus::Ok) return false;
   Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
   Hello theirs;
   std::string refusal;
@@ -187,10 +187,11 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
   socket.seal_with(session->send);
   link::FrameOpener opener = session->receive;
   const std::string peer = session->peer;
-  if (!hello(socket, &opener, peer)) return;
+  FrameReader reader(socket.fd());
+  if (!hello(socket, reader, &opener, peer)) return;
   for (;;) {
     Frame frame;
-    if (read_frame(socket.fd(), options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
+    if (reader.read(options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
     Responder responder(conn->socket, frame.header.request_id);
     auto it = handlers_.find(frame.header.type);
     if (it == handlers_.end()) {

@@ -105,7 +105,8 @@ class InterconnectServer {
   void accept_loop();
   void serve(Connection* conn);
   void serve_authenticated(Connection* conn);
-  bool hello(Socket& socket, link::FrameOpener* opener, const std::string& proven_peer);
+  bool hello(Socket& socket, FrameReader& reader, link::FrameOpener* opener,
+             const std::string& proven_peer);
   void refuse(const std::string& why);
   void reap_finished();
 

@@ -77,51 +77,123 @@ uint64_t PeerClient::connections_made() const {
 
 CallOutcome PeerClient::call(MessageType type, std::vector<uint8_t> payload,
                              std::chrono::milliseconds timeout) {
-  if (payload.size() > options_.limits.max_payload) return {CallError::TooLarge, {}};
+  struct Waiter {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    CallOutcome outcome;
+  };
+  auto w = std::make_shared<Waiter>();
+  uint64_t id = start_call(type, std::move(payload), timeout, [w](CallOutcome outcome) {
+    std::lock_guard lock(w->mu);
+    w->outcome = std::move(outcome);
+    w->done = true;
+    w->cv.notify_one();
+  });
+  std::unique_lock lock(w->mu);
+  // The reader times the call out; the margin only guards against a reader that never runs.
+  if (!w->cv.wait_for(lock, timeout + 4 * kSweepInterval, [&] { return w->done; })) {
+    lock.unlock();
+    complete(id, {CallError::Timeout, {}});
+    lock.lock();
+    w->cv.wait(lock, [&] { return w->done; });  // complete() or the reader has answered it
+  }
+  return std::move(w->outcome);
+}
+
+void PeerClient::call_async(MessageType type, std::vector<uint8_t> payload,
+                            std::chrono::milliseconds timeout, Completion done) {
+  start_call(type, std::move(payload), timeout, std::move(done));
+}
+
+uint64_t PeerClient::start_call(MessageType type, std::vector<uint8_t> payload,
+                                std::chrono::milliseconds timeout, Completion done) {
+  if (payload.size() > options_.limits.max_payload) {
+    done({CallError::TooLarge, {}});
+    return 0;
+  }
   uint64_t id = next_id_.fetch_add(1);
-  auto slot = std::make_shared<Pending>();
   std::shared_ptr<Socket> socket;
+  CallError refused = CallError::None;
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return {CallError::Stopped, {}};
-    if (!socket_) return {CallError::NotConnected, {}};
-    socket = socket_;
-    // Registered before sending so a fast reply always finds its slot.
-    pending_[id] = slot;
+    refused = stopping_ ? CallError::Stopped : !socket_ ? CallError::NotConnected : CallError::None;
+    if (refused == CallError::None) {
+      socket = socket_;
+      const int64_t now = steady_ns();
+      // Registered before sending so a fast reply always finds its slot.
+      pending_[id] = Pending{std::move(done), now,
+                             now + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()};
+    }
+  }
+  if (refused != CallError::None) {
+    done({refused, {}});
+    return 0;
   }
   std::string error;
   if (!send_frame(*socket, type, id, payload, &error)) {
-    // send_all shut the socket down; the reader fails the other calls and reconnects.
+    // The socket is shut down; the reader fails the other calls and reconnects.
     complete(id, {CallError::Disconnected, {}});
   }
-  const int64_t sent_ns = steady_ns();
-  std::unique_lock lock(mu_);
-  if (!slot->cv.wait_for(lock, timeout, [&] { return slot->done; })) {
-    pending_.erase(id);  // a late reply is dropped: nobody waits for it any more
-    if (last_frame_ns_.load() < sent_ns) socket->shutdown();  // silent peer: reconnect
-    return {CallError::Timeout, {}};
-  }
-  return std::move(slot->outcome);
+  return id;
 }
 
 void PeerClient::complete(uint64_t id, CallOutcome outcome) {
-  std::lock_guard lock(mu_);
-  auto it = pending_.find(id);
-  if (it == pending_.end()) return;
-  it->second->outcome = std::move(outcome);
-  it->second->done = true;
-  it->second->cv.notify_one();
-  pending_.erase(it);
+  Completion done;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // answered, failed or timed out already
+    done = std::move(it->second.done);
+    pending_.erase(it);
+  }
+  done(std::move(outcome));
 }
 
 void PeerClient::fail_all(CallError error) {
-  std::lock_guard lock(mu_);
-  for (auto& [id, slot] : pending_) {
-    slot->outcome = {error, {}};
-    slot->done = true;
-    slot->cv.notify_one();
+  std::map<uint64_t, Pending> failed;
+  {
+    std::lock_guard lock(mu_);
+    failed.swap(pending_);
   }
-  pending_.clear();
+  for (auto& [id, p] : failed) p.done({error, {}});
+}
+
+void PeerClient::sweep_timeouts(Socket& socket) {
+  const int64_t now = steady_ns();
+  std::vector<Completion> expired;
+  bool silent = false;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.deadline_ns > now) {
+        ++it;
+        continue;
+      }
+      // Not a single frame from the peer during the call's whole wait: it is hung or gone
+      // without a FIN, and later calls should fail fast instead of each waiting.
+      if (last_frame_ns_.load() < it->second.sent_ns) silent = true;
+      expired.push_back(std::move(it->second.done));
+      it = pending_.erase(it);
+    }
+  }
+  if (silent) socket.shutdown();
+  for (auto& done : expired) done({CallError::Timeout, {}});
+}
+
+size_t PeerClient::in_flight() const {
+  std::lock_guard lock(mu_);
+  return pending_.size();
+}
+
+uint64_t PeerClient::frames_sent() const {
+  std::lock_guard lock(mu_);
+  return last_socket_ ? last_socket_->frames_sent() : 0;
+}
+
+uint64_t PeerClient::writes() const {
+  std::lock_guard lock(mu_);
+  return last_socket_ ? last_socket_->writes() : 0;
 }
 
 void PeerClient::run() {
@@ -135,8 +207,9 @@ void PeerClient::run() {
     std::string error;
     link::FrameOpener opener;
     std::shared_ptr<Socket> socket;
+    std::unique_ptr<FrameReader> reader;
     try {
-      socket = connect_and_hello(&error, &opener);
+      socket = connect_and_hello(&error, &opener, &reader);
     } catch (const std::exception& e) {  // never out of this thread
       error = e.what();
     }
@@ -156,11 +229,12 @@ void PeerClient::run() {
       std::lock_guard lock(mu_);
       if (stopping_) return;
       socket_ = socket;
+      last_socket_ = socket;
       ++connections_made_;
       last_frame_ns_ = steady_ns();  // the hello answer
     }
     state_cv_.notify_all();
-    read_replies(*socket, &opener);
+    read_replies(*socket, &opener, reader.get());
     {
       std::lock_guard lock(mu_);
       socket_.reset();
@@ -170,7 +244,8 @@ void PeerClient::run() {
 }
 
 std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
-                                                      link::FrameOpener* opener) {
+                                                      link::FrameOpener* opener,
+                                                      std::unique_ptr<FrameReader>* reader) {
   int fd = connect_tcp(options_.host, options_.port, options_.connect_timeout, error,
                        options_.source_host);
   if (fd < 0) return nullptr;
@@ -188,7 +263,8 @@ std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
   if (session) {
     socket->seal_with(session->send);
     *opener = session->receive;
-    result = hello(socket, opener, error);
+    *reader = std::make_unique<FrameReader>(socket->fd());
+    result = hello(socket, opener, reader->get(), error);
   } else {
     *error = options_.host + ":" + std::to_string(options_.port) + ": " + *error;
   }
@@ -198,13 +274,13 @@ std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
 }
 
 std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, link::FrameOpener* opener,
-                                          std::string* error) {
+                                          FrameReader* reader, std::string* error) {
   Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
   if (!send_frame(*socket, MessageType::Hello, 0, encode_hello(ours), error)) return nullptr;
   FrameLimits hello_limits = options_.limits;
   hello_limits.idle_timeout = options_.hello_timeout;
   Frame frame;
-  if (read_frame(socket->fd(), hello_limits, &frame, error, opener) != ReadStatus::Ok) {
+  if (reader->read(hello_limits, &frame, error, opener) != ReadStatus::Ok) {
     *error = "hello with " + options_.host + ":" + std::to_string(options_.port) + ": " + *error;
     return nullptr;
   }
@@ -224,16 +300,27 @@ std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, link::
   return socket;
 }
 
-void PeerClient::read_replies(Socket& socket, link::FrameOpener* opener) {
+void PeerClient::read_replies(Socket& socket, link::FrameOpener* opener, FrameReader* reader) {
+  // Wakes at least every kSweepInterval to time calls out, even while the peer says nothing.
+  FrameLimits limits = options_.limits;
+  limits.idle_timeout = kSweepInterval;
+  int64_t last_sweep = steady_ns();
   for (;;) {
     Frame frame;
     std::string error;
-    if (read_frame(socket.fd(), options_.limits, &frame, &error, opener) != ReadStatus::Ok) {
+    const ReadStatus st = reader->read(limits, &frame, &error, opener);
+    const int64_t now = steady_ns();
+    if (now - last_sweep >= std::chrono::nanoseconds(kSweepInterval).count()) {
+      sweep_timeouts(socket);
+      last_sweep = now;
+    }
+    if (st == ReadStatus::Timeout) continue;
+    if (st != ReadStatus::Ok) {
       std::lock_guard lock(mu_);
       last_error_ = stopping_ ? "stopped" : error;
       return;
     }
-    last_frame_ns_ = steady_ns();
+    last_frame_ns_ = now;
     switch (frame.header.type) {
       case MessageType::Reply:
         complete(frame.header.request_id, {CallError::None, std::move(frame.payload)});

@@ -3,9 +3,14 @@
 // it is `expected_peer`), says hello over the sealed link, reads replies and, when the connection breaks,
 // fails everything in flight and reconnects with exponential backoff.
 //
-// Requests carry a fresh 64-bit id and wait on their own slot, so any number may be in flight
-// and replies are matched however they are ordered. A request is never retried here: the peer
-// may have executed it, and only the NFS client (through its own retransmission) may repeat it.
+// Requests carry a fresh 64-bit id and are matched to their replies by it, however these are
+// ordered: many are in flight on the one link at once (pipelining), and frames that queue up
+// behind a send under way leave together in one write (Socket's batching). A caller either
+// waits (call) or hands over a completion (call_async) that the link's reader thread runs with
+// the reply, the link's failure or the deadline; that thread also times calls out (it wakes at
+// least every kSweepInterval), so no thread has to wait for a forwarded call. A request is
+// never retried here: the peer may have executed it, and only the NFS client (through its own
+// retransmission) may repeat it.
 #pragma once
 
 #include <atomic>
@@ -59,6 +64,17 @@ class PeerClient : public CallChannel {
   // hung or gone without a FIN, and later calls should fail fast instead of each waiting.
   CallOutcome call(MessageType type, std::vector<uint8_t> payload,
                    std::chrono::milliseconds timeout) override;
+  // As call(), without waiting: `done` runs on the reader thread (or here, when the call fails
+  // before it is sent), exactly once. It must not block.
+  void call_async(MessageType type, std::vector<uint8_t> payload,
+                  std::chrono::milliseconds timeout, Completion done) override;
+
+  static constexpr std::chrono::milliseconds kSweepInterval{50};
+  // Calls sent and not yet answered, failed or timed out.
+  size_t in_flight() const;
+  // Frames this link sent and the writes that carried them (0 while not connected).
+  uint64_t frames_sent() const;
+  uint64_t writes() const;
 
   bool connected() const;
   bool wait_connected(std::chrono::milliseconds timeout) const;
@@ -69,18 +85,24 @@ class PeerClient : public CallChannel {
 
  private:
   struct Pending {
-    bool done = false;
-    CallOutcome outcome;
-    std::condition_variable cv;
+    Completion done;
+    int64_t sent_ns = 0;
+    int64_t deadline_ns = 0;
   };
 
   void run();
-  std::shared_ptr<Socket> connect_and_hello(std::string* error, link::FrameOpener* opener);
+  std::shared_ptr<Socket> connect_and_hello(std::string* error, link::FrameOpener* opener,
+                                            std::unique_ptr<FrameReader>* reader);
   std::shared_ptr<Socket> hello(std::shared_ptr<Socket> socket, link::FrameOpener* opener,
-                                std::string* error);
-  void read_replies(Socket& socket, link::FrameOpener* opener);
+                                FrameReader* reader, std::string* error);
+  void read_replies(Socket& socket, link::FrameOpener* opener, FrameReader* reader);
+  // Sends the request and registers `done`; 0 when it failed at once (done already ran).
+  uint64_t start_call(MessageType type, std::vector<uint8_t> payload,
+                      std::chrono::milliseconds timeout, Completion done);
   void complete(uint64_t id, CallOutcome outcome);
   void fail_all(CallError error);
+  // Fails the calls whose deadline passed; drops a connection on which they heard nothing.
+  void sweep_timeouts(Socket& socket);
   void wait_backoff(std::chrono::milliseconds delay);
 
   const PeerClientOptions options_;
@@ -88,7 +110,8 @@ class PeerClient : public CallChannel {
   mutable std::condition_variable state_cv_;
   std::shared_ptr<Socket> socket_;      // set while connected
   std::shared_ptr<Socket> connecting_;  // set during the hello exchange
-  std::map<uint64_t, std::shared_ptr<Pending>> pending_;
+  std::map<uint64_t, Pending> pending_;
+  std::shared_ptr<Socket> last_socket_;  // for the counters after a drop
   std::string last_error_;
   uint64_t connections_made_ = 0;
   bool stopping_ = false;

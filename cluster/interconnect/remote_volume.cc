@@ -1,6 +1,7 @@
 #include "cluster/interconnect/remote_volume.h"
 
 #include "fs/call/codec.h"
+#include "util/resumable_call.h"
 
 namespace nasd::interconnect {
 
@@ -15,21 +16,13 @@ RemoteVolume::RemoteVolume(uint32_t volume_id, std::shared_ptr<CallChannel> owne
       slots_(options_.slots ? options_.slots
                             : std::make_shared<ForwardSlots>(options_.max_in_flight)) {}
 
+namespace {
+
+// The NFS status for a forwarded call's outcome; stores the volume's results in *result.
 template <class Args>
-fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
-                                 typename Args::Result* result,
-                                 std::chrono::milliseconds timeout) const {
-  if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
-  struct Release {
-    ForwardSlots& s;
-    ~Release() { s.release(); }
-  } release{*slots_};
-  VolumeRequest req{volume_id_, ctx, args, std::nullopt};
-  // The client call being served travels with it, so the owner's journal records it.
-  if (const fs::CallIdentity* identity = fs::CallIdentityScope::current())
-    req.identity = *identity;
-  CallOutcome outcome = owner_->call(MessageType::VolumeCall, encode_request(req), timeout);
-  switch (outcome.error) {
+fs::Status finish(CallError error, std::span<const uint8_t> payload, typename Args::Result* result,
+                  std::atomic<uint64_t>* verifier) {
+  switch (error) {
     case CallError::None: break;
     case CallError::TooLarge: return fs::Status::Inval;
     case CallError::Unsupported: return fs::Status::ServerFault;
@@ -37,17 +30,68 @@ fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
     default: return fs::Status::Jukebox;
   }
   VolumeReply reply;
-  if (!decode_reply(outcome.payload, Args::kOp, &reply)) return fs::Status::ServerFault;
+  if (!decode_reply(payload, Args::kOp, &reply)) return fs::Status::ServerFault;
   if (auto* r = std::get_if<typename Args::Result>(&reply.result)) {
     *result = std::move(*r);
-    verifier_.store(reply.write_verifier);
+    verifier->store(reply.write_verifier);
   }
   return reply.status;
 }
 
+}  // namespace
+
+template <class Args>
+std::vector<uint8_t> RemoteVolume::request_bytes(const fs::OpContext& ctx,
+                                                 const Args& args) const {
+  VolumeRequest req{volume_id_, ctx, args, std::nullopt};
+  // The client call being served travels with it, so the owner's journal records it.
+  if (const fs::CallIdentity* identity = fs::CallIdentityScope::current())
+    req.identity = *identity;
+  return encode_request(req);
+}
+
+template <class Args>
+fs::Status RemoteVolume::forward(const fs::OpContext& ctx, const Args& args,
+                                 typename Args::Result* result) const {
+  util::ResumableCall* call = util::ResumableCall::current();
+  if (call == nullptr) return forward_waiting(ctx, args, result, options_.call_timeout);
+  // Inside a resumable call: never wait here. The first run sends and parks; the run after the
+  // answer arrived takes it (waits are numbered in the order the procedure makes them).
+  std::optional<size_t> wait = call->next_wait();
+  if (!wait) return fs::Status::Jukebox;
+  if (const util::ResumableCall::Answer* answer = call->answer(*wait))
+    return finish<Args>(static_cast<CallError>(answer->error), answer->bytes, result, &verifier_);
+  // A run that already parked (its result is discarded), or one that must finish in place.
+  if (!call->may_park()) return fs::Status::Jukebox;
+  if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
+  util::ResumableCall::Deliver deliver = call->park(*wait);
+  owner_->call_async(MessageType::VolumeCall, request_bytes(ctx, args), options_.call_timeout,
+                     [slots = slots_, deliver = std::move(deliver)](CallOutcome outcome) {
+                       slots->release();
+                       deliver({static_cast<int>(outcome.error), std::move(outcome.payload)});
+                     });
+  return fs::Status::Jukebox;  // not the call's answer: the call runs again once it is in
+}
+
+template <class Args>
+fs::Status RemoteVolume::forward_waiting(const fs::OpContext& ctx, const Args& args,
+                                         typename Args::Result* result,
+                                         std::chrono::milliseconds timeout) const {
+  if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
+  struct Release {
+    ForwardSlots& s;
+    ~Release() { s.release(); }
+  } release{*slots_};
+  CallOutcome outcome = owner_->call(MessageType::VolumeCall, request_bytes(ctx, args), timeout);
+  return finish<Args>(outcome.error, outcome.payload, result, &verifier_);
+}
+
 bool RemoteVolume::describe() const {
   DescribeResult r;
-  if (forward(fs::OpContext{}, DescribeArgs{}, &r, options_.describe_timeout) != fs::Status::Ok) {
+  // Waits in place even inside a resumable call: root() and limits() return values, and this
+  // is asked once per volume.
+  if (forward_waiting(fs::OpContext{}, DescribeArgs{}, &r, options_.describe_timeout) !=
+      fs::Status::Ok) {
     return false;
   }
   std::lock_guard lock(describe_mu_);

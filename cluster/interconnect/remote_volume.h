@@ -6,9 +6,13 @@
 // NFS client backs off and retries instead of hanging or seeing a hard error; by the time it
 // retries, a failover may have moved the volume and the router sends the retry elsewhere.
 //
-// Every call waits at most call_timeout (its deadline) and needs one of the owner's forward
-// slots (forward_slots.h) while it waits; with none free it is Jukebox at once. So a paused or
-// slow owner holds at most `slots` of this node's executor threads, never all of them.
+// A call made from an NFS executor thread does not hold that thread while the owner works:
+// the request goes out on the link (pipelined and batched with the other calls to that owner,
+// peer_client.h), the NFS call parks (util/resumable_call.h) and runs again when the reply,
+// the link's failure or the deadline (call_timeout) arrives. Every call in flight needs one of
+// the owner's forward slots (forward_slots.h); with none free it is Jukebox at once, so a
+// paused or slow owner costs at most `slots` parked calls, and no threads. Calls made outside
+// the NFS executor (DESCRIBE, tests, admin) wait in place, bounded the same way.
 #pragma once
 
 #include <atomic>
@@ -28,9 +32,10 @@ struct RemoteVolumeOptions {
   std::chrono::milliseconds call_timeout{5000};
   // DESCRIBE (root, limits) is asked for at most this often while the owner is unreachable.
   std::chrono::milliseconds describe_timeout{1000};
-  // Forwarded calls that may wait on one owner at once (the router shares one ForwardSlots per
-  // owner among its volumes). Keep it below [node] threads so local calls always find a thread.
-  size_t max_in_flight = 8;
+  // Forwarded calls that may be in flight to one owner at once (the router shares one
+  // ForwardSlots per owner among its volumes). Calls made outside the NFS executor wait in
+  // place and hold a thread; those made by NFS procedures park and hold none.
+  size_t max_in_flight = 256;
   // The owner's slots; a RemoteVolume of its own when null.
   std::shared_ptr<ForwardSlots> slots;
 };
@@ -100,16 +105,19 @@ class RemoteVolume : public fs::Volume {
                     fs::Wcc* wcc) override;
 
  private:
-  // Sends `args`, waits for the reply and stores its result in *result (left untouched when
-  // the call never reached the volume). Returns the status to hand to the NFS layer.
-  template <class Args>
-  fs::Status forward(const fs::OpContext& ctx, const Args& args, typename Args::Result* result,
-                     std::chrono::milliseconds timeout) const;
+  // Forwards `args` and stores the owner's result in *result (left untouched when the call
+  // never reached the volume); returns the status to hand to the NFS layer. Inside a resumable
+  // call (util/resumable_call.h, the NFS executor's) it does not wait: the first run sends the
+  // request and parks the call, the next run takes the answer. Elsewhere it waits in place.
   template <class Args>
   fs::Status forward(const fs::OpContext& ctx, const Args& args,
-                     typename Args::Result* result) const {
-    return forward(ctx, args, result, options_.call_timeout);
-  }
+                     typename Args::Result* result) const;
+  // Sends and waits for the reply or `timeout`, holding this thread.
+  template <class Args>
+  fs::Status forward_waiting(const fs::OpContext& ctx, const Args& args,
+                             typename Args::Result* result, std::chrono::milliseconds timeout) const;
+  template <class Args>
+  std::vector<uint8_t> request_bytes(const fs::OpContext& ctx, const Args& args) const;
   void ensure_described() const;
 
   const uint32_t volume_id_;

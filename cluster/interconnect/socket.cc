@@ -3,7 +3,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace nasd::interconnect {
 
@@ -19,23 +23,96 @@ Socket::Socket(int fd, std::chrono::milliseconds send_timeout) : fd_(fd) {
 Socket::~Socket() { ::close(fd_); }
 
 bool Socket::send_all(std::span<const uint8_t> bytes, std::string* error) {
-  std::lock_guard lock(write_mu_);
-  if (!sealer_) return write_locked(bytes, 0, error);
-  // Sealed in the order written, under the same lock: the peer counts frames the same way.
-  const link::Tag tag = sealer_->seal({bytes});
-  return write_locked(bytes, MSG_MORE, error) && write_locked(tag, 0, error);
+  std::unique_lock lock(mu_);
+  if (failed_) {
+    *error = "connection broken by an earlier failed write";
+    return false;
+  }
+  // Sealed in the order queued, under the same lock: the peer counts frames the same way.
+  link::Tag tag{};
+  std::span<const uint8_t> tag_bytes;
+  if (sealer_) {
+    tag = sealer_->seal({bytes});
+    tag_bytes = tag;
+  }
+  if (writing_) {  // the sender under way writes it with whatever else queued up meanwhile
+    queue_.insert(queue_.end(), bytes.begin(), bytes.end());
+    queue_.insert(queue_.end(), tag_bytes.begin(), tag_bytes.end());
+    ++queued_frames_;
+    return true;
+  }
+  writing_ = true;
+  lock.unlock();
+  bool ok = write_pieces(bytes, tag_bytes, error);
+  lock.lock();
+  ++frames_sent_;
+  ++writes_;
+  while (ok && !queue_.empty()) {
+    std::vector<uint8_t> batch;
+    batch.swap(queue_);
+    const uint64_t frames = queued_frames_;
+    queued_frames_ = 0;
+    lock.unlock();
+    std::string batch_error;
+    ok = write_pieces(batch, {}, &batch_error);
+    lock.lock();
+    frames_sent_ += frames;
+    ++writes_;
+  }
+  writing_ = false;
+  if (!ok) {
+    failed_ = true;
+    queue_.clear();
+    queued_frames_ = 0;
+    if (error->empty()) *error = "connection broken by a failed write";
+  }
+  return ok;
+}
+
+uint64_t Socket::frames_sent() const {
+  std::lock_guard lock(mu_);
+  return frames_sent_;
+}
+
+uint64_t Socket::writes() const {
+  std::lock_guard lock(mu_);
+  return writes_;
 }
 
 void Socket::seal_with(link::FrameSealer sealer) {
-  std::lock_guard lock(write_mu_);
+  std::lock_guard lock(mu_);
   sealer_ = std::move(sealer);
 }
 
-bool Socket::write_locked(std::span<const uint8_t> bytes, int flags, std::string* error) {
-  if (util::send_all(fd_, bytes.data(), bytes.size(), error, flags)) return true;
-  // A partial frame may be on the wire: the stream is unusable from here on.
-  ::shutdown(fd_, SHUT_RDWR);
-  return false;
+bool Socket::write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b,
+                          std::string* error) {
+  iovec iov[2] = {{const_cast<uint8_t*>(a.data()), a.size()},
+                  {const_cast<uint8_t*>(b.data()), b.size()}};
+  int first = 0;
+  const int count = b.empty() ? 1 : 2;
+  while (first < count) {
+    msghdr msg{};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = static_cast<size_t>(count - first);
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = n < 0 ? std::string("send: ") + std::strerror(errno) : "send: wrote nothing";
+      // A partial frame may be on the wire: the stream is unusable from here on.
+      ::shutdown(fd_, SHUT_RDWR);
+      return false;
+    }
+    size_t done = static_cast<size_t>(n);
+    while (first < count && done >= iov[first].iov_len) {
+      done -= iov[first].iov_len;
+      ++first;
+    }
+    if (first < count) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + done;
+      iov[first].iov_len -= done;
+    }
+  }
+  return true;
 }
 
 void Socket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }

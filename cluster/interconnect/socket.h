@@ -1,6 +1,11 @@
 // A connected TCP socket shared by the reader thread and every sender of one connection.
 // Sends are serialized so frames from concurrent callers never interleave; `shutdown()` makes a
 // blocked reader return at once, which is how connections are dropped and services stopped.
+//
+// Batching: a sender that finds another send under way does not wait for it. Its frame (and
+// tag) is appended to a queue that the sender already writing drains before it returns, as one
+// write per round: when calls or replies queue up, many frames leave in one system call. A
+// frame is sealed when it is queued, so tags follow the order of the bytes on the wire.
 // The fd is closed only when the last owner lets go, so a late sender can never write into a
 // newer connection that happened to reuse the descriptor number.
 #pragma once
@@ -11,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "util/link_seal.h"
 #include "util/net.h"
@@ -27,19 +33,32 @@ class Socket {
   Socket& operator=(const Socket&) = delete;
 
   int fd() const { return fd_; }
-  // Writes one whole frame; once sealed (seal_with), followed by its tag.
+  // Writes one whole frame; once sealed (seal_with), followed by its tag. True when it was
+  // written, or queued behind a send under way on another thread (if that write fails, the
+  // socket is shut down, so the frame's loss is seen by the reader as a dropped connection).
   bool send_all(std::span<const uint8_t> bytes, std::string* error);
+  // Frames sent and the writes that carried them (frames / writes > 1: batching at work).
+  uint64_t frames_sent() const;
+  uint64_t writes() const;
   // From now on every send_all is one frame and carries a tag (link_seal.h). Called once,
   // right after the link handshake and before any frame is sent.
   void seal_with(link::FrameSealer sealer);
   void shutdown();
 
  private:
-  bool write_locked(std::span<const uint8_t> bytes, int flags, std::string* error);
+  // Writes both pieces whole (one system call when the socket takes them at once); on a
+  // failure shuts the socket down, since a partial frame may be on the wire.
+  bool write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b, std::string* error);
 
   const int fd_;
-  std::mutex write_mu_;
-  std::optional<link::FrameSealer> sealer_;  // guarded by write_mu_
+  mutable std::mutex mu_;
+  std::optional<link::FrameSealer> sealer_;  // guarded by mu_
+  bool writing_ = false;                     // a sender is writing; others queue
+  bool failed_ = false;                      // a write failed: the stream is unusable
+  std::vector<uint8_t> queue_;               // frames waiting for the writer
+  uint64_t queued_frames_ = 0;
+  uint64_t frames_sent_ = 0;
+  uint64_t writes_ = 0;
 };
 
 // The connections are made and read with the shared helpers (util/net.h, IPv4 and IPv6).

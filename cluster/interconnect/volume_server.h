@@ -16,8 +16,13 @@
 namespace nasd::interconnect {
 
 struct VolumeServerOptions {
-  size_t threads = 4;
-  size_t max_queued = 256;  // beyond this, calls are answered Jukebox at once
+  // As many as the NFS executor has ([node] threads, 16 by default): with uniform access half
+  // of a node's calls arrive forwarded, and they block on the same disks and NVRAM as its own.
+  // Fewer threads here made forwarded calls queue at the owner behind each other.
+  size_t threads = 16;
+  // Beyond this, calls are answered Jukebox at once; above the default forward_slots (256)
+  // of one peer, so a peer within its bound is never refused here.
+  size_t max_queued = 1024;
 };
 
 class VolumeServer {

@@ -6,7 +6,21 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/resumable_call.h"
+
 namespace nasd::rpc {
+
+// One call between its arrival and its reply, across every run of its procedure.
+struct CallDispatcher::Call {
+  Service* service = nullptr;
+  CallContext call;
+  std::vector<uint8_t> record;
+  size_t args_offset = 0;
+  std::optional<DrcKey> drc_key;
+  Clock::time_point received;
+  ReplyCallback on_reply;
+  std::shared_ptr<util::ResumableCall> resumable;  // null: the service waits in place
+};
 
 CallDispatcher::CallDispatcher(util::TaskQueue* executor, DuplicateRequestCache* drc,
                                CallStats* stats, bool run_inline)
@@ -102,31 +116,64 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
       result->accept = AcceptStat::SystemErr;
       results.clear();
     }
+    // Inline runs never park: a volume that would have to wait (a forwarded call included)
+    // answers "would block" and the call goes to the executor below.
     if (result)
       return {Outcome::SendNow,
               finish(call, call_args, drc_key, received, std::move(*result), std::move(results))};
   }
 
-  size_t args_offset = decoded.args_offset;
-  auto task = [this, service, call = std::move(call), record = std::move(record), args_offset,
-               drc_key, received, on_reply = std::move(on_reply)]() {
-    std::span<const uint8_t> args(record.data() + args_offset, record.size() - args_offset);
-    std::vector<uint8_t> results;
-    DispatchResult result;
+  auto pending = std::make_shared<Call>();
+  pending->service = service;
+  pending->call = std::move(call);
+  pending->args_offset = decoded.args_offset;
+  pending->record = std::move(record);
+  pending->drc_key = drc_key;
+  pending->received = received;
+  pending->on_reply = std::move(on_reply);
+  if (service->resumable()) pending->resumable = std::make_shared<util::ResumableCall>();
+  if (!executor_->submit([this, pending] { run(pending, true); })) {
+    if (drc_key) drc_->abandon(*drc_key);
+    return {Outcome::Drop, nullptr};
+  }
+  return {Outcome::Pending, nullptr};
+}
+
+}  // namespace nasd::rpc
+
+namespace nasd::rpc {
+
+void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
+  std::span<const uint8_t> args(c->record.data() + c->args_offset,
+                                c->record.size() - c->args_offset);
+  std::vector<uint8_t> results;
+  DispatchResult result;
+  {
+    std::optional<util::ResumableCall::Run> resumable_run;
+    if (c->resumable) resumable_run.emplace(c->resumable, may_park);
     try {
-      result = service->dispatch(call, args, &results);
+      result = c->service->dispatch(c->call, args, &results);
     } catch (const std::exception&) {
       // A procedure that throws must not take the server down; the client sees SYSTEM_ERR.
       result = DispatchResult{};
       result.accept = AcceptStat::SystemErr;
     }
-    on_reply(finish(call, args, drc_key, received, std::move(result), std::move(results)));
-  };
-  if (!executor_->submit(std::move(task))) {
-    if (drc_key) drc_->abandon(*drc_key);
-    return {Outcome::Drop, nullptr};
   }
-  return {Outcome::Pending, nullptr};
+  if (c->resumable) {
+    // Counted before end_run: the answer may already be in, and resume() counts it down.
+    lifeline_->parked.fetch_add(1);
+    if (c->resumable->end_run([this, lifeline = lifeline_, c] {
+          std::shared_lock lock(lifeline->mu);
+          lifeline->parked.fetch_sub(1);
+          if (!lifeline->open) return;  // the transport is going: nobody to reply to
+          resume(c);
+        })) {
+      lifeline_->parks.fetch_add(1);
+      return;  // this run waited for an answer from elsewhere: its result is not the call's
+    }
+    lifeline_->parked.fetch_sub(1);
+  }
+  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(result), std::move(results)));
 }
 
 CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
@@ -145,5 +192,25 @@ CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
                       args.size(), reply_bytes);
   return reply;
 }
+
+// Called with the lifeline held open, on whichever thread brought the answer (the
+// interconnect's reader) or ended the run.
+void CallDispatcher::resume(const std::shared_ptr<Call>& c) {
+  if (executor_->submit([this, c] { run(c, true); })) return;
+  // The executor is full or stopping: finish the call here. Its answer is in, so this run
+  // only encodes the reply; a further wait would fail at once instead of blocking this thread.
+  run(c, false);
+}
+
+void CallDispatcher::close() {
+  std::unique_lock lock(lifeline_->mu);
+  lifeline_->open = false;
+}
+
+CallDispatcher::~CallDispatcher() { close(); }
+
+size_t CallDispatcher::parked() const { return lifeline_->parked.load(); }
+
+uint64_t CallDispatcher::parks() const { return lifeline_->parks.load(); }
 
 }  // namespace nasd::rpc

@@ -12,12 +12,14 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <shared_mutex>
 #include <vector>
 
 #include "server/rpc/call_header.h"
@@ -67,7 +69,28 @@ class CallDispatcher {
   Outcome handle(std::vector<uint8_t> record, const CallOrigin& origin, Clock::time_point received,
                  ReplyCallback on_reply);
 
+  // After this, calls parked on an answer from elsewhere (Service::resumable) are dropped when
+  // their answer arrives instead of being run again: the transport that would send their
+  // replies is going away. Waits for a resumption under way. Idempotent; call it before the
+  // executor stops.
+  void close();
+  // Calls that are parked right now, and how often a call was parked so far.
+  size_t parked() const;
+  uint64_t parks() const;
+
+  ~CallDispatcher();
+
  private:
+  struct Call;
+  // Whether the dispatcher still takes parked calls back; shared with every parked call, which
+  // may outlive the dispatcher.
+  struct Lifeline {
+    std::shared_mutex mu;
+    bool open = true;
+    std::atomic<size_t> parked{0};
+    std::atomic<uint64_t> parks{0};
+  };
+
   Service* find(uint32_t prog) const;
   Outcome reject(TransportCounter counter, EncodedReply reply);
   // Everything after the procedure, wherever it ran: encodes the reply, completes the
@@ -75,12 +98,18 @@ class CallDispatcher {
   Reply finish(const CallContext& call, std::span<const uint8_t> args,
                const std::optional<DrcKey>& drc_key, Clock::time_point received,
                DispatchResult result, std::vector<uint8_t> results);
+  // One run of `call`'s procedure on this thread; `may_park`: false when it must finish here.
+  void run(const std::shared_ptr<Call>& call, bool may_park);
+  // The answer a parked call waited for is in: run it again on the executor (or here, when the
+  // executor takes no more tasks).
+  void resume(const std::shared_ptr<Call>& call);
 
   util::TaskQueue* executor_;
   DuplicateRequestCache* drc_;
   CallStats* stats_;
   const bool run_inline_;
   std::vector<std::shared_ptr<Service>> services_;
+  std::shared_ptr<Lifeline> lifeline_ = std::make_shared<Lifeline>();
 };
 
 }  // namespace nasd::rpc

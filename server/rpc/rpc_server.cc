@@ -157,8 +157,10 @@ void RpcServer::stop() {
   for (auto& w : workers_) w->loop.stop();
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
-  // Procedures already running or queued finish (their replies go nowhere); only then may the
-  // loops' objects go, since finished calls post to them.
+  // Calls parked on a forwarded volume call are dropped when their answer comes (their
+  // connections are gone); procedures already running or queued finish (their replies go
+  // nowhere); only then may the loops' objects go, since finished calls post to them.
+  dispatcher_.close();
   executor_->stop();
   workers_.clear();
   close_listeners();

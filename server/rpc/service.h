@@ -97,6 +97,11 @@ class Service {
     (void)args;
     return true;
   }
+  // True when dispatch() may be run again from the start for the same call
+  // (util/resumable_call.h): everything it does before the call waits for an answer from
+  // elsewhere has no effect a client could see twice. The dispatcher then lets such a call park
+  // instead of holding its executor thread while a forwarded volume call is under way.
+  virtual bool resumable() const { return false; }
   // Decodes `args`, runs the procedure, and appends the XDR-encoded results to `results`
   // (followed on the wire by the returned `tail`, when it has one).
   // Called concurrently from executor threads. `results` is only sent when the returned kind is

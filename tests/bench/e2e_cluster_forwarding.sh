@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end: bench/cluster_forwarding.sh with a very short load (two steps of 2 s) against the
-# two-node cluster, checking that both runs (all-local, half forwarded) reached a peak above zero
-# with no errors and that the summary table came out with its forwarded/local row.
-#   e2e_cluster_forwarding.sh BUILD_DIR        (run inside bench/netns.sh; exit 77 = skipped)
+# two-node (or four-node) cluster, checking that both runs (all-local, half forwarded) reached a
+# peak above zero with no errors and that the summary table came out with its forwarded/local
+# row and the load average.
+#   e2e_cluster_forwarding.sh BUILD_DIR [NODES]   (run inside bench/netns.sh; exit 77 = skipped)
 set -euo pipefail
-[[ $# -eq 1 ]] || { echo "usage: e2e_cluster_forwarding.sh BUILD_DIR" >&2; exit 2; }
+[[ $# -eq 1 || $# -eq 2 ]] || { echo "usage: e2e_cluster_forwarding.sh BUILD_DIR [2|4]" >&2; exit 2; }
 build=$1
+nodes=${2:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # The cluster binds the fixed ports of deploy/start-cluster.sh: only on a private loopback.
 [[ ${NASD_BENCH_IN_NETNS:-} == 1 ]] || { echo "SKIP: no private network namespace"; exit 77; }
@@ -14,7 +16,7 @@ work=$(mktemp -d /tmp/nasd-bench-forwarding.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; echo "--- output"; cat "$work/stdout" "$work/stderr"; exit 1; }
 
-timeout 80 "$root/bench/cluster_forwarding.sh" "$build" --loads 200,400 --step-seconds 2 \
+VOLUME_SIZE=256M timeout $((nodes * 40)) "$root/bench/cluster_forwarding.sh" "$build" --nodes "$nodes" --loads 200,400 --step-seconds 2 \
   --warmup-seconds 0.5 --fileset-mib-per-op 0.01 --out "$work/out" >"$work/stdout" 2>"$work/stderr" ||
   fail "cluster_forwarding.sh exited with $?"
 
@@ -28,6 +30,7 @@ for run in local forwarded; do
 done
 grep -qE '^forwarded/local +[0-9.]+ +[0-9.]+$' "$work/stdout" || fail "no forwarded/local ratio row"
 grep -q '^peak ops/s: forwarded ' "$work/stdout" || fail "no per-step table"
+grep -q 'load average (1, 5, 15 min) before: ' "$work/stdout" || fail "no load average"
 grep -q 'WARNING' "$work/stderr" && fail "the script warned"
 [[ -s $work/out/summary.txt ]] || fail "no summary.txt"
 cat "$work/stdout"

@@ -6,7 +6,9 @@
 //      bytes) that the fuzzer seals with the session's key, so the frame header, CRC, hello
 //      and heartbeat decoders behind the tag check see arbitrary content;
 //   3: the same stream with whatever tags the input carries (all must be refused).
-// Every frame is read with read_frame() from a socket, as the server reads it.
+// The stream is read twice from a socket: with FrameReader, the buffered reader both ends of a
+// live link use (it cuts many frames out of one recv), and with read_frame(), the one-frame
+// reader; both must accept exactly the same frames with the same contents.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -60,6 +62,34 @@ bool make_sessions(link::Session* client, link::Session* server) {
          s.on_client_proof(client_proof, server);
 }
 
+// Reads `stream` from a socket as a peer's frames, with the buffered reader or read_frame().
+std::vector<interconnect::Frame> read_stream(const std::vector<uint8_t>& stream, bool buffered,
+                                             bool seal) {
+  std::vector<interconnect::Frame> out;
+  link::Session client, server;
+  if (!make_sessions(&client, &server)) __builtin_trap();
+  const int fd = fuzz::socket_holding(stream);
+  if (fd < 0) return out;
+  interconnect::FrameLimits limits;
+  limits.max_payload = 64 * 1024;
+  limits.idle_timeout = std::chrono::milliseconds(0);
+  limits.stall_timeout = std::chrono::milliseconds(0);
+  interconnect::FrameReader reader(fd);
+  for (int i = 0; i < 1000; ++i) {
+    interconnect::Frame frame;
+    std::string error;
+    const interconnect::ReadStatus st =
+        buffered ? reader.read(limits, &frame, &error, &server.receive)
+                 : interconnect::read_frame(fd, limits, &frame, &error, &server.receive);
+    if (st != interconnect::ReadStatus::Ok) break;
+    if (!seal) __builtin_trap();  // a tag the input made up was accepted
+    if (frame.payload.size() > limits.max_payload) __builtin_trap();
+    out.push_back(std::move(frame));
+  }
+  ::close(fd);
+  return out;
+}
+
 void frames(std::span<const uint8_t> in, bool seal) {
   link::Session client, server;
   if (!make_sessions(&client, &server)) __builtin_trap();
@@ -76,20 +106,17 @@ void frames(std::span<const uint8_t> in, bool seal) {
   } else {
     stream.assign(in.begin(), in.end());
   }
-  const int fd = fuzz::socket_holding(stream);
-  if (fd < 0) return;
-  interconnect::FrameLimits limits;
-  limits.max_payload = 64 * 1024;
-  limits.idle_timeout = std::chrono::milliseconds(0);
-  limits.stall_timeout = std::chrono::milliseconds(0);
-  for (int i = 0; i < 1000; ++i) {
-    interconnect::Frame frame;
+  const std::vector<interconnect::Frame> got = read_stream(stream, true, seal);
+  const std::vector<interconnect::Frame> one_by_one = read_stream(stream, false, seal);
+  if (got.size() != one_by_one.size()) __builtin_trap();
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].payload != one_by_one[i].payload ||
+        got[i].header.request_id != one_by_one[i].header.request_id ||
+        got[i].header.type != one_by_one[i].header.type)
+      __builtin_trap();
+  }
+  for (const interconnect::Frame& frame : got) {
     std::string error;
-    if (interconnect::read_frame(fd, limits, &frame, &error, &server.receive) !=
-        interconnect::ReadStatus::Ok)
-      break;
-    if (!seal) __builtin_trap();  // a tag the input made up was accepted
-    if (frame.payload.size() > limits.max_payload) __builtin_trap();
     if (frame.header.type == interconnect::MessageType::Hello) {
       interconnect::Hello theirs;
       if (interconnect::decode_hello(frame.payload, &theirs, &error)) {
@@ -101,7 +128,6 @@ void frames(std::span<const uint8_t> in, bool seal) {
       (void)membership::decode_heartbeat(frame.payload, &hb, &error);
     }
   }
-  ::close(fd);
 }
 
 }  // namespace

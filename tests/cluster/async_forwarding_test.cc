@@ -1,0 +1,475 @@
+// Forwarding without holding a thread (issue 13): NFS-style calls run by rpc::CallDispatcher on
+// an executor of ONE thread reach a RemoteVolume whose owner is another InterconnectServer in
+// this process. The calls park while the owner works (util/resumable_call.h), many are in flight
+// on the one link, and a link that dies or an owner that stays silent fails them cleanly.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "cluster/interconnect/interconnect_server.h"
+#include "cluster/interconnect/peer_client.h"
+#include "cluster/interconnect/remote_volume.h"
+#include "cluster/interconnect/volume_server.h"
+#include "server/rpc/call_dispatcher.h"
+#include "tests/cluster/echo_volume.h"
+#include "tests/rpc/rpc_test_client.h"
+#include "util/task_queue.h"
+
+namespace nasd::interconnect {
+namespace {
+
+using namespace std::chrono_literals;
+using cluster::testing::EchoVolume;
+using rpc::testing::CallSpec;
+using rpc::testing::XdrBuilder;
+
+const std::vector<uint8_t> kKey(32, 0x6b);
+constexpr uint32_t kProg = 400123;
+constexpr uint32_t kRemoteVolume = 7, kLocalVolume = 8;
+constexpr uint32_t kThreeCalls = 9;  // not a volume: the procedure makes three forwarded calls
+
+std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text_of(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
+
+// A resumable program with one procedure (1, cacheable: the reply cache must keep working for
+// calls that park): args = u32 volume id, u32 inode; results = u32 status, u64 attribute size,
+// u64 attribute mtime (hashes of the inputs, from EchoVolume).
+class GetattrService : public rpc::Service {
+ public:
+  explicit GetattrService(fs::VolumeResolver* volumes) : volumes_(volumes) {}
+  uint32_t program() const override { return kProg; }
+  uint32_t low_version() const override { return 1; }
+  uint32_t high_version() const override { return 1; }
+  uint32_t num_procs() const override { return 2; }
+  std::string_view proc_name(uint32_t p) const override { return p ? "getattr" : "null"; }
+  bool cacheable(uint32_t proc) const override { return proc == 1; }
+  bool resumable() const override { return true; }
+  rpc::DispatchResult dispatch(const rpc::CallContext&, std::span<const uint8_t> args,
+                               std::vector<uint8_t>* results) override {
+    runs_.fetch_add(1);
+    if (args.size() != 8) { rpc::DispatchResult r; r.accept = rpc::AcceptStat::GarbageArgs; return r; }
+    auto u32 = [&](size_t at) {
+      return uint32_t(args[at]) << 24 | uint32_t(args[at + 1]) << 16 | uint32_t(args[at + 2]) << 8 |
+             args[at + 3];
+    };
+    fs::Attr attr;
+    fs::Status s = fs::Status::Stale;
+    if (u32(0) == kThreeCalls) {
+      // Three forwarded volume calls in one procedure (as READDIRPLUS of /r makes one per
+      // junction): sizes added up, mtime of the last.
+      fs::Volume* v = volumes_->find(kRemoteVolume);
+      uint64_t total = 0;
+      for (uint32_t k = 0; k < 3; ++k) {
+        s = v->getattr(fs::OpContext{}, fs::InodeId{u32(4) + k, 1}, &attr);
+        if (s != fs::Status::Ok) break;
+        total += attr.size;
+      }
+      attr.size = total;
+    } else if (fs::Volume* v = volumes_->find(u32(0))) {
+      s = v->getattr(fs::OpContext{}, fs::InodeId{u32(4), 1}, &attr);
+    }
+    auto put = [&](uint64_t x, int bytes) {
+      for (int i = bytes - 1; i >= 0; --i) results->push_back(uint8_t(x >> (8 * i)));
+    };
+    put(static_cast<uint32_t>(s), 4);
+    put(attr.size, 8);
+    put(static_cast<uint64_t>(attr.mtime.sec), 8);
+    return {};
+  }
+  uint64_t runs() const { return runs_.load(); }
+
+ private:
+  fs::VolumeResolver* volumes_;
+  std::atomic<uint64_t> runs_{0};
+};
+
+// The forwarding node's name space: kRemoteVolume through the link, kLocalVolume here.
+class Resolver : public fs::VolumeResolver {
+ public:
+  Resolver(fs::Volume* remote, fs::Volume* local) : remote_(remote), local_(local) {}
+  fs::Volume* find(uint32_t id) override {
+    return id == kRemoteVolume ? remote_ : id == kLocalVolume ? local_ : nullptr;
+  }
+
+ private:
+  fs::Volume* remote_;
+  fs::Volume* local_;
+};
+
+// The owner node's side: its volume, what serves forwarded calls, and a gate in front of it.
+class Owner : public fs::VolumeResolver {
+ public:
+  explicit Owner(uint16_t port = 0) {
+    InterconnectServerOptions o;
+    o.port = port;
+    o.cluster_name = "c";
+    o.local_node = "owner";
+    o.credentials = {kKey, "owner"};
+    server_ = std::make_unique<InterconnectServer>(o);
+    server_->set_handler(MessageType::VolumeCall, [this](IncomingRequest r) { arrive(std::move(r)); });
+    server_->start();
+  }
+  ~Owner() { stop(); }
+  void stop() {
+    server_->stop();
+    std::lock_guard lock(mu_);
+    held_.clear();
+  }
+  fs::Volume* find(uint32_t id) override { return id == kRemoteVolume ? &volume_ : nullptr; }
+  uint16_t port() const { return server_->port(); }
+  // Requests are held until `n` have arrived, then all are executed (0: never).
+  void hold_until(size_t n) {
+    std::lock_guard lock(mu_);
+    release_at_ = n;
+  }
+  size_t arrived() const {
+    std::lock_guard lock(mu_);
+    return arrived_;
+  }
+  size_t max_held() const {
+    std::lock_guard lock(mu_);
+    return max_held_;
+  }
+  EchoVolume& volume() { return volume_; }
+
+ private:
+  void arrive(IncomingRequest r) {
+    std::vector<IncomingRequest> go;
+    {
+      std::lock_guard lock(mu_);
+      ++arrived_;
+      if (release_at_ == 1) {
+        go.push_back(std::move(r));
+      } else {
+        held_.push_back(std::move(r));
+        max_held_ = std::max(max_held_, held_.size());
+        if (release_at_ != 0 && held_.size() >= release_at_) {
+          go.swap(held_);
+          release_at_ = 1;  // from now on, straight through
+        }
+      }
+    }
+    for (auto& req : go) executor_.handle(std::move(req));
+  }
+
+  EchoVolume volume_{kRemoteVolume};
+  VolumeServer executor_{this, {.threads = 2, .max_queued = 4096}};
+  std::unique_ptr<InterconnectServer> server_;
+  mutable std::mutex mu_;
+  std::vector<IncomingRequest> held_;
+  size_t release_at_ = 1;
+  size_t arrived_ = 0;
+  size_t max_held_ = 0;
+};
+
+// The forwarding node: a link to the owner, a RemoteVolume on it, a local volume, and a
+// dispatcher whose executor has a single thread.
+class Forwarder {
+ public:
+  Forwarder(uint16_t owner_port, std::chrono::milliseconds call_timeout, size_t slots = 1024) {
+    PeerClientOptions po;
+    po.port = owner_port;
+    po.cluster_name = "c";
+    po.local_node = "fwd";
+    po.expected_peer = "owner";
+    po.credentials = {kKey, "fwd"};
+    po.backoff_initial = 10ms;
+    po.backoff_max = 50ms;
+    link_ = std::make_shared<PeerClient>(po);
+    link_->start();
+    RemoteVolumeOptions ro;
+    ro.call_timeout = call_timeout;
+    ro.max_in_flight = slots;
+    remote_ = std::make_unique<RemoteVolume>(kRemoteVolume, link_, ro);
+    resolver_ = std::make_unique<Resolver>(remote_.get(), &local_);
+    service_ = std::make_shared<GetattrService>(resolver_.get());
+    dispatcher_.add_service(service_);
+  }
+  ~Forwarder() {
+    dispatcher_.close();
+    executor_.stop();
+    link_->stop();
+  }
+
+  struct Reply {
+    uint32_t status = 0;
+    uint64_t size = 0, mtime = 0;
+  };
+  // Sends call `xid` and collects its reply when it comes.
+  rpc::CallDispatcher::Outcome::Kind send(uint32_t xid, uint32_t volume, uint32_t inode) {
+    CallSpec spec;
+    spec.xid = xid;
+    spec.prog = kProg;
+    spec.vers = 1;
+    spec.proc = 1;
+    spec.args = XdrBuilder().u32(volume).u32(inode).take();
+    rpc::CallOrigin origin;
+    auto* in = reinterpret_cast<sockaddr_in*>(&origin.peer);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(800);
+    in->sin_addr.s_addr = htonl(0x7f000001);
+    origin.peer_len = sizeof(sockaddr_in);
+    auto outcome = dispatcher_.handle(rpc::testing::make_call(spec), origin,
+                                      rpc::CallDispatcher::Clock::now(),
+                                      [this](rpc::CallDispatcher::Reply r) { collect(*r); });
+    if (outcome.kind == rpc::CallDispatcher::Outcome::SendNow) collect(*outcome.reply);
+    return outcome.kind;
+  }
+  // Waits until `n` replies have come (false on timeout).
+  bool wait_replies(size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return replies_.size() >= n; });
+  }
+  std::map<uint32_t, Reply> replies() {
+    std::lock_guard lock(mu_);
+    return replies_;
+  }
+  size_t reply_count() {
+    std::lock_guard lock(mu_);
+    return replies_.size();
+  }
+  void forget_replies() {
+    std::lock_guard lock(mu_);
+    replies_.clear();
+  }
+  // What the owner's volume answers for `inode`, computed here.
+  static Reply expected(uint32_t inode) {
+    EchoVolume reference(kRemoteVolume);
+    fs::Attr a;
+    fs::Status s = reference.getattr(fs::OpContext{}, fs::InodeId{inode, 1}, &a);
+    return {static_cast<uint32_t>(s), a.size, static_cast<uint64_t>(a.mtime.sec)};
+  }
+
+  PeerClient& link() { return *link_; }
+  rpc::CallDispatcher& dispatcher() { return dispatcher_; }
+  EchoVolume& local() { return local_; }
+
+ private:
+  void collect(const rpc::EncodedReply& encoded) {
+    std::vector<uint8_t> wire(encoded.udp_head().begin(), encoded.udp_head().end());
+    wire.insert(wire.end(), encoded.body.begin(), encoded.body.end());
+    wire.insert(wire.end(), encoded.tail.begin(), encoded.tail.end());
+    rpc::testing::ParsedReply p = rpc::testing::parse_reply(wire);
+    Reply r;
+    if (p.ok && p.results.size() == 20) {
+      r.status = rpc::testing::read_u32(p.results, 0);
+      r.size = uint64_t(rpc::testing::read_u32(p.results, 4)) << 32 | rpc::testing::read_u32(p.results, 8);
+      r.mtime = uint64_t(rpc::testing::read_u32(p.results, 12)) << 32 | rpc::testing::read_u32(p.results, 16);
+    } else {
+      r.status = 0xffffffff;
+    }
+    std::lock_guard lock(mu_);
+    replies_[p.xid] = r;
+    cv_.notify_all();
+  }
+
+  EchoVolume local_{kLocalVolume};
+  std::shared_ptr<PeerClient> link_;
+  std::unique_ptr<RemoteVolume> remote_;
+  std::unique_ptr<Resolver> resolver_;
+  std::shared_ptr<GetattrService> service_;
+  util::TaskQueue executor_{{.threads = 1, .room = "test"}};
+  rpc::DuplicateRequestCache drc_;
+  rpc::CallStats stats_;
+  rpc::CallDispatcher dispatcher_{&executor_, &drc_, &stats_};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint32_t, Reply> replies_;
+};
+
+// 300 forwarded calls, one executor thread: the owner answers none until all 300 are in
+// flight on the link at once, which only works if no call holds the thread while it waits.
+// Every reply is the one for its own call.
+TEST(AsyncForwarding, ManyForwardedCallsInFlightOnOneLinkGetTheirOwnReplies) {
+  constexpr uint32_t kCalls = 300;
+  Owner owner;
+  owner.hold_until(kCalls);
+  Forwarder fwd(owner.port(), 20s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+
+  for (uint32_t i = 0; i < kCalls; ++i)
+    ASSERT_EQ(fwd.send(1000 + i, kRemoteVolume, 500 + i), rpc::CallDispatcher::Outcome::Pending);
+  ASSERT_TRUE(fwd.wait_replies(kCalls, 30s))
+      << fwd.reply_count() << " replies; owner saw " << owner.arrived() << " requests at most "
+      << owner.max_held() << " at once";
+  EXPECT_EQ(owner.max_held(), kCalls);
+  for (const auto& [xid, r] : fwd.replies()) {
+    Forwarder::Reply want = Forwarder::expected(500 + (xid - 1000));
+    EXPECT_EQ(r.status, want.status) << "xid " << xid;
+    EXPECT_EQ(r.size, want.size) << "xid " << xid;
+    EXPECT_EQ(r.mtime, want.mtime) << "xid " << xid;
+  }
+  EXPECT_EQ(owner.volume().calls(), kCalls);  // each executed once, none twice
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+  EXPECT_GE(fwd.dispatcher().parks(), kCalls);
+}
+
+// The reply cache still works for calls that park: a retransmission while the call is parked
+// is dropped (in progress), one after the reply gets the cached reply, and the owner executed
+// the call once.
+TEST(AsyncForwarding, RetransmissionOfAParkedCallIsDroppedThenAnsweredFromTheCache) {
+  Owner owner;
+  owner.hold_until(2);  // holds the first request until a second one arrives
+  Forwarder fwd(owner.port(), 20s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+
+  ASSERT_EQ(fwd.send(77, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Pending);
+  for (int i = 0; i < 200 && owner.arrived() < 1; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(owner.arrived(), 1u);
+  EXPECT_EQ(fwd.send(77, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Drop);
+  ASSERT_EQ(fwd.send(78, kRemoteVolume, 10), rpc::CallDispatcher::Outcome::Pending);  // the gate
+  ASSERT_TRUE(fwd.wait_replies(2, 10s));
+  fwd.forget_replies();
+  EXPECT_EQ(fwd.send(77, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::SendNow);
+  ASSERT_EQ(fwd.replies().count(77), 1u);
+  EXPECT_EQ(fwd.replies()[77].size, Forwarder::expected(9).size);
+  EXPECT_EQ(owner.volume().calls(), 2u);
+}
+
+// A procedure that makes several forwarded calls parks on each in turn and is answered once
+// all are in, with every answer in its place (each run replays the answers before the one it
+// parks on).
+TEST(AsyncForwarding, CallWithSeveralForwardedVolumeCallsCompletesWithAllAnswers) {
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  for (uint32_t i = 0; i < 10; ++i)
+    ASSERT_EQ(fwd.send(900 + i, kThreeCalls, 40 + 3 * i), rpc::CallDispatcher::Outcome::Pending);
+  ASSERT_TRUE(fwd.wait_replies(10, 10s)) << fwd.reply_count();
+  for (const auto& [xid, r] : fwd.replies()) {
+    const uint32_t first = 40 + 3 * (xid - 900);
+    EXPECT_EQ(r.status, static_cast<uint32_t>(fs::Status::Ok)) << "xid " << xid;
+    EXPECT_EQ(r.size, Forwarder::expected(first).size + Forwarder::expected(first + 1).size +
+                          Forwarder::expected(first + 2).size)
+        << "xid " << xid;
+    EXPECT_EQ(r.mtime, Forwarder::expected(first + 2).mtime) << "xid " << xid;
+  }
+  EXPECT_EQ(owner.volume().calls(), 30u);  // each forwarded call sent once, none again
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+}
+
+// The owner's link dies with 40 calls in flight: every one is answered JUKEBOX at once (not
+// after its 60 s deadline), nothing stays parked, the node goes on serving its own volume,
+// and forwarded calls work again once an owner is back on the link.
+TEST(AsyncForwarding, LinkThatDiesWithCallsInFlightFailsThemAndTheNodeKeepsServing) {
+  constexpr uint32_t kCalls = 40;
+  auto owner = std::make_unique<Owner>();
+  const uint16_t port = owner->port();
+  owner->hold_until(0);  // never answers
+  Forwarder fwd(port, 60s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+
+  for (uint32_t i = 0; i < kCalls; ++i)
+    ASSERT_EQ(fwd.send(1 + i, kRemoteVolume, i), rpc::CallDispatcher::Outcome::Pending);
+  for (int i = 0; i < 500 && owner->arrived() < kCalls; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(owner->arrived(), kCalls);
+  EXPECT_EQ(fwd.dispatcher().parked(), kCalls);
+
+  // The executor thread is free while they wait: a call on the local volume is answered.
+  ASSERT_EQ(fwd.send(500, kLocalVolume, 3), rpc::CallDispatcher::Outcome::Pending);
+  ASSERT_TRUE(fwd.wait_replies(1, 5s));
+  EXPECT_EQ(fwd.replies()[500].status, static_cast<uint32_t>(fs::Status::Ok));
+  fwd.forget_replies();
+
+  const auto killed = std::chrono::steady_clock::now();
+  owner.reset();  // the owner goes away: its end of the link closes
+  ASSERT_TRUE(fwd.wait_replies(kCalls, 10s)) << fwd.reply_count() << " of " << kCalls;
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 5s);
+  for (const auto& [xid, r] : fwd.replies())
+    EXPECT_EQ(r.status, static_cast<uint32_t>(fs::Status::Jukebox)) << "xid " << xid;
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+  fwd.forget_replies();
+
+  ASSERT_EQ(fwd.send(600, kLocalVolume, 4), rpc::CallDispatcher::Outcome::Pending);
+  ASSERT_TRUE(fwd.wait_replies(1, 5s));
+  EXPECT_EQ(fwd.replies()[600].status, static_cast<uint32_t>(fs::Status::Ok));
+  fwd.forget_replies();
+
+  // An owner on the same port again: the link reconnects and forwarding resumes.
+  Owner back(port);
+  ASSERT_TRUE(fwd.link().wait_connected(5s));
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    fwd.forget_replies();
+    fwd.send(700 + attempt, kRemoteVolume, 11);
+    ASSERT_TRUE(fwd.wait_replies(1, 5s));
+    if (fwd.replies().begin()->second.status == static_cast<uint32_t>(fs::Status::Ok)) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(fwd.replies().begin()->second.size, Forwarder::expected(11).size);
+}
+
+// An owner that accepts calls and never answers: each call is answered JUKEBOX at its
+// deadline by the link's reader, with no thread waiting for it.
+TEST(AsyncForwarding, SilentOwnerTimesCallsOutAtTheirDeadline) {
+  constexpr uint32_t kCalls = 20;
+  Owner owner;
+  owner.hold_until(0);
+  Forwarder fwd(owner.port(), 400ms);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < kCalls; ++i) fwd.send(1 + i, kRemoteVolume, i);
+  ASSERT_TRUE(fwd.wait_replies(kCalls, 10s)) << fwd.reply_count();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 400ms);
+  EXPECT_LT(took, 4s);
+  for (const auto& [xid, r] : fwd.replies())
+    EXPECT_EQ(r.status, static_cast<uint32_t>(fs::Status::Jukebox)) << "xid " << xid;
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+}
+
+// The link itself: 4 threads × 500 asynchronous calls with distinct payloads all complete
+// with their own replies, and frames that queued up behind a send under way left together.
+TEST(AsyncForwarding, PipelinedCallsAreMatchedByIdAndBatched) {
+  InterconnectServerOptions o;
+  o.cluster_name = "c";
+  o.local_node = "owner";
+  o.credentials = {kKey, "owner"};
+  InterconnectServer server(o);
+  server.set_handler(MessageType::VolumeCall, [](IncomingRequest r) {
+    r.responder.reply(bytes_of("re:" + text_of(r.payload)));
+  });
+  server.start();
+  PeerClientOptions po;
+  po.port = server.port();
+  po.cluster_name = "c";
+  po.local_node = "fwd";
+  po.expected_peer = "owner";
+  po.credentials = {kKey, "fwd"};
+  PeerClient link(po);
+  link.start();
+  ASSERT_TRUE(link.wait_connected(5s)) << link.last_error();
+
+  std::atomic<int> done{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        std::string msg = std::to_string(t) + "/" + std::to_string(i) + std::string(i % 97, 'x');
+        link.call_async(MessageType::VolumeCall, bytes_of(msg), 20s, [&, msg](CallOutcome out) {
+          if (!out.ok() || text_of(out.payload) != "re:" + msg) ++wrong;
+          ++done;
+        });
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int i = 0; i < 2000 && done < 2000; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(done, 2000);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(link.in_flight(), 0u);
+  EXPECT_GE(link.frames_sent(), 2000u);
+  EXPECT_LT(link.writes(), link.frames_sent()) << "no two frames ever left in one write";
+  link.stop();
+  server.stop();
+}
+
+}  // namespace
+}  // namespace nasd::interconnect

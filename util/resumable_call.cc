@@ -1,0 +1,92 @@
+#include "util/resumable_call.h"
+
+#include <utility>
+
+namespace nasd::util {
+namespace {
+
+thread_local ResumableCall* t_current = nullptr;
+
+}  // namespace
+
+ResumableCall* ResumableCall::current() { return t_current; }
+
+ResumableCall::Run::Run(std::shared_ptr<ResumableCall> call, bool may_park)
+    : previous_(t_current) {
+  {
+    std::lock_guard lock(call->mu_);
+    call->self_ = call;
+    call->next_wait_ = 0;
+    call->parked_on_.reset();
+    call->answered_ = false;
+    call->may_park_ = may_park;
+    call->running_ = true;
+    ++call->runs_;
+  }
+  t_current = call.get();
+}
+
+ResumableCall::Run::~Run() { t_current = previous_; }
+
+std::optional<size_t> ResumableCall::next_wait() {
+  std::lock_guard lock(mu_);
+  if (next_wait_ >= kMaxWaits) return std::nullopt;
+  return next_wait_++;
+}
+
+const ResumableCall::Answer* ResumableCall::answer(size_t k) const {
+  std::lock_guard lock(mu_);
+  if (k >= answers_.size() || !answers_[k]) return nullptr;
+  return &*answers_[k];  // never reassigned: each wait is parked on, and answered, once
+}
+
+bool ResumableCall::may_park() const {
+  std::lock_guard lock(mu_);
+  return may_park_ && !parked_on_;
+}
+
+ResumableCall::Deliver ResumableCall::park(size_t k) {
+  std::shared_ptr<ResumableCall> self;
+  {
+    std::lock_guard lock(mu_);
+    parked_on_ = k;
+    self = self_.lock();
+  }
+  return [self, k](Answer answer) { self->deliver(k, std::move(answer)); };
+}
+
+void ResumableCall::deliver(size_t k, Answer answer) {
+  std::function<void()> resume;
+  {
+    std::lock_guard lock(mu_);
+    if (answers_.size() <= k) answers_.resize(k + 1);
+    answers_[k] = std::move(answer);
+    if (parked_on_ != k) return;
+    answered_ = true;
+    if (running_ || !resume_) return;  // end_run() resumes
+    resume = std::move(resume_);
+    resume_ = nullptr;
+  }
+  resume();
+}
+
+bool ResumableCall::end_run(std::function<void()> resume) {
+  {
+    std::lock_guard lock(mu_);
+    running_ = false;
+    if (!parked_on_) return false;
+    if (!answered_) {
+      resume_ = std::move(resume);
+      return true;
+    }
+  }
+  resume();  // the answer beat the end of the run
+  return true;
+}
+
+size_t ResumableCall::runs() const {
+  std::lock_guard lock(mu_);
+  return runs_;
+}
+
+}  // namespace nasd::util
