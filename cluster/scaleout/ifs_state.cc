@@ -118,6 +118,9 @@ bool decode_state(const uint8_t* p, size_t size, IfsState* out, std::string* why
   uint64_t inodes = r.count(kMaxCount);
   for (uint64_t i = 0; i < inodes && r.ok(); i++) {
     uint64_t ino = r.u64();
+    // An inode twice (or a cookie twice, below) would merge two records into one that encodes
+    // differently: refused, as a damaged image.
+    if (!r.ok() || s.inodes.count(ino)) { *why = "inode recorded twice"; return false; }
     IfsInode& n = s.inodes[ino];
     fs::Attr& a = n.attr;
     n.gen = r.u32(); n.parent = r.u64(); n.target = r.str(); n.create_verf = r.u64();
@@ -134,7 +137,8 @@ bool decode_state(const uint8_t* p, size_t size, IfsState* out, std::string* why
       uint64_t cookie = r.u64();
       std::string name = r.str();
       uint64_t child = r.u64();
-      if (!r.ok() || cookie >= n.next_cookie || n.names.count(name)) { *why = "bad directory entry"; return false; }
+      if (!r.ok() || cookie >= n.next_cookie || n.names.count(name) ||
+          n.entries.count(cookie)) { *why = "bad directory entry"; return false; }
       n.names[name] = cookie;
       n.entries[cookie] = {std::move(name), child};
     }
