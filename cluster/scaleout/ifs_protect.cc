@@ -56,9 +56,7 @@ IfsHealth IfsVolume::health() {
     s.drives += static_cast<int>(n.drives.size());
     if (n.alive) s.drives_healthy += n.healthy_drives();
   }
-  JobConfig cfg;
-  cfg.policy = options_.policy;
-  ProtectionJob judge(cfg, 0, t);
+  ProtectionJob judge(job_config(), 0, t);
   {
     std::lock_guard lock(mu_);
     for (const auto& [ino, n] : live_.inodes) {
@@ -112,18 +110,28 @@ ProtectionStatus IfsVolume::group_status(size_t max_listed) {
   std::vector<GroupRecord> records;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [ino, n] : live_.inodes)
-      for (const auto& [off, r] : n.extents) records.push_back(r);
+    records = catalog_locked();
   }
   // A job that only judges: loaded with the catalog on today's topology, never run.
-  JobConfig cfg;
-  cfg.policy = options_.policy;
-  ProtectionJob judge(cfg, 0, t);
+  ProtectionJob judge(job_config(), 0, t);
   judge.load(records);
   ProtectionStatus s = protection_status(judge, options_.policy, max_listed);
   std::lock_guard lock(status_mu_);
   s.job = job_progress_;  // the running (or last) pass, not the judge's
   return s;
+}
+
+std::vector<GroupRecord> IfsVolume::catalog_locked() const {
+  std::vector<GroupRecord> records;
+  for (const auto& [ino, n] : live_.inodes)
+    for (const auto& [off, r] : n.extents) records.push_back(r);
+  return records;
+}
+
+JobConfig IfsVolume::job_config() const {
+  JobConfig cfg;
+  cfg.policy = options_.policy;
+  return cfg;
 }
 
 void IfsVolume::reprotect_now() { run_pass(cluster_->topology()); }
@@ -134,16 +142,13 @@ void IfsVolume::run_pass(const Topology& topology) {
   uint32_t job_epoch = 0;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [ino, n] : live_.inodes)
-      for (const auto& [off, r] : n.extents) records.push_back(r);
+    records = catalog_locked();
     job_epoch = ++live_.job_epoch;
     meta_changed_ = true;  // the pass's epoch is persisted before any of its versions is used
   }
   uint64_t durable = 0;
   if (flush(&durable) != fs::Status::Ok) return;  // no checkpoint: nothing may be rebuilt yet
-  JobConfig cfg;
-  cfg.policy = options_.policy;
-  ProtectionJob job(cfg, job_epoch, topology);
+  ProtectionJob job(job_config(), job_epoch, topology);
   job.load(records);
   job.topology_changed(now_ms(), topology);
   std::map<ExtentId, uint64_t> expected;  // the version each extent's task started from
@@ -251,8 +256,7 @@ IfsVolume::FsckReport IfsVolume::fsck() {
   std::vector<GroupRecord> records;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [ino, n] : live_.inodes)
-      for (const auto& [off, r] : n.extents) records.push_back(r);
+    records = catalog_locked();
   }
   FsckReport rep;
   for (const GroupRecord& r : records) {

@@ -153,6 +153,10 @@ class IfsVolume : public fs::JournalTarget {
 
  private:
   IfsVolume(IfsOptions options, IfsCluster* cluster, IfsState state, uint64_t generation);
+  // Every group record of every file (the catalog), copied; the caller holds mu_.
+  std::vector<GroupRecord> catalog_locked() const;
+  // The protection job configuration of this volume's policy.
+  JobConfig job_config() const;
 
   using SlotKey = std::pair<uint64_t, uint64_t>;  // (ino, slot)
   // A slot's authoritative bytes since it was last written: shorter than kSlotBytes means
