@@ -139,10 +139,6 @@ CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
   return {Outcome::Pending, nullptr};
 }
 
-}  // namespace nasd::rpc
-
-namespace nasd::rpc {
-
 void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
   std::span<const uint8_t> args(c->record.data() + c->args_offset,
                                 c->record.size() - c->args_offset);
