@@ -19,7 +19,8 @@
 namespace nasd::interconnect {
 
 inline constexpr uint32_t kFrameMagic = 0x4349534E;  // "NSIC" little-endian
-inline constexpr uint16_t kProtocolVersion = 1;
+// 2: the hello names the connection's session (hello.h, link_session.h).
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 24;
 // Fits a 1 MiB NFS READ/WRITE plus headers with room to spare.
 inline constexpr uint32_t kDefaultMaxFramePayload = 4u << 20;

@@ -13,21 +13,28 @@ std::vector<uint8_t> encode_hello(const Hello& hello) {
   w.u16(hello.protocol_version);
   w.string(hello.cluster_name);
   w.string(hello.node_name);
+  w.string(hello.channel);
+  w.u64(hello.incarnation);
+  w.u64(hello.generation);
   return w.take();
 }
 
 bool decode_hello(std::span<const uint8_t> in, Hello* out, std::string* error) {
   WireReader r(in);
-  std::string_view cluster, node;
+  std::string_view cluster, node, channel;
   r.u16(&out->protocol_version);
   r.string(&cluster, kMaxNameBytes);
   r.string(&node, kMaxNameBytes);
+  r.string(&channel, kMaxNameBytes);
+  r.u64(&out->incarnation);
+  r.u64(&out->generation);
   if (!r.expect_end()) {
     *error = "malformed hello: " + r.error();
     return false;
   }
   out->cluster_name = cluster;
   out->node_name = node;
+  out->channel = channel;
   return true;
 }
 

@@ -119,16 +119,19 @@ void InterconnectServer::refuse(const std::string& why) {
   if (options_.log) options_.log("interconnect: refused " + why);
 }
 
-bool InterconnectServer::hello(Socket& socket, FrameReader& reader, link::FrameOpener* opener,
-                               const std::string& proven_peer) {
+std::shared_ptr<LinkSession> InterconnectServer::hello(const std::shared_ptr<Socket>& socket,
+                                                       FrameReader& reader,
+                                                       link::FrameOpener* opener,
+                                                       const std::string& proven_peer) {
   FrameLimits limits = options_.limits;
   limits.idle_timeout = options_.hello_timeout;
   Frame frame;
   std::string error;
-  if (reader.read(limits, &frame, &error, opener) != ReadStatus::Ok) return false;
+  if (reader.read(limits, &frame, &error, opener) != ReadStatus::Ok) return nullptr;
   Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
   Hello theirs;
   std::string refusal;
+  std::shared_ptr<LinkSession> session;
   if (frame.header.type != MessageType::Hello) {
     refusal = "first frame must be a hello";
   } else if (frame.header.version != kProtocolVersion) {
@@ -139,15 +142,29 @@ bool InterconnectServer::hello(Socket& socket, FrameReader& reader, link::FrameO
     refusal = error;
   } else {
     refusal = hello_mismatch(ours, theirs, proven_peer);
+    if (refusal.empty() && theirs.incarnation == 0) refusal = "hello names no session";
+  }
+  if (refusal.empty()) {
+    // Older connections of this peer are fenced, and their running calls have ended, before
+    // this one is accepted: nothing sent on them can run after what is sent on this one.
+    session = std::make_shared<LinkSession>(
+        SessionId{proven_peer, theirs.channel, theirs.incarnation, theirs.generation}, socket);
+    refusal = sessions_.admit(session, options_.drain_timeout);
+    if (!refusal.empty()) {
+      if (options_.log) options_.log("interconnect: refused a connection from " + proven_peer + ": " + refusal);
+      session.reset();
+    }
   }
   if (!refusal.empty()) {
     // Only a holder of the cluster key gets this far, so it may learn why.
     std::vector<uint8_t> text(refusal.begin(), refusal.end());
-    send_frame(socket, MessageType::HelloRefused, frame.header.request_id, text, &error);
-    return false;
+    send_frame(*socket, MessageType::HelloRefused, frame.header.request_id, text, &error);
+    return nullptr;
   }
-  return send_frame(socket, MessageType::HelloAccepted, frame.header.request_id,
-                    encode_hello(ours), &error);
+  if (!send_frame(*socket, MessageType::HelloAccepted, frame.header.request_id,
+                  encode_hello(ours), &error))
+    return nullptr;
+  return session;
 }
 
 void InterconnectServer::serve(Connection* conn) {
@@ -188,17 +205,22 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
   link::FrameOpener opener = session->receive;
   const std::string peer = session->peer;
   FrameReader reader(socket.fd());
-  if (!hello(socket, reader, &opener, peer)) return;
+  std::shared_ptr<LinkSession> admitted = hello(conn->socket, reader, &opener, peer);
+  if (!admitted) return;
   for (;;) {
     Frame frame;
     if (reader.read(options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
+    // Fenced: a newer connection of this peer was admitted, and the peer has given up on
+    // every call sent on this one, so none may start (link_session.h).
+    LinkSession::Call running = admitted->begin();
+    if (!running) break;
     Responder responder(conn->socket, frame.header.request_id);
     auto it = handlers_.find(frame.header.type);
     if (it == handlers_.end()) {
       responder.unsupported();
       continue;
     }
-    it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
+    it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder, admitted});
   }
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cluster/interconnect/frame_stream.h"
+#include "cluster/interconnect/link_session.h"
 #include "cluster/interconnect/socket.h"
 #include "util/link_handshake.h"
 
@@ -47,10 +48,21 @@ struct IncomingRequest {
   MessageType type;
   std::vector<uint8_t> payload;
   Responder responder;
+  // The connection's session; null only for requests made up by tests.
+  std::shared_ptr<LinkSession> session = nullptr;
+
+  // A handler that runs the request later (on a worker) calls this right before it does and
+  // drops the request unanswered when the result is false: a newer connection from the same
+  // node was admitted meanwhile, and the sender has given up on this one (link_session.h).
+  LinkSession::Call begin() const {
+    return session ? session->begin() : LinkSession::Call::without_session();
+  }
 };
 
 // Runs on the connection's reader thread: must not block for long (hand slow work to a pool,
-// as VolumeServer does), or that peer's later requests wait behind it.
+// as VolumeServer does), or that peer's later requests wait behind it. The reader holds the
+// request's session call (IncomingRequest::begin) while the handler runs; work handed to a pool
+// must begin its own call when it starts.
 using RequestHandler = std::function<void(IncomingRequest)>;
 
 struct InterconnectServerOptions {
@@ -69,6 +81,10 @@ struct InterconnectServerOptions {
   std::function<void(const std::string&)> log;
   // Covers the link handshake and the hello: a connection that says nothing is closed.
   std::chrono::milliseconds hello_timeout{2000};
+  // How long a new connection's hello waits for the calls still running from an earlier
+  // connection of the same peer (link_session.h) before it is refused. Below the connecting
+  // side's hello timeout (PeerClientOptions, 2 s), so that it hears the refusal.
+  std::chrono::milliseconds drain_timeout{1000};
   // Connections still in their link handshake at once; more are closed on arrival, so a flood
   // of unauthenticated connections costs at most this many threads for hello_timeout each.
   size_t max_handshakes = 16;
@@ -94,6 +110,8 @@ class InterconnectServer {
   size_t connection_count() const;
   // Connections closed because they did not authenticate (or came from a refused address).
   uint64_t refused_count() const { return refused_.load(); }
+  // Connections fenced because a newer one from the same peer and channel was admitted.
+  uint64_t fenced_count() const { return sessions_.fenced_count(); }
 
  private:
   struct Connection {
@@ -105,8 +123,9 @@ class InterconnectServer {
   void accept_loop();
   void serve(Connection* conn);
   void serve_authenticated(Connection* conn);
-  bool hello(Socket& socket, FrameReader& reader, link::FrameOpener* opener,
-             const std::string& proven_peer);
+  // The admitted session, or null (refused: the reason was sent).
+  std::shared_ptr<LinkSession> hello(const std::shared_ptr<Socket>& socket, FrameReader& reader,
+                                     link::FrameOpener* opener, const std::string& proven_peer);
   void refuse(const std::string& why);
   void reap_finished();
 
@@ -120,6 +139,7 @@ class InterconnectServer {
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;
+  LinkSessions sessions_;
 };
 
 }  // namespace nasd::interconnect

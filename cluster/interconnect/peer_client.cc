@@ -10,6 +10,13 @@
 namespace nasd::interconnect {
 namespace {
 
+uint64_t random_incarnation() {
+  std::random_device rd;
+  uint64_t v = 0;
+  while (v == 0) v = (uint64_t(rd()) << 32) | rd();
+  return v;
+}
+
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -31,7 +38,8 @@ const char* call_error_name(CallError e) {
   return "unknown";
 }
 
-PeerClient::PeerClient(PeerClientOptions options) : options_(std::move(options)) {}
+PeerClient::PeerClient(PeerClientOptions options)
+    : options_(std::move(options)), incarnation_(random_incarnation()) {}
 
 PeerClient::~PeerClient() { stop(); }
 
@@ -46,7 +54,7 @@ void PeerClient::stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    if (socket_) socket_->shutdown();
+    if (socket_) socket_->abort();
     if (connecting_) connecting_->shutdown();
   }
   state_cv_.notify_all();
@@ -75,6 +83,11 @@ uint64_t PeerClient::connections_made() const {
   return connections_made_;
 }
 
+uint64_t PeerClient::timeout_aborts() const {
+  std::lock_guard lock(mu_);
+  return timeout_aborts_;
+}
+
 CallOutcome PeerClient::call(MessageType type, std::vector<uint8_t> payload,
                              std::chrono::milliseconds timeout) {
   struct Waiter {
@@ -94,6 +107,8 @@ CallOutcome PeerClient::call(MessageType type, std::vector<uint8_t> payload,
   // The reader times the call out; the margin only guards against a reader that never runs.
   if (!w->cv.wait_for(lock, timeout + 4 * kSweepInterval, [&] { return w->done; })) {
     lock.unlock();
+    // Given up on: the connection that carried it goes first, as in sweep_timeouts.
+    if (type != MessageType::Heartbeat) abort_connection();
     complete(id, {CallError::Timeout, {}});
     lock.lock();
     w->cv.wait(lock, [&] { return w->done; });  // complete() or the reader has answered it
@@ -123,7 +138,8 @@ uint64_t PeerClient::start_call(MessageType type, std::vector<uint8_t> payload,
       const int64_t now = steady_ns();
       // Registered before sending so a fast reply always finds its slot.
       pending_[id] = Pending{std::move(done), now,
-                             now + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()};
+                             now + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count(),
+                             type != MessageType::Heartbeat};
     }
   }
   if (refused != CallError::None) {
@@ -162,7 +178,7 @@ void PeerClient::fail_all(CallError error) {
 void PeerClient::sweep_timeouts(Socket& socket) {
   const int64_t now = steady_ns();
   std::vector<Completion> expired;
-  bool silent = false;
+  bool abort = false;
   {
     std::lock_guard lock(mu_);
     for (auto it = pending_.begin(); it != pending_.end();) {
@@ -170,15 +186,32 @@ void PeerClient::sweep_timeouts(Socket& socket) {
         ++it;
         continue;
       }
-      // Not a single frame from the peer during the call's whole wait: it is hung or gone
-      // without a FIN, and later calls should fail fast instead of each waiting.
-      if (last_frame_ns_.load() < it->second.sent_ns) silent = true;
+      // The caller is about to be told to try again, so the request must never run after what
+      // it sends next: the connection that carried it is aborted first, and the peer admits the
+      // next connection only after fencing this one (link_session.h). A heartbeat may run late
+      // harmlessly; but not a single frame from the peer during the call's whole wait means it
+      // is hung or gone without a FIN, and later calls should fail fast instead of each waiting.
+      if (it->second.may_change_state || last_frame_ns_.load() < it->second.sent_ns) abort = true;
       expired.push_back(std::move(it->second.done));
       it = pending_.erase(it);
     }
+    if (abort) {
+      ++timeout_aborts_;
+      socket_.reset();  // new calls fail fast (NotConnected) until the next hello
+    }
   }
-  if (silent) socket.shutdown();
+  if (abort) socket.abort();
   for (auto& done : expired) done({CallError::Timeout, {}});
+}
+
+void PeerClient::abort_connection() {
+  std::shared_ptr<Socket> socket;
+  {
+    std::lock_guard lock(mu_);
+    socket.swap(socket_);
+    if (socket) ++timeout_aborts_;
+  }
+  if (socket) socket->abort();
 }
 
 size_t PeerClient::in_flight() const {
@@ -188,12 +221,12 @@ size_t PeerClient::in_flight() const {
 
 uint64_t PeerClient::frames_sent() const {
   std::lock_guard lock(mu_);
-  return last_socket_ ? last_socket_->frames_sent() : 0;
+  return socket_ ? socket_->frames_sent() : dropped_frames_sent_;
 }
 
 uint64_t PeerClient::writes() const {
   std::lock_guard lock(mu_);
-  return last_socket_ ? last_socket_->writes() : 0;
+  return socket_ ? socket_->writes() : dropped_writes_;
 }
 
 void PeerClient::run() {
@@ -229,7 +262,6 @@ void PeerClient::run() {
       std::lock_guard lock(mu_);
       if (stopping_) return;
       socket_ = socket;
-      last_socket_ = socket;
       ++connections_made_;
       last_frame_ns_ = steady_ns();  // the hello answer
     }
@@ -238,7 +270,15 @@ void PeerClient::run() {
     {
       std::lock_guard lock(mu_);
       socket_.reset();
+      dropped_frames_sent_ = socket->frames_sent();
+      dropped_writes_ = socket->writes();
     }
+    // Reset, not closed gracefully: the kernel must not go on retransmitting requests the
+    // peer never got (after a partition heals they would arrive after the callers, told
+    // "disconnected", re-issued them). Released here, so the close follows at once.
+    socket->abort();
+    socket.reset();
+    reader.reset();
     fail_all(CallError::Disconnected);
   }
 }
@@ -275,7 +315,8 @@ std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
 
 std::shared_ptr<Socket> PeerClient::hello(std::shared_ptr<Socket> socket, link::FrameOpener* opener,
                                           FrameReader* reader, std::string* error) {
-  Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node};
+  Hello ours{kProtocolVersion, options_.cluster_name, options_.local_node,
+             options_.channel, incarnation_, ++generation_};
   if (!send_frame(*socket, MessageType::Hello, 0, encode_hello(ours), error)) return nullptr;
   FrameLimits hello_limits = options_.limits;
   hello_limits.idle_timeout = options_.hello_timeout;

@@ -11,6 +11,14 @@
 // least every kSweepInterval), so no thread has to wait for a forwarded call. A request is
 // never retried here: the peer may have executed it, and only the NFS client (through its own
 // retransmission) may repeat it.
+//
+// Giving up on a request is final (link_session.h): before a request that may change state (any
+// but a heartbeat) is failed for its deadline, the connection that carried it is aborted (reset,
+// its unsent bytes discarded), and every connection's hello names a session that grows with each
+// connection, so the peer fences the older ones and lets none of their calls start, nor answers
+// the new hello while one still runs. A caller told "timed out" or "disconnected" can therefore
+// re-issue the request knowing that the first copy either ran before the re-issued one was
+// sent, or never runs.
 #pragma once
 
 #include <atomic>
@@ -38,6 +46,9 @@ struct PeerClientOptions {
   std::string cluster_name;
   std::string local_node;
   std::string expected_peer;  // the peer's node name; it must prove the key under this name
+  // Which of this node's links to the peer this is: the peer fences older connections of the
+  // same node and channel (link_session.h). One PeerClient per peer and channel.
+  std::string channel = "main";
   link::Credentials credentials;  // the cluster key and this node's name; required
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds hello_timeout{2000};
@@ -82,12 +93,15 @@ class PeerClient : public CallChannel {
   std::string last_error() const;
   // Incremented on every successful hello; tests and status use it to see reconnects.
   uint64_t connections_made() const;
+  // Connections aborted because a request on them passed its deadline.
+  uint64_t timeout_aborts() const;
 
  private:
   struct Pending {
     Completion done;
     int64_t sent_ns = 0;
     int64_t deadline_ns = 0;
+    bool may_change_state = true;  // a late run could undo later calls: abort on timeout
   };
 
   void run();
@@ -101,8 +115,11 @@ class PeerClient : public CallChannel {
                       std::chrono::milliseconds timeout, Completion done);
   void complete(uint64_t id, CallOutcome outcome);
   void fail_all(CallError error);
-  // Fails the calls whose deadline passed; drops a connection on which they heard nothing.
+  // Fails the calls whose deadline passed; first aborts the connection when one of them may
+  // change state or when the peer sent nothing during its wait.
   void sweep_timeouts(Socket& socket);
+  // Aborts the current connection (if any) before a request sent on it is failed.
+  void abort_connection();
   void wait_backoff(std::chrono::milliseconds delay);
 
   const PeerClientOptions options_;
@@ -111,9 +128,15 @@ class PeerClient : public CallChannel {
   std::shared_ptr<Socket> socket_;      // set while connected
   std::shared_ptr<Socket> connecting_;  // set during the hello exchange
   std::map<uint64_t, Pending> pending_;
-  std::shared_ptr<Socket> last_socket_;  // for the counters after a drop
+  // The counters of the connection last dropped (the socket itself is released at once, so
+  // that its close resets the connection).
+  uint64_t dropped_frames_sent_ = 0;
+  uint64_t dropped_writes_ = 0;
   std::string last_error_;
   uint64_t connections_made_ = 0;
+  uint64_t timeout_aborts_ = 0;
+  const uint64_t incarnation_;  // in every hello: this link object (never 0)
+  uint64_t generation_ = 0;     // in every hello: grows with each connection attempt
   bool stopping_ = false;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int64_t> last_frame_ns_{0};  // steady clock, when the peer last sent anything

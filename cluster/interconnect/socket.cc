@@ -117,4 +117,12 @@ bool Socket::write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b
 
 void Socket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
+void Socket::abort() {
+  // Set before the shutdown: the close that follows (when the last owner lets go) then resets
+  // the connection and purges its send queue, whatever state the shutdown left it in.
+  linger hard{1, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  ::shutdown(fd_, SHUT_RDWR);
+}
+
 }  // namespace nasd::interconnect

@@ -44,6 +44,10 @@ class Socket {
   // right after the link handshake and before any frame is sent.
   void seal_with(link::FrameSealer sealer);
   void shutdown();
+  // Drops the connection so that nothing more of it reaches the peer: unsent and unacknowledged
+  // bytes are discarded and the final close sends a reset (SO_LINGER 0) instead of the kernel
+  // retransmitting them, e.g. after a partition heals. Wakes a blocked reader like shutdown().
+  void abort();
 
  private:
   // Writes both pieces whole (one system call when the socket takes them at once); on a

@@ -41,6 +41,11 @@ void VolumeServer::handle(IncomingRequest request) {
 }
 
 void VolumeServer::execute(const IncomingRequest& request) {
+  // Its connection was fenced while the request waited here: the forwarder has answered the
+  // client JUKEBOX and the client may have moved on, so running it now could undo what the
+  // client did since (link_session.h). Dropped unanswered: nobody waits for the answer.
+  LinkSession::Call running = request.begin();
+  if (!running) return;
   VolumeRequest req;
   VolumeReply reply;
   if (!decode_request(request.payload, &req)) {

@@ -22,6 +22,9 @@ void UnitServer::attach(interconnect::InterconnectServer& server) {
 void UnitServer::handle(IncomingRequest request) {
   auto shared = std::make_shared<IncomingRequest>(std::move(request));
   const bool taken = pool_.submit([this, shared] {
+    // Fenced meanwhile (a newer connection from that node): the caller gave up on it.
+    interconnect::LinkSession::Call running = shared->begin();
+    if (!running) return;
     UnitRequest req;
     UnitReply reply;
     if (!decode_unit_request(shared->payload, &req)) {

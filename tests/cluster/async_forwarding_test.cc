@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/volume_server.h"
+#include "fs/call/codec.h"
 #include "server/rpc/call_dispatcher.h"
 #include "tests/cluster/echo_volume.h"
 #include "tests/rpc/rpc_test_client.h"
@@ -469,6 +472,211 @@ TEST(AsyncForwarding, PipelinedCallsAreMatchedByIdAndBatched) {
   EXPECT_LT(link.writes(), link.frames_sent()) << "no two frames ever left in one write";
   link.stop();
   server.stop();
+}
+
+
+// ---- Fencing (link_session.h): a call the forwarder gave up on never runs after the calls
+// its client made next. The CI drill lost an acknowledged REMOVE this way: a forwarded CREATE
+// timed out (JUKEBOX), the client re-issued it with a new xid and removed the file, and the
+// first CREATE, still on its way to the owner, ran last and brought the file back.
+
+// The owner's volume of these tests: a directory of names, in the order the calls run.
+class NamesVolume : public EchoVolume {
+ public:
+  NamesVolume() : EchoVolume(kRemoteVolume) {}
+  fs::Status create(const fs::OpContext&, fs::InodeId, std::string_view name, fs::CreateMode,
+                    const fs::SetAttr&, uint64_t, fs::InodeId* out,
+                    std::optional<fs::Attr>*, fs::Wcc*) override {
+    std::lock_guard lock(mu_);
+    ++creates_;
+    names_.insert(std::string(name));
+    *out = fs::InodeId{100, 1};
+    return fs::Status::Ok;
+  }
+  fs::Status remove(const fs::OpContext&, fs::InodeId, std::string_view name, fs::Wcc*) override {
+    std::lock_guard lock(mu_);
+    return names_.erase(std::string(name)) ? fs::Status::Ok : fs::Status::NoEnt;
+  }
+  bool has(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    return names_.count(name) != 0;
+  }
+  size_t creates() const {
+    std::lock_guard lock(mu_);
+    return creates_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::set<std::string> names_;
+  size_t creates_ = 0;
+};
+
+// An owner that holds the first CREATE it gets: on the connection's reader thread (as if the
+// frame still sat in its socket buffer, or the reader had not run yet), or kept aside after the
+// handler returned (as if queued for a worker); every other request runs at once.
+class HoldingOwner : public fs::VolumeResolver {
+ public:
+  enum class Hold { InReader, Queued };
+  explicit HoldingOwner(Hold hold) : hold_(hold) {
+    InterconnectServerOptions o;
+    o.cluster_name = "c";
+    o.local_node = "owner";
+    o.credentials = {kKey, "owner"};
+    server_ = std::make_unique<InterconnectServer>(o);
+    server_->set_handler(MessageType::VolumeCall, [this](IncomingRequest r) { arrive(std::move(r)); });
+    server_->start();
+  }
+  ~HoldingOwner() {
+    release();
+    server_->stop();
+  }
+  fs::Volume* find(uint32_t id) override { return id == kRemoteVolume ? &volume_ : nullptr; }
+  uint16_t port() const { return server_->port(); }
+  InterconnectServer& server() { return *server_; }
+  NamesVolume& volume() { return volume_; }
+  bool holding() {
+    std::lock_guard lock(mu_);
+    return holding_;
+  }
+  // Lets the held CREATE go on to the worker pool, and waits until the pool has taken it.
+  void release() {
+    std::optional<IncomingRequest> kept;
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+      kept.swap(kept_);
+      cv_.notify_all();
+    }
+    std::unique_lock lock(mu_);
+    if (kept) {
+      lock.unlock();
+      executor_.handle(std::move(*kept));
+      lock.lock();
+      holding_ = false;
+    }
+    cv_.wait_for(lock, 5s, [&] { return !holding_; });
+  }
+
+ private:
+  void arrive(IncomingRequest r) {
+    fs::call::VolumeRequest req;
+    const bool create = fs::call::decode_request(r.payload, &req) && req.op() == fs::call::VolumeOp::Create;
+    std::unique_lock lock(mu_);
+    if (!create || held_once_) {
+      lock.unlock();
+      executor_.handle(std::move(r));
+      return;
+    }
+    held_once_ = holding_ = true;
+    if (hold_ == Hold::Queued) {
+      kept_.emplace(std::move(r));
+      return;  // the connection reads on
+    }
+    cv_.wait(lock, [&] { return released_; });
+    lock.unlock();
+    executor_.handle(std::move(r));
+    lock.lock();
+    holding_ = false;
+    cv_.notify_all();
+  }
+
+  const Hold hold_;
+  NamesVolume volume_;
+  VolumeServer executor_{this, {.threads = 2, .max_queued = 64}};
+  std::unique_ptr<InterconnectServer> server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_once_ = false, holding_ = false, released_ = false;
+  std::optional<IncomingRequest> kept_;
+};
+
+// The client's view: CREATE (timed out: JUKEBOX), then CREATE again with a new xid until the
+// owner answers, then REMOVE; the owner lets the first CREATE go on once the REMOVE was
+// acknowledged (or after a while, if the fence keeps the re-issued calls out meanwhile).
+// The file must stay removed, and the first CREATE never runs.
+void run_create_remove_around_a_held_create(HoldingOwner::Hold hold) {
+  HoldingOwner owner(hold);
+  PeerClientOptions po;
+  po.port = owner.port();
+  po.cluster_name = "c";
+  po.local_node = "fwd";
+  po.expected_peer = "owner";
+  po.credentials = {kKey, "fwd"};
+  po.backoff_initial = 10ms;
+  po.backoff_max = 50ms;
+  auto link = std::make_shared<PeerClient>(po);
+  link->start();
+  ASSERT_TRUE(link->wait_connected(5s)) << link->last_error();
+  RemoteVolumeOptions ro;
+  ro.call_timeout = 300ms;
+  RemoteVolume remote(kRemoteVolume, link, ro);
+  const fs::InodeId dir{2, 7};
+  auto create = [&] {
+    fs::InodeId out;
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc;
+    return remote.create(fs::OpContext{}, dir, "f368", fs::CreateMode::Unchecked, fs::SetAttr{}, 0,
+                         &out, &attr, &wcc);
+  };
+  auto remove = [&] {
+    fs::Wcc wcc;
+    return remote.remove(fs::OpContext{}, dir, "f368", &wcc);
+  };
+  // Another client's calls keep the link busy, so the owner is not silent while the CREATE
+  // waits: the forwarder must give up on the connection because of the timeout itself.
+  std::atomic<bool> done{false};
+  std::thread chatter([&] {
+    for (int i = 0; i < 2000 && !done; ++i) {
+      fs::Attr attr;
+      remote.getattr(fs::OpContext{}, fs::InodeId{5, 1}, &attr);
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+
+  ASSERT_EQ(create(), fs::Status::Jukebox) << "the held CREATE was answered";
+  ASSERT_TRUE(owner.holding());
+  std::atomic<bool> removed{false};
+  std::thread releaser([&] {
+    for (int i = 0; i < 150 && !removed; ++i) std::this_thread::sleep_for(20ms);
+    owner.release();
+  });
+  fs::Status s = fs::Status::Jukebox;
+  for (int i = 0; i < 750 && s == fs::Status::Jukebox; ++i) {
+    s = create();
+    if (s == fs::Status::Jukebox) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(s, fs::Status::Ok) << "the re-issued CREATE";
+  s = fs::Status::Jukebox;
+  for (int i = 0; i < 750 && s == fs::Status::Jukebox; ++i) {
+    s = remove();
+    if (s == fs::Status::Jukebox) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(s, fs::Status::Ok) << "the REMOVE";
+  removed = true;
+  releaser.join();
+  std::this_thread::sleep_for(300ms);  // the pool has run (or dropped) the first CREATE
+  done = true;
+  chatter.join();
+
+  EXPECT_FALSE(owner.volume().has("f368"))
+      << "the CREATE the forwarder gave up on ran after the acknowledged REMOVE";
+  EXPECT_EQ(owner.volume().creates(), 1u) << "the first CREATE ran";
+  EXPECT_GE(link->timeout_aborts(), 1u);
+  EXPECT_GE(owner.server().fenced_count(), 1u);
+  link->stop();
+}
+
+// The first CREATE is held on the owner's reader thread: the new connection's hello waits (and
+// is refused) until it is released, and it is then dropped, not run.
+TEST(AsyncForwarding, ACallGivenUpOnThatTheOwnerStillReadsNeverRunsAfterTheNextCalls) {
+  run_create_remove_around_a_held_create(HoldingOwner::Hold::InReader);
+}
+
+// The first CREATE waits in the owner's queue while the link stays busy: the forwarder still
+// aborts the connection on the timeout, and the owner drops the queued call of the fenced one.
+TEST(AsyncForwarding, ACallGivenUpOnThatWaitsInTheOwnersQueueNeverRunsAfterTheNextCalls) {
+  run_create_remove_around_a_held_create(HoldingOwner::Hold::Queued);
 }
 
 }  // namespace

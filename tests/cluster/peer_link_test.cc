@@ -172,15 +172,21 @@ TEST(PeerLink, SilentPeerTimesOutWithoutHanging) {
   EXPECT_EQ(text_of(next.payload), "y");
 }
 
-TEST(PeerLink, TimeoutOnABusyButAnsweringPeerKeepsTheLink) {
+// A request given up on while the peer is busy but answering: a heartbeat's timeout keeps the
+// link, but the timeout of a request that may change state aborts the connection before the
+// caller hears of it (the caller re-issues it, and the first copy must not run after that:
+// link_session.h), and the next connection fences the old one.
+TEST(PeerLink, TimeoutOfAStateChangingCallAbortsTheLinkButAHeartbeatTimeoutDoesNot) {
   InterconnectServer server(server_options());
   std::mutex mu;
   std::vector<IncomingRequest> held;
-  server.set_handler(MessageType::VolumeCall, [&](IncomingRequest req) {
+  auto handler = [&](IncomingRequest req) {
     if (text_of(req.payload) != "slow") return req.responder.reply(req.payload);
     std::lock_guard lock(mu);
     held.push_back(std::move(req));
-  });
+  };
+  server.set_handler(MessageType::VolumeCall, handler);
+  server.set_handler(MessageType::Heartbeat, handler);
   server.start();
   PeerClient client(client_options(server.port()));
   client.start();
@@ -192,12 +198,20 @@ TEST(PeerLink, TimeoutOnABusyButAnsweringPeerKeepsTheLink) {
       std::this_thread::sleep_for(10ms);
     }
   });
-  EXPECT_EQ(client.call(MessageType::VolumeCall, bytes_of("slow"), 300ms).error,
-            CallError::Timeout);
-  done = true;
-  chatter.join();
+  EXPECT_EQ(client.call(MessageType::Heartbeat, bytes_of("slow"), 300ms).error, CallError::Timeout);
   EXPECT_TRUE(client.connected());
   EXPECT_EQ(client.connections_made(), 1u);
+  EXPECT_EQ(client.timeout_aborts(), 0u);
+
+  EXPECT_EQ(client.call(MessageType::VolumeCall, bytes_of("slow"), 300ms).error, CallError::Timeout);
+  EXPECT_EQ(client.timeout_aborts(), 1u);
+  EXPECT_TRUE(client.wait_connected(5s));
+  for (int i = 0; i < 200 && client.connections_made() < 2; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(client.connections_made(), 2u);
+  EXPECT_EQ(server.fenced_count(), 1u);
+  EXPECT_TRUE(client.call(MessageType::VolumeCall, bytes_of("fast"), 5s).ok());
+  done = true;
+  chatter.join();
 }
 
 TEST(PeerLink, UnknownMessageTypeIsUnsupported) {
@@ -326,7 +340,7 @@ TEST(PeerLink, ForgedFrameAfterTheHandshakeDropsTheConnection) {
   ASSERT_TRUE(session) << error;
   link::FrameOpener opener = session->receive;
   auto hello = encode_frame(MessageType::Hello, 1,
-                            encode_hello({kProtocolVersion, "test-cluster", "node-a"}));
+                            encode_hello({kProtocolVersion, "test-cluster", "node-a", "main", 7, 1}));
   const link::Tag hello_tag = session->send.seal({hello});
   ASSERT_TRUE(raw.send_all(hello, &error));
   ASSERT_TRUE(raw.send_all(hello_tag, &error));
@@ -482,7 +496,9 @@ TEST(PeerLink, ForeignProtocolVersionGetsAClearRefusal) {
   Frame answer;
   ASSERT_EQ(read_frame(fd, FrameLimits{}, &answer, &error, &opener), ReadStatus::Ok) << error;
   EXPECT_EQ(answer.header.type, MessageType::HelloRefused);
-  EXPECT_NE(text_of(answer.payload).find("protocol version 2 not supported"), std::string::npos)
+  EXPECT_NE(text_of(answer.payload)
+                .find("protocol version " + std::to_string(kProtocolVersion + 1) + " not supported"),
+            std::string::npos)
       << text_of(answer.payload);
 }
 
