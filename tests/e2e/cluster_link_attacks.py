@@ -40,7 +40,7 @@ def _reflect32(x):
     return int("{:032b}".format(x)[::-1], 2)
 
 
-def ic_frame(mtype, rid, payload, version=1):
+def ic_frame(mtype, rid, payload, version=2):
     # The frame CRC chains the header's CRC-32C into the payload's through boost::crc_optimal,
     # which takes its initial remainder bit-reflected: reproduced here as the nodes compute it.
     head = struct.pack("<IHHQI", 0x4349534E, version, mtype, rid, len(payload))
@@ -55,8 +55,10 @@ def wire_string(s):
     return struct.pack("<I", len(b)) + b
 
 
-def hello_payload(cluster, node):
-    return struct.pack("<H", 1) + wire_string(cluster) + wire_string(node)
+def hello_payload(cluster, node, channel="main", incarnation=7, generation=1):
+    # Protocol version 2: the hello names the connection's session (cluster/interconnect/hello.h).
+    return (struct.pack("<H", 2) + wire_string(cluster) + wire_string(node) + wire_string(channel) +
+            struct.pack("<QQ", incarnation, generation))
 
 
 def heartbeat_payload(node, volumes):
