@@ -70,9 +70,10 @@ class PeerClient : public CallChannel {
   void stop();
 
   // Fails fast with NotConnected while the link is down (the caller answers Jukebox and the NFS
-  // client retries) rather than queueing behind a reconnect. A call that times out while not a
-  // single frame arrived from the peer during its whole wait drops the connection: the peer is
-  // hung or gone without a FIN, and later calls should fail fast instead of each waiting.
+  // client retries) rather than queueing behind a reconnect. A call that times out aborts the
+  // connection first unless it is a heartbeat (see above); a heartbeat's timeout does too when
+  // not a single frame arrived from the peer during its whole wait: the peer is hung or gone
+  // without a FIN, and later calls should fail fast instead of each waiting.
   CallOutcome call(MessageType type, std::vector<uint8_t> payload,
                    std::chrono::milliseconds timeout) override;
   // As call(), without waiting: `done` runs on the reader thread (or here, when the call fails

@@ -2,6 +2,9 @@
 // through a resolver, and runs the call on a small worker pool so that a slow call (a big
 // WRITE, a COMMIT waiting for the disk) never holds up the connection's other requests.
 //
+// A request whose connection was fenced while it waited for a worker (a newer connection from
+// the same node was admitted: link_session.h) is dropped unanswered, never run.
+//
 // The resolver must only return volumes this node serves itself (see
 // ClusterRouter::served_here()), never another proxy: a forwarded call is executed where it
 // lands or refused, so two nodes with different ownership views cannot bounce it between them.
