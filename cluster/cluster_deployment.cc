@@ -102,6 +102,7 @@ void ClusterDeployment::start_interconnect(
   for (const auto& p : c.peers) io.peers.push_back(p.name);
   if (!c.allowed_peers.empty())
     io.address_allowed = [list = c.allowed_peers](const std::string& a) { return list.allows(a); };
+  io.log = [](const std::string& line) { util::log("cluster").warn(line); };
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
   volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
   volume_server_->attach(*interconnect_);
@@ -152,7 +153,9 @@ std::string ClusterDeployment::peer_lines() const {
     out += "peer " + name + ": interconnect " + (peer->connected() ? "up" : "down") + "\n";
   if (interconnect_)
     out += "interconnect: " + std::to_string(interconnect_->refused_count()) +
-           " connection(s) refused (no cluster key, not a peer, or not an allowed address)\n";
+           " connection(s) refused (no cluster key, not a peer, or not an allowed address), " +
+           std::to_string(interconnect_->fenced_count()) +
+           " stale connection(s) of a peer fenced when it reconnected\n";
   return out;
 }
 

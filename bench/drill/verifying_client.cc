@@ -474,6 +474,13 @@ VerifyResult VerifyingClient::verify(const bench::Target& through, int budget_ms
           answered = false;
           break;
         }
+        if (*st == NFS3ERR_JUKEBOX) {
+          // "Try again later" is no answer about the data (the volume may be moving or its
+          // owner unreachable for a moment): read everything back again, within the budget.
+          answered = false;
+          why = "READ " + name + ": " + nfsstat_name(*st);
+          break;
+        }
         if (*st != NFS3_OK) {
           out.lost.push_back("file " + name + ": READ " + nfsstat_name(*st));
           continue;

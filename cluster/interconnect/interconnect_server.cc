@@ -149,7 +149,12 @@ std::shared_ptr<LinkSession> InterconnectServer::hello(const std::shared_ptr<Soc
     // this one is accepted: nothing sent on them can run after what is sent on this one.
     session = std::make_shared<LinkSession>(
         SessionId{proven_peer, theirs.channel, theirs.incarnation, theirs.generation}, socket);
+    const uint64_t fenced_before = sessions_.fenced_count();
     refusal = sessions_.admit(session, options_.drain_timeout);
+    const uint64_t fenced = sessions_.fenced_count() - fenced_before;
+    if (fenced != 0 && options_.log)
+      options_.log("interconnect: a new connection from " + proven_peer + " fenced " +
+                   std::to_string(fenced) + " earlier one(s): their calls not yet started never run");
     if (!refusal.empty()) {
       if (options_.log) options_.log("interconnect: refused a connection from " + proven_peer + ": " + refusal);
       session.reset();
