@@ -283,9 +283,22 @@ void Drill::measure(FaultReport& r, int64_t until_ms) {
 }
 
 void Drill::verify(FaultReport& r) {
-  for (const auto& c : clients_)
+  for (const auto& c : clients_) {
+    const int64_t before = unix_ms();
     if (!c->pause(o_.retry_budget_ms + o_.call_timeout_ms + 5000))
       r.verify_errors.push_back(c->options().name + ": still inside a call, verified as far as acknowledged");
+    if (unix_ms() - before > r.pause_ms) {
+      r.pause_ms = unix_ms() - before;
+      r.slowest_pause = c->options().name;
+    }
+  }
+  const int64_t paused = unix_ms();
+  for (const auto& c : clients_) r.gave_up += c->stats().gave_up;
+  struct VerifyTime {
+    FaultReport& r;
+    int64_t from;
+    ~VerifyTime() { r.verify_ms = unix_ms() - from; }
+  } timing{r, paused};
   for (const auto& c : clients_) {
     r.acknowledged += c->stats().acknowledged;
     bool counted = false;
@@ -345,6 +358,9 @@ void Drill::print(const FaultReport& r) {
        << "\n";
   out_ << "  verified:        " << r.acknowledged << " acknowledged operations, " << r.checked
        << " acknowledged facts checked through each of " << nodes_.size() << " node(s): " << r.lost << " lost\n";
+  out_ << "  checking:        clients paused after " << seconds_text(r.pause_ms) << " (slowest "
+       << (r.slowest_pause.empty() ? std::string("-") : r.slowest_pause) << "), read back in "
+       << seconds_text(r.verify_ms) << "; " << r.gave_up << " call(s) out of retry budget so far\n";
   for (const std::string& l : r.lost_lines) out_ << "    LOST " << l << "\n";
   for (const std::string& e : r.verify_errors) out_ << "    UNVERIFIED " << e << "\n";
   out_ << "  serving:         " << r.intervals << " intervals, " << r.overlaps.size() << " overlaps\n";

@@ -54,6 +54,10 @@ struct FaultReport {
   int64_t healed_ms = -1;            // every volume back home; -1: not within the timeout
   uint64_t acknowledged = 0;         // by all clients, so far
   uint64_t checked = 0;              // acknowledged facts compared (per reading node)
+  int64_t pause_ms = 0;              // waiting for the clients' calls in flight to end
+  std::string slowest_pause;         // the client that took longest to pause
+  int64_t verify_ms = 0;             // reading everything back through every node
+  uint64_t gave_up = 0;              // client calls out of retry budget, so far
   uint64_t lost = 0;
   std::vector<std::string> lost_lines;
   std::vector<std::string> verify_errors;
