@@ -158,15 +158,25 @@ void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
   if (c->resumable) {
     // Counted before end_run: the answer may already be in, and resume() counts it down.
     lifeline_->parked.fetch_add(1);
-    if (c->resumable->end_run([this, lifeline = lifeline_, c] {
+    auto unregister = [](Lifeline& lifeline, const Call* call) {
+      std::lock_guard keys(lifeline.keys_mu);
+      lifeline.parked_keys.erase(call);
+    };
+    if (c->drc_key) {
+      std::lock_guard keys(lifeline_->keys_mu);
+      lifeline_->parked_keys[c.get()] = *c->drc_key;
+    }
+    if (c->resumable->end_run([this, lifeline = lifeline_, c, unregister] {
           std::shared_lock lock(lifeline->mu);
           lifeline->parked.fetch_sub(1);
-          if (!lifeline->open) return;  // the transport is going: nobody to reply to
+          unregister(*lifeline, c.get());
+          if (!lifeline->open) return;  // the transport is going: close() forgot its entry
           resume(c);
         })) {
       lifeline_->parks.fetch_add(1);
       return;  // this run waited for an answer from elsewhere: its result is not the call's
     }
+    unregister(*lifeline_, c.get());
     lifeline_->parked.fetch_sub(1);
   }
   c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(result), std::move(results)));
@@ -200,7 +210,18 @@ void CallDispatcher::resume(const std::shared_ptr<Call>& c) {
 
 void CallDispatcher::close() {
   std::unique_lock lock(lifeline_->mu);
+  if (!lifeline_->open) return;
   lifeline_->open = false;
+  std::map<const void*, DrcKey> forgotten;
+  {
+    std::lock_guard keys(lifeline_->keys_mu);
+    forgotten.swap(lifeline_->parked_keys);
+  }
+  // Parked calls are answered by nobody from now on (their answers are dropped): their cache
+  // entries must not stay "in progress", or the client's retransmissions to the server that
+  // serves this address next (the node's cache is shared) are dropped until it gives up.
+  if (drc_)
+    for (const auto& [call, key] : forgotten) drc_->abandon(key);
 }
 
 CallDispatcher::~CallDispatcher() { close(); }

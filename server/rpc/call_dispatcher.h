@@ -16,7 +16,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <shared_mutex>
@@ -89,6 +91,11 @@ class CallDispatcher {
     bool open = true;
     std::atomic<size_t> parked{0};
     std::atomic<uint64_t> parks{0};
+    // The reply cache entries of parked calls: close() abandons them, since nobody will
+    // complete them, so that a retransmission (to whatever serves the address next, sharing the
+    // cache) runs again instead of being dropped as "in progress" until the client gives up.
+    std::mutex keys_mu;
+    std::map<const void*, DrcKey> parked_keys;
   };
 
   Service* find(uint32_t prog) const;

@@ -337,6 +337,24 @@ TEST(AsyncForwarding, RetransmissionOfAParkedCallIsDroppedThenAnsweredFromTheCac
   EXPECT_EQ(owner.volume().calls(), 2u);
 }
 
+// The transport goes (an EVS released while a call is parked): nobody answers the parked call
+// any more, so its cache entry is forgotten; a retransmission of it (to the same node's next
+// server for that address, which shares the cache) runs again instead of being dropped as
+// "in progress" until the client gives up (the drill saw b-v0 stuck 55 s after a SIGSTOP).
+TEST(AsyncForwarding, ClosingTheDispatcherForgetsTheCacheEntriesOfParkedCalls) {
+  Owner owner;
+  owner.hold_until(0);  // never answers
+  Forwarder fwd(owner.port(), 20s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  ASSERT_EQ(fwd.send(91, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Pending);
+  for (int i = 0; i < 200 && owner.arrived() < 1; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(owner.arrived(), 1u);
+  EXPECT_EQ(fwd.send(91, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Drop);  // in progress
+  fwd.dispatcher().close();
+  EXPECT_NE(fwd.send(91, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Drop)
+      << "the retransmission is still dropped as in progress";
+}
+
 // A procedure that makes several forwarded calls parks on each in turn and is answered once
 // all are in, with every answer in its place (each run replays the answers before the one it
 // parks on).
