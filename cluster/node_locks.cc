@@ -32,13 +32,12 @@ std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
   return {nlm_service, std::make_shared<nlm::NsmService>(locks_)};
 }
 
-// Locks are granted by the node that serves the volume; a node that forwards it could not see
-// the owner's locks.
+// Locks are granted by the node that serves the volume, while its lease holds; a node that
+// forwards it could not see the owner's locks.
 bool Node::serves_volume_here(uint32_t volume_id) const {
   const interconnect::ClusterRouter* router = deployment_ ? deployment_->router() : nullptr;
   if (!router || volume_id == NamespaceRoot::kVolumeId) return true;
-  auto owner = router->owner(volume_id);
-  return owner && *owner == plan_.node.name;
+  return router->serves_here(volume_id);
 }
 
 VolumeLockHooks Node::lock_hooks() {
