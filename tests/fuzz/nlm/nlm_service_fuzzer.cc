@@ -125,7 +125,7 @@ struct World {
     o.max_locks = 256;
     o.max_hosts = 16;
     std::filesystem::remove(scratch_dir() + "/sm/clients");
-    state = std::make_shared<LockState>(o, scratch_dir() + "/sm", "");
+    state = std::make_shared<LockState>(o, scratch_dir() + "/sm");
     nlm = std::make_unique<NlmService>(state, codec(), exports(), [](uint32_t id) { return id == 7; });
     nsm = std::make_unique<NsmService>(state);
   }
