@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "server/nlm/status_monitor.h"
+#include "util/durable_file.h"
 
 namespace nasd::cluster {
 namespace {
@@ -19,46 +20,6 @@ namespace {
 constexpr off_t kMaxTableBytes = off_t{1} << 30;
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-bool sync_dir(const std::string& dir, std::string* error) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return *error = errno_text("open " + dir), false;
-  const bool ok = ::fsync(fd) == 0;
-  if (!ok) *error = errno_text("fsync " + dir);
-  ::close(fd);
-  return ok;
-}
-
-// tmp + fsync + rename + folder fsync: a crash leaves the old file or the new one, never half,
-// and a file reported written survives the crash.
-bool write_durably(const std::string& dir, const std::string& path, const void* data, size_t size,
-                   std::string* error) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return *error = errno_text("create " + tmp), false;
-  const char* p = static_cast<const char*>(data);
-  size_t left = size;
-  bool ok = true;
-  while (ok && left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = errno_text("write " + tmp);
-      ok = false;
-      break;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (ok && ::fsync(fd) != 0) ok = (*error = errno_text("fsync " + tmp), false);
-  ::close(fd);
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = (*error = errno_text("rename " + tmp), false);
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return sync_dir(dir, error);
-}
 
 }  // namespace
 
@@ -96,7 +57,7 @@ bool VolumeLockFiles::record(uint32_t volume, const nlm::MonitoredHost& client) 
   std::string text;
   for (const auto& h : next) text += h.address + " " + h.name + "\n";
   std::string error;
-  if (!write_durably(dir_, path(volume, ".clients"), text.data(), text.size(), &error)) return false;
+  if (!util::write_file_durably(path(volume, ".clients"), text, &error)) return false;
   list = std::move(next);
   return true;
 }
@@ -110,7 +71,9 @@ std::vector<nlm::MonitoredHost> VolumeLockFiles::clients(uint32_t volume) {
 bool VolumeLockFiles::save_table(uint32_t volume, const std::vector<uint8_t>& bytes,
                                  std::string* error) {
   std::lock_guard lock(mu_);
-  return write_durably(dir_, path(volume, ".locks"), bytes.data(), bytes.size(), error);
+  return util::write_file_durably(
+      path(volume, ".locks"),
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), error);
 }
 
 std::optional<std::vector<uint8_t>> VolumeLockFiles::take_table(uint32_t volume, std::string* error) {
@@ -143,7 +106,7 @@ std::optional<std::vector<uint8_t>> VolumeLockFiles::take_table(uint32_t volume,
   }
   ::close(fd);
   // Removed whatever it held: a table is adopted once, and a bad one is not tried again.
-  if (::unlink(p.c_str()) != 0 || !sync_dir(dir_, error)) {
+  if (::unlink(p.c_str()) != 0 || !util::sync_directory(dir_, error)) {
     // Still there: adopting it now could let a later open adopt it a second time.
     if (error->empty()) *error = errno_text("remove " + p);
     return std::nullopt;

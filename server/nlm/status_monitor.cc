@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/durable_file.h"
+
 namespace nasd::nlm {
 namespace {
 
@@ -17,18 +19,11 @@ bool storable(const std::string& s) {
   });
 }
 
-// Write to a temporary file, then rename: a crash leaves the old or the new file, never half.
+// Replaced atomically and durably (the state number must only grow across restarts, and a
+// client recorded before its lock was granted must be notified after a crash).
 void write_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename " + tmp + ": " + ec.message());
+  std::string error;
+  if (!util::write_file_durably(path, text, &error)) throw std::runtime_error(error);
 }
 
 }  // namespace

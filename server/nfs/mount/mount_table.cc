@@ -9,6 +9,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "util/durable_file.h"
+
 namespace nasd::nfs {
 
 MountTable::MountTable(std::string file) : file_(std::move(file)) {
@@ -64,16 +66,9 @@ bool MountTable::save_locked() const {
   if (file_.empty()) return true;
   std::string text;
   for (const auto& e : entries_) text += e.host + " " + e.path + "\n";
-  const std::string tmp = file_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  // rename() replaces the old table atomically: a crash leaves the old or the new one.
-  ok = ok && ::rename(tmp.c_str(), file_.c_str()) == 0;
-  if (!ok) ::unlink(tmp.c_str());
-  return ok;
+  // Replaced atomically and durably: a crash leaves the old table or the new one.
+  std::string error;
+  return util::write_file_durably(file_, text, &error);
 }
 
 }  // namespace nasd::nfs
