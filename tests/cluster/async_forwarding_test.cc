@@ -107,16 +107,34 @@ class Resolver : public fs::VolumeResolver {
   fs::Volume* local_;
 };
 
+// The owner node's interconnect listener (port 0: any free port).
+InterconnectServerOptions owner_options(uint16_t port = 0) {
+  InterconnectServerOptions o;
+  o.port = port;
+  o.cluster_name = "c";
+  o.local_node = "owner";
+  o.credentials = {kKey, "owner"};
+  return o;
+}
+
+// The forwarding node's link to the owner, reconnecting quickly after a drop.
+PeerClientOptions forwarder_link_options(uint16_t owner_port) {
+  PeerClientOptions o;
+  o.port = owner_port;
+  o.cluster_name = "c";
+  o.local_node = "fwd";
+  o.expected_peer = "owner";
+  o.credentials = {kKey, "fwd"};
+  o.backoff_initial = 10ms;
+  o.backoff_max = 50ms;
+  return o;
+}
+
 // The owner node's side: its volume, what serves forwarded calls, and a gate in front of it.
 class Owner : public fs::VolumeResolver {
  public:
   explicit Owner(uint16_t port = 0) {
-    InterconnectServerOptions o;
-    o.port = port;
-    o.cluster_name = "c";
-    o.local_node = "owner";
-    o.credentials = {kKey, "owner"};
-    server_ = std::make_unique<InterconnectServer>(o);
+    server_ = std::make_unique<InterconnectServer>(owner_options(port));
     server_->set_handler(MessageType::VolumeCall, [this](IncomingRequest r) { arrive(std::move(r)); });
     server_->start();
   }
@@ -178,15 +196,7 @@ class Owner : public fs::VolumeResolver {
 class Forwarder {
  public:
   Forwarder(uint16_t owner_port, std::chrono::milliseconds call_timeout, size_t slots = 1024) {
-    PeerClientOptions po;
-    po.port = owner_port;
-    po.cluster_name = "c";
-    po.local_node = "fwd";
-    po.expected_peer = "owner";
-    po.credentials = {kKey, "fwd"};
-    po.backoff_initial = 10ms;
-    po.backoff_max = 50ms;
-    link_ = std::make_shared<PeerClient>(po);
+    link_ = std::make_shared<PeerClient>(forwarder_link_options(owner_port));
     link_->start();
     RemoteVolumeOptions ro;
     ro.call_timeout = call_timeout;
@@ -449,22 +459,12 @@ TEST(AsyncForwarding, SilentOwnerTimesCallsOutAtTheirDeadline) {
 // The link itself: 4 threads × 500 asynchronous calls with distinct payloads all complete
 // with their own replies, and frames that queued up behind a send under way left together.
 TEST(AsyncForwarding, PipelinedCallsAreMatchedByIdAndBatched) {
-  InterconnectServerOptions o;
-  o.cluster_name = "c";
-  o.local_node = "owner";
-  o.credentials = {kKey, "owner"};
-  InterconnectServer server(o);
+  InterconnectServer server(owner_options());
   server.set_handler(MessageType::VolumeCall, [](IncomingRequest r) {
     r.responder.reply(bytes_of("re:" + text_of(r.payload)));
   });
   server.start();
-  PeerClientOptions po;
-  po.port = server.port();
-  po.cluster_name = "c";
-  po.local_node = "fwd";
-  po.expected_peer = "owner";
-  po.credentials = {kKey, "fwd"};
-  PeerClient link(po);
+  PeerClient link(forwarder_link_options(server.port()));
   link.start();
   ASSERT_TRUE(link.wait_connected(5s)) << link.last_error();
 
@@ -537,11 +537,7 @@ class HoldingOwner : public fs::VolumeResolver {
  public:
   enum class Hold { InReader, Queued };
   explicit HoldingOwner(Hold hold) : hold_(hold) {
-    InterconnectServerOptions o;
-    o.cluster_name = "c";
-    o.local_node = "owner";
-    o.credentials = {kKey, "owner"};
-    server_ = std::make_unique<InterconnectServer>(o);
+    server_ = std::make_unique<InterconnectServer>(owner_options());
     server_->set_handler(MessageType::VolumeCall, [this](IncomingRequest r) { arrive(std::move(r)); });
     server_->start();
   }
@@ -615,15 +611,7 @@ class HoldingOwner : public fs::VolumeResolver {
 // The file must stay removed, and the first CREATE never runs.
 void run_create_remove_around_a_held_create(HoldingOwner::Hold hold) {
   HoldingOwner owner(hold);
-  PeerClientOptions po;
-  po.port = owner.port();
-  po.cluster_name = "c";
-  po.local_node = "fwd";
-  po.expected_peer = "owner";
-  po.credentials = {kKey, "fwd"};
-  po.backoff_initial = 10ms;
-  po.backoff_max = 50ms;
-  auto link = std::make_shared<PeerClient>(po);
+  auto link = std::make_shared<PeerClient>(forwarder_link_options(owner.port()));
   link->start();
   ASSERT_TRUE(link->wait_connected(5s)) << link->last_error();
   RemoteVolumeOptions ro;

@@ -62,16 +62,7 @@ bool tcp_port_open(uint16_t port) {
   return connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
 }
 
-Fd tcp_connect(uint16_t port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  if (!fd) throw sys_error("socket");
-  sockaddr_in sa = loopback(port);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-    throw sys_error("connect 127.0.0.1:" + std::to_string(port));
-  int one = 1;
-  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
+Fd tcp_connect(uint16_t port) { return tcp_connect_to("127.0.0.1", port); }
 
 Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port) {
   Fd fd(socket(AF_INET, SOCK_STREAM, 0));
