@@ -53,6 +53,11 @@ class JournalTarget : public Volume {
   // out-parameter. The live call and its replay both come through here.
   call::VolumeReply apply_journalled(const JournalPass& pass, const JournalTag& tag,
                                      const call::VolumeRequest& req);
+  // The same for a WRITE through the volume's non-blocking try_write() (event loop): nullopt
+  // when that would block, and then nothing changed.
+  std::optional<call::VolumeReply> try_apply_journalled_write(const JournalPass& pass,
+                                                              const JournalTag& tag,
+                                                              const call::VolumeRequest& req);
 
  protected:
   // The tag of the journalled call running on this thread on this target; nullptr for any

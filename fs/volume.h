@@ -296,6 +296,14 @@ class Volume {
                                          std::optional<Attr>* attr) {
     return std::nullopt;
   }
+  // A WRITE that is acknowledged from memory: in practice UNSTABLE data (a stable WRITE must
+  // wait for stable storage, so implementations answer it only when that needs no wait either).
+  // "Would block" must leave the file exactly as it was: the pool then runs write().
+  virtual std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
+                                          std::span<const uint8_t> data, Stability stable,
+                                          Stability* committed, Wcc* wcc) {
+    return std::nullopt;
+  }
 };
 
 // A name in one volume that leads to the root of another: what the cluster name space root

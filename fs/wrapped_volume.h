@@ -152,6 +152,14 @@ class WrappedVolume : public Volume {
     Status st = admit(ctx);
     return st != Status::Ok ? st : inner_->try_read(ctx, id, offset, count, data, eof, attr);
   }
+  // A wrapper that changes what write() does (a journal) must override this too.
+  std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
+                                  std::span<const uint8_t> data, Stability stable,
+                                  Stability* committed, Wcc* wcc) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st
+                            : inner_->try_write(ctx, id, offset, data, stable, committed, wcc);
+  }
 
  protected:
   // Asked before every call reaches the inner volume; the default admits everything.

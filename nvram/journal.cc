@@ -225,6 +225,16 @@ fs::Status Journal::append(uint32_t volume, uint64_t seq, RecordType type,
   return fs::Status::Ok;
 }
 
+bool Journal::has_room_now(uint32_t volume, uint64_t payload) const {
+  if (payload > max_payload()) return false;
+  const uint64_t footprint = record_footprint(payload);
+  const uint64_t log_size = region_->log_size();
+  std::lock_guard lk(mu_);
+  if (stopping_) return false;
+  const uint64_t pos = place_record(reserved_end_, footprint, log_size);
+  return pos + footprint - head_ + log_size / 8 <= log_size - headroom_locked(volume);
+}
+
 uint64_t Journal::headroom_locked(uint32_t volume) const {
   // While a volume is stuck the others leave a quarter of the log free, so that its records
   // can always be carried forward; the stuck volume itself is bounded by accepts_mutations().

@@ -85,6 +85,11 @@ class Journal : private Mirror::Listener {
   // within space_wait (the caller then makes the operation durable some other way).
   fs::Status append(uint32_t volume, uint64_t seq, RecordType type,
                     std::span<const std::span<const uint8_t>> parts, uint64_t* ticket);
+  // Whether append() of a `payload`-byte record of `volume` would find room at once, with an
+  // eighth of the log to spare: JournalVolume::try_write (the event loop) applies and appends a
+  // WRITE only then, so its append() cannot wait unless other volumes fill that margin while
+  // the one call runs. Never waits (the journal's mutex is not held across a commit's sync).
+  bool has_room_now(uint32_t volume, uint64_t payload) const;
   // Blocks until the record (and all before it) is committed. Ok, or Jukebox when the mirror is
   // lost and the policy is Fail. A ticket of 0 is trivially committed.
   fs::Status wait_committed(uint64_t ticket);

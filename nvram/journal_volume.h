@@ -126,6 +126,14 @@ class JournalVolume : public fs::WrappedVolume {
                   fs::Wcc* dir_wcc) override;
   fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
                     fs::Wcc* wcc) override;
+  // An UNSTABLE WRITE on the event loop, journalled exactly like write() (steps 1-3 above,
+  // without the commit wait UNSTABLE never had): "would block" when the mutation lock is
+  // taken, when the log lacks room with a margin (Journal::has_room_now), or when the fs's
+  // try_write would block -- before any sequence is used or anything applied. A stable WRITE
+  // waits for the group commit and always goes to the pool.
+  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                      std::span<const uint8_t> data, fs::Stability stable,
+                                      fs::Stability* committed, fs::Wcc* wcc) override;
 
  private:
   // Runs `req` on the fs under the mutation lock as the next sequence and journals it with its

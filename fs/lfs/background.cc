@@ -39,6 +39,13 @@ void BackgroundWorker::pass() {
                  std::chrono::milliseconds(vol_->opts_.checkpoint_interval_ms) ||
              store.log_bytes_since_checkpoint() >= kCheckpointLogBytes;
   if (due && (store.has_dirty() || store.log_bytes_since_checkpoint() > 0)) {
+    // Most of the dirty data goes out with readers let in; the checkpoint (exclusive) then
+    // writes what came meanwhile, the inode map and the checkpoint block.
+    uint64_t lsn = 0;
+    store.trim();
+    if (vol_->flush_letting_readers_in(lk, &lsn) != Status::Ok) return;
+    lk.lock();
+    if (vol_->closed_ || store.failed()) return;
     store.checkpoint();
     last_checkpoint_ = now;
     store.trim();
@@ -47,10 +54,10 @@ void BackgroundWorker::pass() {
   // A held group (host full) is retried here too, so the volume recovers when space returns
   // even if nothing else is written meanwhile.
   if (!store.has_dirty() && !store.host_full()) return;
-  if (store.flush() != Status::Ok) return;
-  uint64_t lsn = store.written_lsn();
+  // The device write runs with readers let in (LfsVolume::flush_letting_readers_in).
   store.trim();
-  lk.unlock();
+  uint64_t lsn = 0;
+  if (vol_->flush_letting_readers_in(lk, &lsn) != Status::Ok) return;
   store.sync_to(lsn);
 }
 

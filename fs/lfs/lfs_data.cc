@@ -1,6 +1,8 @@
 // LfsVolume: file data (READ and WRITE).
 #include <cstring>
+#include <optional>
 
+#include "fs/lfs/background.h"
 #include "fs/lfs/lfs_volume.h"
 
 namespace nasd::fs::lfs {
@@ -62,10 +64,47 @@ Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
                         Wcc* wcc) {
   if (in_snapshot_space(id.ino)) return Status::RoFs;
   Lock lk(mu_);
+  const Status st = *write_locked(ctx, id, offset, data, stable, committed, wcc, false);
+  if (st != Status::Ok) return st;
+  // Unstable data without a journal only has to reach the disk eventually; bound how much
+  // piles up (a journalled call is bounded in finish()).
+  if (stable == Stability::Unstable && !journal_tag()) bound_dirty(lk);
+  return finish(lk, Status::Ok, stable != Stability::Unstable);
+}
+
+std::optional<Status> LfsVolume::try_write(const OpContext& ctx, InodeId id, uint64_t offset,
+                                           std::span<const uint8_t> data, Stability stable,
+                                           Stability* committed, Wcc* wcc) {
+  if (in_snapshot_space(id.ino)) return std::nullopt;
+  const JournalTag* tag = journal_tag();
+  // Without a journal a stable WRITE waits for the disk.
+  if (stable != Stability::Unstable && !tag) return std::nullopt;
+  Lock lk(mu_, std::try_to_lock);
+  if (!lk.owns_lock()) return std::nullopt;
+  std::optional<Status> st = write_locked(ctx, id, offset, data, stable, committed, wcc, true);
+  if (!st || *st != Status::Ok) return st;
+  // finish() without its waits: the journal's sequence, and a nudge to the flusher (the
+  // attempt refused above the hard mark, where finish() would wait).
+  if (tag) store_->note_journal_seq(tag->seq);
+  if (worker_ && store_->dirty_blocks() * kBlockSize > soft_dirty_bytes()) worker_->poke();
+  return Status::Ok;
+}
+
+std::optional<Status> LfsVolume::write_locked(const OpContext& ctx, InodeId id, uint64_t offset,
+                                              std::span<const uint8_t> data, Stability stable,
+                                              Stability* committed, Wcc* wcc, bool attempt) {
   if (Status u = usable(); u != Status::Ok) return u;
+  if (attempt && store_->dirty_blocks() * kBlockSize + data.size() > opts_.cache_bytes / 2)
+    return std::nullopt;  // past the hard mark the caller must wait for the flusher
   store_->trim();
+  // In an attempt, every Store call below only reads memory; the first one that would need
+  // the disk refuses, before anything changed (the checks come first, the changes last).
+  std::optional<CacheOnlyReads> cache_only;
+  if (attempt) cache_only.emplace();
+  auto refused = [&] { return attempt && cache_only->refused(); };
   CachedInode* c;
   Status st = store_->get(id, &c);
+  if (refused()) return std::nullopt;
   if (st != Status::Ok) return st;
   PreAttr pre = pre_of(c);
   auto fail = [&](Status s) {
@@ -84,11 +123,24 @@ Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
   uint64_t first = offset / kBlockSize, last = (end - 1) / kBlockSize, fresh = 0;
   for (uint64_t b = first; b <= last; b++) {
     bool allocated;
-    if ((st = store_->is_allocated(c, b, &allocated)) != Status::Ok) return fail(st);
+    st = store_->is_allocated(c, b, &allocated);
+    if (refused()) return std::nullopt;
+    if (st != Status::Ok) return fail(st);
     fresh += allocated ? 0 : 1;
+    // A block written only in part keeps the rest of its old contents: read from the disk
+    // unless cached (a new block is zeroes).
+    const bool partial = offset > b * kBlockSize || end < (b + 1) * kBlockSize;
+    if (attempt && partial && allocated && !store_->block_cached(c, b)) return std::nullopt;
   }
-  if (fresh == 0) store_->make_log_room();
-  else if ((st = store_->reserve(fresh)) != Status::Ok) return fail(st);
+  if (attempt) {
+    std::optional<Status> room = store_->reserve_without_io(fresh);
+    if (!room) return std::nullopt;
+    if (*room != Status::Ok && fresh > 0) return fail(*room);
+  } else if (fresh == 0) {
+    store_->make_log_room();
+  } else if ((st = store_->reserve(fresh)) != Status::Ok) {
+    return fail(st);
+  }
   uint64_t pos = offset, done = 0;
   while (done < data.size()) {
     uint64_t lblk = pos / kBlockSize;
@@ -106,12 +158,7 @@ Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
   c->inode.mtime = c->inode.ctime = now;
   store_->mark_dirty(c);
   fill_wcc(wcc, pre, c);
-  // Bound dirty data: write it out (without waiting for the disk) past half the cache.
-  bool pressure = store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2;
-  if (pressure && stable == Stability::Unstable) {
-    if ((st = store_->flush()) != Status::Ok) return st;
-  }
-  return finish(lk, Status::Ok, stable != Stability::Unstable);
+  return Status::Ok;
 }
 
 }  // namespace nasd::fs::lfs

@@ -12,7 +12,7 @@ namespace nasd::fs::lfs {
 template <typename Body>
 Status LfsVolume::shared_read(Body body) {
   {
-    std::shared_lock<std::shared_mutex> lk(mu_);
+    std::shared_lock<VolumeLock> lk(mu_);
     CacheOnlyReads cache_only;
     Status st = body();
     if (!cache_only.refused()) return st;
@@ -24,7 +24,7 @@ Status LfsVolume::shared_read(Body body) {
 
 template <typename Body>
 std::optional<Status> LfsVolume::try_shared_read(Body body) {
-  std::shared_lock<std::shared_mutex> lk(mu_, std::try_to_lock);
+  std::shared_lock<VolumeLock> lk(mu_, std::try_to_lock);
   if (!lk.owns_lock()) return std::nullopt;
   CacheOnlyReads cache_only;
   Status st = body();

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <random>
 #include <sstream>
 
@@ -180,11 +182,62 @@ Status LfsVolume::check_name(std::string_view name) {
 }
 
 Status LfsVolume::make_durable(Lock& lk) {
-  Status st = store_->flush();
-  uint64_t lsn = store_->written_lsn();
-  lk.unlock();
+  uint64_t lsn = 0;
+  Status st = flush_letting_readers_in(lk, &lsn);
   if (st != Status::Ok) return st;
   return store_->sync_to(lsn);
+}
+
+Status LfsVolume::flush_letting_readers_in(Lock& lk, uint64_t* lsn) {
+  bool to_write = false;
+  Status st = store_->begin_flush(&to_write);
+  if (st != Status::Ok || !to_write) {
+    *lsn = store_->written_lsn();
+    lk.unlock();
+    flushed_cv_.notify_all();
+    return st;
+  }
+  // The dirty set is empty now: writers held back by bound_dirty() may go on once we are done.
+  lk.release();
+  mu_.downgrade();
+  {
+    struct Release {
+      VolumeLock& mu;
+      ~Release() { mu.unlock_downgraded(); }
+    } release{mu_};
+    st = store_->write_flush();
+    *lsn = store_->written_lsn();
+  }
+  lk = Lock(mu_, std::defer_lock);  // released, and usable for lock() again
+  flushed_cv_.notify_all();
+  return st;
+}
+
+uint64_t LfsVolume::soft_dirty_bytes() const {
+  // Small enough that one background flush keeps writers out only briefly (its device write
+  // runs with readers in), large enough that groups stay big.
+  return std::min<uint64_t>(opts_.cache_bytes / 16, 32ull << 20);
+}
+
+void LfsVolume::bound_dirty(Lock& lk) {
+  const uint64_t hard = opts_.cache_bytes / 2;
+  auto dirty = [&] { return store_->dirty_blocks() * kBlockSize; };
+  if (dirty() <= soft_dirty_bytes()) return;
+  if (!worker_) {
+    // No background thread: write it out here (no sync) at the hard mark, as before.
+    if (dirty() > hard) (void)store_->flush();
+    return;
+  }
+  worker_->poke();
+  if (dirty() <= hard) return;
+  // Throttle: wait (lock released) for the flusher rather than writing out a whole cache's
+  // worth of data here. Bounded: a flusher that cannot write (host full, failed store) must
+  // not hold the caller forever; the operation itself is already applied either way.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (dirty() > hard && !closed_ && !store_->failed() && !store_->host_full()) {
+    worker_->poke();
+    if (flushed_cv_.wait_until(lk, deadline) == std::cv_status::timeout) break;
+  }
 }
 
 Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
@@ -192,10 +245,10 @@ Status LfsVolume::finish(Lock& lk, Status st, bool durable) {
   if (const JournalTag* tag = journal_tag()) {
     // The NVRAM journal holds this operation; it only needs to reach disk eventually.
     store_->note_journal_seq(tag->seq);
-    // Bound what piles up between write-behind passes: write it out (no sync) past half the cache.
-    // The operation itself is done either way: a full host (NoSpc) only delays the write, and
-    // an I/O error leaves the volume read-only with this operation safe in the journal.
-    if (store_->dirty_blocks() * kBlockSize > opts_.cache_bytes / 2) (void)store_->flush();
+    // Bound what piles up between write-behind passes. The operation itself is done either
+    // way: a full host (NoSpc) only delays the write, and an I/O error leaves the volume
+    // read-only with this operation safe in the journal.
+    bound_dirty(lk);
     return Status::Ok;
   }
   if (!durable) return Status::Ok;

@@ -3,7 +3,12 @@
 // call. One reader/writer lock guards the in-memory state: GETATTR, LOOKUP, ACCESS and READ of
 // what is cached run under its shared side, at once with each other (and, through the try_*
 // attempts, on the network event loop without ever waiting); everything else, and a read that
-// needs the disk, takes it exclusively. fdatasync runs outside it (group commit).
+// needs the disk, takes it exclusively. An UNSTABLE WRITE of cached (or new, or whole) blocks
+// is also attempted on the event loop (try_write, exclusive side taken only if free at once).
+// A flush builds its group exclusively and writes it to the device under a downgraded hold
+// that lets readers in (volume_lock.h); fdatasync runs outside the lock (group commit).
+// Dirty data is bounded by back-pressure, not by writers flushing: past a soft mark the
+// background thread is asked for a pass, past half the cache writers wait for it.
 //
 // Wiring:
 //   auto opts = fs::lfs::LfsOptions::from_config(*cfg.section("volume", "v0"), cfg, data_dir);
@@ -15,13 +20,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <condition_variable>
 #include <string>
 
 #include "fs/lfs/directory.h"
 #include "fs/lfs/options.h"
 #include "fs/lfs/snapshot_ids.h"
 #include "fs/lfs/store.h"
+#include "fs/lfs/volume_lock.h"
 #include "fs/permission.h"
 #include "fs/journal_target.h"
 #include "fs/volume.h"
@@ -134,13 +140,21 @@ class LfsVolume : public JournalTarget {
                                  uint32_t count, std::vector<uint8_t>* data, bool* eof,
                                  std::optional<Attr>* attr) override;
 
+  // An UNSTABLE WRITE from memory (lfs_data.cc): answered when the exclusive lock is free at
+  // once, the inode and the block-map nodes it needs are cached, a partial block is cached or
+  // new, the log has room without cleaning, and dirty data is under the soft mark; "would
+  // block" (nothing changed) otherwise, and always for FILE_SYNC/DATA_SYNC without a journal.
+  std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
+                                  std::span<const uint8_t> data, Stability stable,
+                                  Stability* committed, Wcc* wcc) override;
+
   // JournalTarget
   uint64_t durable_seq() const override { return store_->durable_seq(); }
   Status flush(uint64_t* durable_seq) override;
 
  private:
   friend class BackgroundWorker;
-  using Lock = std::unique_lock<std::shared_mutex>;
+  using Lock = std::unique_lock<VolumeLock>;
   LfsVolume(std::unique_ptr<Store> store, const LfsOptions& opts);
 
   // The read path (lfs_read_path.cc). The bodies of GETATTR, LOOKUP, ACCESS and READ run with
@@ -186,6 +200,23 @@ class LfsVolume : public JournalTarget {
   // durable.
   Status finish(Lock& lk, Status st, bool durable);
   Status make_durable(Lock& lk);
+  // Writes every dirty thing as one group (Store::begin_flush/write_flush): the in-memory part
+  // under the exclusive lock, the device write under a downgraded hold that lets readers in
+  // and keeps writers out (volume_lock.h). `lk` (exclusive) is released on return; `*lsn` is
+  // the last unit written, for sync_to().
+  Status flush_letting_readers_in(Lock& lk, uint64_t* lsn);
+  // Back-pressure on dirty data, at the end of a call that added some (lock held): past the
+  // soft mark the background flusher is asked for a pass; past the hard mark (half the cache)
+  // the caller waits, lock released, until a flush brought it back under (bounded). Without a
+  // background thread the caller flushes itself at the hard mark, as before.
+  void bound_dirty(Lock& lk);
+  uint64_t soft_dirty_bytes() const;
+  // The in-memory part of WRITE shared by write() and try_write() (lock held exclusively):
+  // checks, space, cache blocks, attributes. In `attempt` mode it changes nothing and answers
+  // nullopt whenever it would read the disk or write, clean or checkpoint to find room.
+  std::optional<Status> write_locked(const OpContext& ctx, InodeId id, uint64_t offset,
+                                     std::span<const uint8_t> data, Stability stable,
+                                     Stability* committed, Wcc* wcc, bool attempt);
   Status apply_setattr(const OpContext& ctx, CachedInode* c, const SetAttr& sa);
   Status new_object(const OpContext& ctx, CachedInode* dir, std::string_view name,
                     FileType type, const SetAttr& sa, CachedInode** out);
@@ -222,7 +253,10 @@ class LfsVolume : public JournalTarget {
   LfsOptions opts_;
   InodeId root_;
   uint64_t verifier_;
-  mutable std::shared_mutex mu_;
+  mutable VolumeLock mu_;
+  // Signalled whenever a flush took dirty blocks out of the cache's dirty set (writers held
+  // back by bound_dirty() wait on it with mu_ released).
+  std::condition_variable_any flushed_cv_;
   bool closed_ = false;
   std::map<uint32_t, std::unique_ptr<Store>> snap_stores_;  // open snapshots, by id
   std::unique_ptr<BackgroundWorker> worker_;

@@ -46,7 +46,9 @@ struct StoreStats {
 // the ordinary way. Cache hits still move the entry to the MRU end, under a small lock of the
 // cache's own. It lets LfsVolume answer reads under a shared lock (readers at once, none of
 // which may change a cache's maps) and on a network event-loop thread (which must not wait for
-// the disk). Scopes do not nest.
+// the disk). An UNSTABLE WRITE attempt on the event loop uses one under the exclusive lock
+// (LfsVolume::write_locked): there it may add the blocks it overwrites to the cache, but
+// anything that would read the disk refuses. Scopes do not nest.
 class CacheOnlyReads {
  public:
   CacheOnlyReads();
@@ -135,6 +137,25 @@ class Store {
   uint64_t dirty_blocks() const { return bcache_.dirty_count(); }
   // Writes all dirty state as one atomic group of units.
   Status flush();
+  // flush() in two steps, for a caller that lets readers in while the device works
+  // (LfsVolume::flush_letting_readers_in): begin_flush() builds the group and changes every
+  // in-memory pointer (exclusive lock held); `*to_write` says whether write_flush() must follow.
+  // write_flush() writes the group and records the outcome. Between and during the two, readers
+  // may run (inside CacheOnlyReads scopes) but nothing may change the cache, the inodes or the
+  // log: the group's data blocks are the cache's own buffers. write_flush() touches only the log
+  // writer, the segment table, the device and the durability counters, none of which a reader
+  // looks at.
+  Status begin_flush(bool* to_write);
+  Status write_flush();
+  // A cheap answer for a WRITE on the event loop: whether reserve(new_blocks) (or, for 0,
+  // make_log_room()) would answer at once without writing, cleaning or checkpointing. nullopt
+  // when it would have to; otherwise its answer (RoFs, NoSpc or Ok).
+  std::optional<Status> reserve_without_io(uint64_t new_blocks) const;
+  // Whether block `lblk` of the inode is in the block cache (a partial WRITE of an uncached,
+  // allocated block must read it first).
+  bool block_cached(const CachedInode* c, uint64_t lblk) {
+    return bcache_.find(c->inode.ino, lblk) != nullptr;
+  }
   // flush() + imap blocks + checkpoint region, all synced.
   Status checkpoint();
   // LSN of the last unit written (not necessarily durable).
@@ -229,8 +250,10 @@ class Store {
   std::vector<std::pair<uint64_t, uint32_t>> frees_;  // InodeFree records for the next group
   uint64_t applied_jseq_ = 0;
   uint64_t written_jseq_ = 0;
+  uint64_t flush_jseq_ = 0;   // begin_flush() -> write_flush()
+  int64_t flush_time_ = 0;
   uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};  // read without the volume lock by write_flush()'s readers
   bool cleaning_ = false;
   std::atomic<bool> host_full_{false};
   uint64_t held_lsn_ = 0;   // last unit of the held groups

@@ -153,6 +153,7 @@ Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, ui
     if (st != Status::Ok) return st;
     // A block the caller overwrites in full needs neither zeroes nor its old contents.
     const bool from_disk = addr != kNoAddr && !overwrite_all;
+    if (from_disk && CacheOnlyReads::active()) return CacheOnlyReads::refuse();
     b = bcache_.insert(c->inode.ino, lblk,
                        overwrite_all || from_disk ? BlockCache::Fill::Uninitialized
                                                   : BlockCache::Fill::Zero);

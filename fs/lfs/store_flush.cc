@@ -80,6 +80,14 @@ Status Store::write_inode_group(CachedInode* c, int64_t now) {
 }
 
 Status Store::flush() {
+  bool to_write = false;
+  Status st = begin_flush(&to_write);
+  if (st != Status::Ok || !to_write) return st;
+  return write_flush();
+}
+
+Status Store::begin_flush(bool* to_write) {
+  *to_write = false;
   if (failed_) return Status::Io;
   // A held group must reach the disk before anything appended after it.
   if (!retry_held()) return failed_ ? Status::Io : Status::NoSpc;
@@ -109,8 +117,15 @@ Status Store::flush() {
     // Only the journal sequence advanced: record it with an empty unit so durable_seq() moves.
     log_.append_record(SummaryRecord{RecordKind::InodeFree, 0, 0, 0, 0});
   }
-  uint64_t jseq = applied_jseq_;
-  if (!log_.commit_group(jseq, now)) {
+  flush_jseq_ = applied_jseq_;
+  flush_time_ = now;
+  *to_write = true;
+  return Status::Ok;
+}
+
+Status Store::write_flush() {
+  const uint64_t jseq = flush_jseq_;
+  if (!log_.commit_group(jseq, flush_time_)) {
     written_jseq_ = jseq;  // appended and held, or the volume failed
     return write_failed(jseq);
   }

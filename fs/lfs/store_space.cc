@@ -51,6 +51,20 @@ Status Store::reserve(uint64_t new_blocks) {
   return ensure_log_room(dirty + new_blocks + meta + 16);
 }
 
+std::optional<Status> Store::reserve_without_io(uint64_t new_blocks) const {
+  if (failed_) return Status::RoFs;
+  if (host_full_) return std::nullopt;  // a retry of the held group writes
+  uint64_t meta = new_blocks == 0 ? 0 : new_blocks / (kPtrsPerNode / 2) + 4;
+  if (new_blocks > 0 && used_space_bytes() + (new_blocks + meta) * kBlockSize > capacity_bytes())
+    return Status::NoSpc;
+  // The same room reserve()/make_log_room() ask ensure_log_room() for; short of it they would
+  // checkpoint or clean.
+  uint64_t dirty = bcache_.dirty_count() + icache_.dirty_count() / kInodesPerBlock;
+  if (log_.blocks_available() >= dirty + new_blocks + meta + 16 + reserve_blocks())
+    return Status::Ok;
+  return std::nullopt;
+}
+
 void Store::make_log_room() {
   if (failed_) return;
   uint64_t dirty = bcache_.dirty_count() + icache_.dirty_count() / kInodesPerBlock;

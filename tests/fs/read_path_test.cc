@@ -121,9 +121,11 @@ TEST(LfsReadPath, TryCallsNeverWaitForTheLockAndBlockingReadsStillFinish) {
   Attr attr;
   ASSERT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Ok));
 
+  ASSERT_EQ(write_at(*vol, g, 0, pattern(4096, 2), Stability::Unstable), Status::Ok);
   gate->close();
-  // A FILE_SYNC write to another file flushes under the exclusive lock and stops in the gate.
-  std::thread writer([&] { EXPECT_EQ(write_at(*vol, g, 0, pattern(4096, 2)), Status::Ok); });
+  // A checkpoint keeps the exclusive lock through its device writes and stops in the gate.
+  // (A plain flush lets readers in while it writes: tests/fs/write_path_test.cc.)
+  std::thread writer([&] { EXPECT_EQ(vol->checkpoint_now(), Status::Ok); });
   ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(vol->try_getattr(ctx, f, &attr)) << "answered while a writer held the lock";

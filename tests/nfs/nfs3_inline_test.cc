@@ -1,5 +1,5 @@
-// NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS and READ on
-// the event loop through the volume's non-blocking attempts, byte for byte as dispatch() would;
+// NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS, READ and
+// UNSTABLE WRITE on the event loop through the volume's non-blocking attempts, byte for byte as dispatch() would;
 // an attempt that would block gives the call back (to the executor) having done nothing; the
 // export checks apply on the loop as on the executor; nothing else ever runs on the loop.
 #include <atomic>
@@ -41,6 +41,13 @@ class AttemptingVolume : public fs::WrappedVolume {
                                      std::optional<fs::Attr>* attr) override {
     if (refused()) return std::nullopt;
     return inner().read(ctx, id, offset, count, data, eof, attr);
+  }
+  // As a real volume: only UNSTABLE data is taken on the loop.
+  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                      std::span<const uint8_t> data, fs::Stability stable,
+                                      fs::Stability* committed, fs::Wcc* wcc) override {
+    if (refused() || stable != fs::Stability::Unstable) return std::nullopt;
+    return inner().write(ctx, id, offset, data, stable, committed, wcc);
   }
 
   std::atomic<bool> refuse{false};
@@ -100,6 +107,18 @@ class Nfs3Inline : public Nfs3Ops {
     a.offset = offset;
     a.count = count;
     return encode(xdr_READ3args, a);
+  }
+
+  std::vector<uint8_t> write_args(FileHandle& fh, uint64_t offset, const std::string& bytes,
+                                  stable_how stable) {
+    WRITE3args a{};
+    a.file = wire(fh);
+    a.offset = offset;
+    a.count = static_cast<count3>(bytes.size());
+    a.stable = stable;
+    a.data.data_len = static_cast<u_int>(bytes.size());
+    a.data.data_val = const_cast<char*>(bytes.data());
+    return encode(xdr_WRITE3args, a);
   }
 
   int attempts() const { return attempting_.attempts.load(); }
@@ -173,17 +192,40 @@ TEST_F(Nfs3Inline, ExportChecksApplyOnTheLoop) {
   EXPECT_EQ(accept, rpc::AcceptStat::GarbageArgs);
 }
 
+TEST_F(Nfs3Inline, UnstableWriteRunsOnTheLoopAndAnAttemptThatWouldBlockChangesNothing) {
+  FileHandle dir = root(), f, g;
+  ASSERT_EQ(create(dir, "a", &f), NFS3_OK);
+  ASSERT_EQ(create(dir, "b", &g), NFS3_OK);
+  const std::string bytes(5000, 'w');
+  // The same WRITE to two equal files, one on the loop and one on the executor: the replies
+  // differ only in the WCC times, so compare what the files then hold and the reply's shape.
+  auto inline_reply = on_loop(NFSPROC3_WRITE, write_args(f, 100, bytes, UNSTABLE));
+  ASSERT_TRUE(inline_reply) << "an UNSTABLE WRITE the volume can take went to the executor";
+  std::vector<uint8_t> pooled = on_executor(NFSPROC3_WRITE, write_args(g, 100, bytes, UNSTABLE));
+  EXPECT_EQ(status_of(*inline_reply), uint32_t{NFS3_OK});
+  EXPECT_EQ(inline_reply->size(), pooled.size());
+  std::string a, b;
+  ASSERT_EQ(read(f, 0, 6000, &a), NFS3_OK);
+  ASSERT_EQ(read(g, 0, 6000, &b), NFS3_OK);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, std::string(100, '\0') + bytes);
+  // Refused: the call goes back to the executor and the file is untouched.
+  attempting_.refuse = true;
+  EXPECT_FALSE(on_loop(NFSPROC3_WRITE, write_args(f, 0, "zz", UNSTABLE)));
+  attempting_.refuse = false;
+  ASSERT_EQ(read(f, 0, 2, &a), NFS3_OK);
+  EXPECT_EQ(a, std::string(2, '\0'));
+  // Errors are answered on the loop like on the executor (a directory is not written).
+  auto on_dir = on_loop(NFSPROC3_WRITE, write_args(dir, 0, "x", UNSTABLE));
+  ASSERT_TRUE(on_dir);
+  EXPECT_EQ(*on_dir, on_executor(NFSPROC3_WRITE, write_args(dir, 0, "x", UNSTABLE)));
+  EXPECT_EQ(status_of(*on_dir), uint32_t{NFS3ERR_ISDIR});
+}
+
 TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
   FileHandle dir = root(), f;
   ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
-  WRITE3args w{};
-  w.file = wire(f);
-  w.count = 1;
-  w.stable = UNSTABLE;
-  char byte = 'x';
-  w.data.data_len = 1;
-  w.data.data_val = &byte;
-  EXPECT_FALSE(on_loop(NFSPROC3_WRITE, encode(xdr_WRITE3args, w)));
+  EXPECT_FALSE(on_loop(NFSPROC3_WRITE, write_args(f, 0, "x", FILE_SYNC)));
   CREATE3args c{};
   c.where.dir = wire(dir);
   c.where.name = const_cast<char*>("other");
@@ -197,7 +239,7 @@ TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
   EXPECT_EQ(lookup(dir, "other"), NFS3ERR_NOENT) << "the CREATE ran on the loop";
   std::string data;
   ASSERT_EQ(read(f, 0, 10, &data), NFS3_OK);
-  EXPECT_EQ(data, "") << "the WRITE ran on the loop";
+  EXPECT_EQ(data, "") << "the FILE_SYNC WRITE ran on the loop";
   rpc::CallContext v2 = call_;
   v2.vers = 2;
   std::vector<uint8_t> out;

@@ -182,6 +182,63 @@ TEST_F(JournalVolumeTest, TooLargeForTheRegionIsIoAndLeavesTheFsAlone) {
   EXPECT_EQ(target->applied_seqs().size(), before);
 }
 
+// MemoryFs with a WRITE attempt: answers like write() (memory never waits) unless told not to.
+class AttemptingMemoryFs : public test_support::MemoryFs {
+ public:
+  using MemoryFs::MemoryFs;
+  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                      std::span<const uint8_t> data, fs::Stability stable,
+                                      fs::Stability* committed, fs::Wcc* wcc) override {
+    if (!answer) return std::nullopt;
+    return write(ctx, id, offset, data, stable, committed, wcc);
+  }
+  std::atomic<bool> answer{true};
+};
+
+class JournalWriteAttemptTest : public JournalVolumeTest {
+ protected:
+  void SetUp() override {
+    opts = testing::small_options(dir.file("nv"), 8 << 20);
+    attempting = std::make_shared<AttemptingMemoryFs>(7, testing::mem_target_options());
+    target = attempting;
+    open();
+  }
+  std::shared_ptr<AttemptingMemoryFs> attempting;
+};
+
+TEST_F(JournalWriteAttemptTest, UnstableAttemptIsJournalledLikeTheCallAndReplayedAfterACrash) {
+  fs::InodeId f = create(volume->root(), "f");
+  const std::vector<uint64_t> seqs_before = target->applied_seqs();
+  ASSERT_FALSE(seqs_before.empty());
+  const std::vector<uint8_t> data = testing::pattern(7, 4096 + 100);
+  fs::Stability c = fs::Stability::FileSync;
+  fs::Wcc w;
+  attempting->answer = false;
+  EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::Unstable, &c, &w));
+  EXPECT_EQ(journal->stats().appends, 1u) << "a refused attempt was journalled";
+  attempting->answer = true;
+  EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w))
+      << "a stable WRITE must wait for the group commit";
+  ASSERT_EQ(volume->try_write(ctx, f, 0, data, fs::Stability::Unstable, &c, &w),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(c, fs::Stability::Unstable);
+  ASSERT_TRUE(w.after.has_value());
+  EXPECT_EQ(w.after->size, data.size());
+  EXPECT_EQ(journal->stats().appends, 2u);
+  const std::vector<uint64_t> seqs = target->applied_seqs();
+  ASSERT_EQ(seqs.size(), seqs_before.size() + 1);
+  EXPECT_EQ(seqs.back(), seqs_before.back() + 1) << "a refused attempt used up a sequence";
+  // Errors are answers, and not journalled.
+  EXPECT_EQ(volume->try_write(ctx, volume->root(), 0, data, fs::Stability::Unstable, &c, &w),
+            std::optional<Status>(Status::IsDir));
+  EXPECT_EQ(journal->stats().appends, 2u);
+  const std::string before = testing::tree_snapshot(*volume);
+  crash_and_reopen();
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_GE(report.applied, 2u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), before);
+}
+
 TEST_F(JournalVolumeTest, CleanShutdownLeavesNothingToReplay) {
   run_history(1);
   const std::string before = testing::tree_snapshot(*volume);

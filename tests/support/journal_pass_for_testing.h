@@ -28,4 +28,16 @@ inline call::VolumeReply apply_journalled_for_testing(JournalTarget& target, uin
   return target.apply_journalled(JournalPassForTesting::make(), tag, req);
 }
 
+// The same through the volume's non-blocking WRITE attempt (JournalTarget::try_apply_journalled_write).
+inline std::optional<call::VolumeReply> try_apply_journalled_write_for_testing(
+    JournalTarget& target, uint64_t seq, call::WriteArgs args) {
+  call::VolumeRequest req;
+  req.volume_id = target.id();
+  req.ctx.cred = Cred{0, 0, {}};
+  req.args = std::move(args);
+  JournalTag tag;
+  tag.seq = seq;
+  return target.try_apply_journalled_write(JournalPassForTesting::make(), tag, req);
+}
+
 }  // namespace nasd::fs

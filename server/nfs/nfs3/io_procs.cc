@@ -92,9 +92,8 @@ rpc::DispatchResult proc_write(Nfs3Call& call) {
   const uint32_t stable = raw_enum(args.stable);
   if (res.status == NFS3_OK && stable > FILE_SYNC) res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(t.volume->write(t.ctx, t.inode, args.offset,
-                                            args.data.first(args.count),
-                                            static_cast<fs::Stability>(stable), &committed, &wcc));
+    res.status = to_nfsstat(call.write(t, args.offset, args.data.first(args.count),
+                                       static_cast<fs::Stability>(stable), &committed, &wcc));
   if (res.status == NFS3_OK) {
     auto& ok = res.WRITE3res_u.resok;
     ok.file_wcc = to_wcc(wcc);

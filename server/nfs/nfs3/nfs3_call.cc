@@ -118,4 +118,10 @@ fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
   return attempted(t.volume->try_read(t.ctx, t.inode, offset, count, data, eof, attr));
 }
 
+fs::Status Nfs3Call::write(const Target& t, uint64_t offset, std::span<const uint8_t> data,
+                           fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc) {
+  if (!on_event_loop_) return t.volume->write(t.ctx, t.inode, offset, data, stable, committed, wcc);
+  return attempted(t.volume->try_write(t.ctx, t.inode, offset, data, stable, committed, wcc));
+}
+
 }  // namespace nasd::nfs::nfs3

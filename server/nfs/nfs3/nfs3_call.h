@@ -93,6 +93,9 @@ class Nfs3Call {
                     std::optional<fs::Attr>* attr);
   fs::Status read(const Target& t, uint64_t offset, uint32_t count, std::vector<uint8_t>* data,
                   bool* eof, std::optional<fs::Attr>* attr);
+  // WRITE: on the event loop only UNSTABLE data the volume takes from memory (Volume::try_write).
+  fs::Status write(const Target& t, uint64_t offset, std::span<const uint8_t> data,
+                   fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc);
   bool would_block() const { return would_block_; }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 

@@ -33,7 +33,7 @@ constexpr ProcEntry kProcs[] = {
     {"ACCESS", nfs3::proc_access, false, true},
     {"READLINK", nfs3::proc_readlink, false, false},
     {"READ", nfs3::proc_read, false, true},
-    {"WRITE", nfs3::proc_write, true, false},
+    {"WRITE", nfs3::proc_write, true, true},
     {"CREATE", nfs3::proc_create, true, false},
     {"MKDIR", nfs3::proc_mkdir, true, false},
     {"SYMLINK", nfs3::proc_symlink, true, false},
