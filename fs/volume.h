@@ -17,11 +17,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/byte_slices.h"
 
 namespace nasd::fs {
 
@@ -303,6 +306,24 @@ class Volume {
                                           std::span<const uint8_t> data, Stability stable,
                                           Stability* committed, Wcc* wcc) {
     return std::nullopt;
+  }
+
+  // try_read without the copy: on Ok, `data` (cleared first) holds the bytes read as references
+  // into the volume's own memory -- cache blocks, pinned so that they stay valid and unchanged
+  // until the last copy of data->owner is gone, on whichever thread that happens -- for a
+  // transport that sends them as an iovec. The default runs try_read() into a buffer of its own.
+  virtual std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id,
+                                                uint64_t offset, uint32_t count,
+                                                util::ByteSlices* data, bool* eof,
+                                                std::optional<Attr>* attr) {
+    auto owned = std::make_shared<std::vector<uint8_t>>();
+    std::optional<Status> st = try_read(ctx, id, offset, count, owned.get(), eof, attr);
+    data->clear();
+    if (st && *st == Status::Ok) {
+      data->append(owned->data(), owned->size());
+      data->owner = std::move(owned);
+    }
+    return st;
   }
 };
 

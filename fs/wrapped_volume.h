@@ -161,6 +161,14 @@ class WrappedVolume : public Volume {
                             : inner_->try_write(ctx, id, offset, data, stable, committed, wcc);
   }
 
+  std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id, uint64_t offset,
+                                        uint32_t count, util::ByteSlices* data, bool* eof,
+                                        std::optional<Attr>* attr) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st
+                            : inner_->try_read_shared(ctx, id, offset, count, data, eof, attr);
+  }
+
  protected:
   // Asked before every call reaches the inner volume; the default admits everything.
   virtual Status admit(const OpContext& ctx) { return Status::Ok; }

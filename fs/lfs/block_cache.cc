@@ -6,9 +6,20 @@
 namespace nasd::fs::lfs {
 
 CachedBlock::CachedBlock(uint64_t i, uint64_t k, BlockPool* pool)
-    : ino(i), key(k), data(pool->acquire()), pool_(pool) {}
+    : ino(i), key(k), pool_(pool), buf_(pool->acquire_buffer()) {
+  data = buf_->data;
+}
 
-CachedBlock::~CachedBlock() { pool_->release(data); }
+CachedBlock::~CachedBlock() { pool_->unref(buf_); }
+
+void CachedBlock::unshare(bool keep_contents) {
+  if (buf_->refs.load(std::memory_order_acquire) <= 1) return;
+  BlockBuffer* own = pool_->acquire_buffer();
+  if (keep_contents) std::memcpy(own->data, buf_->data, kBlockSize);
+  pool_->unref(buf_);
+  buf_ = own;
+  data = own->data;
+}
 
 BlockCache::~BlockCache() {
   lru_.clear();
@@ -66,7 +77,7 @@ CachedBlock* BlockCache::find_shared(uint64_t ino, uint64_t key) {
 }
 
 CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
-  auto owned = std::make_unique<CachedBlock>(ino, key, &pool_);
+  auto owned = std::make_unique<CachedBlock>(ino, key, pool_.get());
   if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);
   CachedBlock* b = owned.get();
   Extent* e = extent_of(ino, key, true);

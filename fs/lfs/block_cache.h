@@ -34,11 +34,24 @@
 namespace nasd::fs::lfs {
 
 struct CachedBlock : public boost::intrusive::list_base_hook<> {
-  // `data` comes from `pool` and goes back to it when the block is destroyed.
+  // `data` comes from `pool` and goes back to it when the block is destroyed (or, when a pin
+  // still holds it then, when the pin goes).
   CachedBlock(uint64_t i, uint64_t k, BlockPool* pool);
   ~CachedBlock();
   CachedBlock(const CachedBlock&) = delete;
   CachedBlock& operator=(const CachedBlock&) = delete;
+
+  // A reference to `data` for someone who reads it after the volume's lock is gone (a READ
+  // reply being sent): the bytes stay as they are until BlockPool::unref(). Call with the
+  // volume locked (either side).
+  BlockBuffer* pin() const {
+    BlockPool::ref(buf_);
+    return buf_;
+  }
+  // Before writing `data`: when a pin shares the buffer, moves this block to a buffer of its
+  // own (copying the bytes when `keep_contents`), so the pin keeps seeing the old bytes. Call
+  // with the volume's exclusive lock held (no new pin can appear meanwhile).
+  void unshare(bool keep_contents);
 
   uint64_t ino;
   uint64_t key;             // file block number, or a block-map node key
@@ -49,11 +62,13 @@ struct CachedBlock : public boost::intrusive::list_base_hook<> {
 
  private:
   BlockPool* pool_;
+  BlockBuffer* buf_;  // data == buf_->data; this block holds one of its references
 };
 
 class BlockCache {
  public:
-  explicit BlockCache(uint64_t budget_bytes) : budget_(budget_bytes), pool_(kBlockSize) {}
+  explicit BlockCache(uint64_t budget_bytes)
+      : budget_(budget_bytes), pool_(std::make_shared<BlockPool>(kBlockSize)) {}
   ~BlockCache();
 
   // nullptr on a miss. A hit moves a clean block to the MRU end.
@@ -85,7 +100,9 @@ class BlockCache {
 
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
-  const BlockPool& pool() const { return pool_; }
+  const BlockPool& pool() const { return *pool_; }
+  // For pins that may outlive the cache (BlockPool::unref after the volume closed).
+  const std::shared_ptr<BlockPool>& shared_pool() const { return pool_; }
   void count_miss() { misses_++; }
 
  private:
@@ -104,7 +121,9 @@ class BlockCache {
 
   using List = boost::intrusive::list<CachedBlock>;
   uint64_t budget_;
-  BlockPool pool_;  // declared before inodes_: outlives every block that holds one of its buffers
+  // Declared before inodes_: outlives every block that holds one of its buffers; shared with
+  // the pins of READ replies still being sent.
+  std::shared_ptr<BlockPool> pool_;
   std::unordered_map<uint64_t, Extents> inodes_;  // node-based: Extents stay put on rehash
   size_t count_ = 0;
   // The last extent used for data keys [0] and for block-map node keys [1].

@@ -8,18 +8,34 @@
 // mark, which the cache budget bounds) and reuses the most recently freed one first, whose
 // page is still mapped and likely still in the CPU cache.
 //
-// Invariants: a buffer is either handed out (owned by exactly one CachedBlock) or on the free
-// list, never both; release() of a buffer the pool did not hand out, or twice, is a bug and
-// is caught in debug builds. Not thread-safe: the cache that owns it is used under the
-// store's lock. Buffers are returned uninitialised; the caller zeroes them when it needs to.
+// Buffers are reference counted (BlockBuffer::refs) so that a READ reply can be sent straight
+// from cache blocks (util/byte_slices.h): the cache holds one reference to the buffer of each
+// block it caches, a reply being sent holds one more (a pin) until the send completes. A buffer
+// goes back to the free list when its last reference goes, which for an evicted or overwritten
+// block may be on a network thread long after the cache let go of it; the cache never writes a
+// buffer someone else also holds (CachedBlock::unshare).
+//
+// Invariants: a buffer with refs > 0 is not on the free list and one with refs == 0 is, never
+// both; releasing a buffer the pool did not hand out, or twice, is a bug and is caught in debug
+// builds. Thread-safe (one mutex around the free list), so references may be dropped on any
+// thread; the pool itself must outlive every reference (hold it by shared_ptr). Buffers are
+// returned uninitialised; the caller zeroes them when it needs to.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace nasd::fs::lfs {
+
+// One buffer of a pool and its reference count; never moves while the pool lives.
+struct BlockBuffer {
+  uint8_t* data = nullptr;
+  std::atomic<uint32_t> refs{0};
+};
 
 class BlockPool {
  public:
@@ -29,28 +45,52 @@ class BlockPool {
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
-  // A buffer of block_size() bytes aligned to block_size(); throws std::bad_alloc.
+  // A buffer of block_size() bytes aligned to block_size(), holding one reference;
+  // throws std::bad_alloc.
+  BlockBuffer* acquire_buffer();
+  // One more reference to a buffer the caller already holds one to.
+  static void ref(BlockBuffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
+  // Drops one reference; the last one gives the buffer back (its contents are garbage then).
+  void unref(BlockBuffer* b);
+
+  // The same for callers that only deal in bytes: acquire_buffer()->data, and unref() of the
+  // buffer that `block` is the data of.
   uint8_t* acquire();
-  // Gives back a buffer from acquire(). Its contents are garbage from now on.
   void release(uint8_t* block);
 
   size_t block_size() const { return block_size_; }
-  size_t in_use() const { return in_use_; }
-  size_t free_count() const { return free_.size(); }
-  size_t slabs() const { return slabs_.size(); }
+  size_t in_use() const;
+  size_t free_count() const;
+  size_t slabs() const;
 
  private:
   struct FreeSlab {
     void operator()(uint8_t* p) const;
   };
-  void grow();
-  bool owns(const uint8_t* p) const;
+  void grow();  // mu_ held
+  BlockBuffer* find(const uint8_t* p);  // mu_ held; nullptr when not one of ours
 
   size_t block_size_;
   size_t blocks_per_slab_;
+  mutable std::mutex mu_;
   std::vector<std::unique_ptr<uint8_t, FreeSlab>> slabs_;
-  std::vector<uint8_t*> free_;  // LIFO: the warmest buffer is reused first
+  std::vector<std::unique_ptr<BlockBuffer[]>> buffers_;  // buffers_[i] describes slabs_[i]
+  std::vector<BlockBuffer*> free_;  // LIFO: the warmest buffer is reused first
   size_t in_use_ = 0;
+};
+
+// Pins taken for one reader (BlockPool::ref'd buffers), dropped together when it goes: the
+// owner of the util::ByteSlices of a READ reply sent from cache blocks.
+struct BlockPins {
+  explicit BlockPins(std::shared_ptr<BlockPool> p) : pool(std::move(p)) {}
+  ~BlockPins() {
+    for (BlockBuffer* b : held) pool->unref(b);
+  }
+  BlockPins(const BlockPins&) = delete;
+  BlockPins& operator=(const BlockPins&) = delete;
+
+  std::shared_ptr<BlockPool> pool;
+  std::vector<BlockBuffer*> held;
 };
 
 }  // namespace nasd::fs::lfs

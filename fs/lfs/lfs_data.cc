@@ -11,32 +11,78 @@ namespace {
 constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
 }
 
-Status LfsVolume::read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
-                              std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
+Status LfsVolume::read_start(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                             CachedInode** inode, uint64_t* n, bool* eof,
+                             std::optional<Attr>* attr) {
+  *n = 0;
   if (Status u = readable(); u != Status::Ok) return u;
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;
+  *inode = c;
   if (attr) *attr = attr_of(c);
   if (c->inode.type == FileType::Dir) return Status::IsDir;
   if (c->inode.type != FileType::Reg) return Status::Inval;
   if (!may(ctx.cred, subject_of(c), kWantRead)) return Status::Access;
-  data->clear();
   uint64_t size = c->inode.size;
   if (offset >= size || count == 0) {
     *eof = offset >= size;
     return Status::Ok;
   }
-  uint64_t n = std::min<uint64_t>({uint64_t(count), size - offset, kMaxTransfer});
+  *n = std::min<uint64_t>({uint64_t(count), size - offset, kMaxTransfer});
+  *eof = offset + *n >= size;
+  return Status::Ok;
+}
+
+Status LfsVolume::read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                              std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) {
+  CachedInode* c = nullptr;
+  uint64_t n = 0;
+  data->clear();
+  Status st = read_start(ctx, id, offset, count, &c, &n, eof, attr);
+  if (st != Status::Ok || n == 0) return st;
   data->resize(n);
   if ((st = read_range(*store_, c, offset, n, data->data())) != Status::Ok) return st;
-  *eof = offset + n >= size;
   // Changing the inode needs the exclusive lock (read() takes it whenever atime is on).
   if (opts_.atime && !store_->failed() && !store_->host_full()) {
     c->inode.atime = now_time();
     store_->mark_dirty(c);
   }
   if (attr) *attr = attr_of(c);
+  return Status::Ok;
+}
+
+Status LfsVolume::read_pinned_locked(const OpContext& ctx, InodeId id, uint64_t offset,
+                                     uint32_t count, util::ByteSlices* data, bool* eof,
+                                     std::optional<Attr>* attr) {
+  // Never with atime on: that READ changes the inode (try_read_shared refuses it).
+  CachedInode* c = nullptr;
+  uint64_t n = 0;
+  data->clear();
+  Status st = read_start(ctx, id, offset, count, &c, &n, eof, attr);
+  if (st != Status::Ok || n == 0) return st;
+  uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
+  if ((st = store_->prefetch(c, first_blk, last_blk - first_blk + 1)) != Status::Ok) return st;
+  auto pins = std::make_shared<BlockPins>(store_->block_pool());
+  pins->held.reserve(last_blk - first_blk + 1);
+  data->parts.reserve(last_blk - first_blk + 1);
+  uint64_t pos = offset, done = 0;
+  while (done < n) {
+    uint64_t lblk = pos / kBlockSize;
+    size_t in_block = pos % kBlockSize;
+    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+    const uint8_t* blk;
+    BlockBuffer* pin;
+    if ((st = store_->read_block(c, lblk, &blk, &pin)) != Status::Ok) {
+      data->clear();
+      return st;  // `pins` lets go of what was pinned so far
+    }
+    if (pin) pins->held.push_back(pin);
+    data->append(blk ? blk + in_block : util::ByteSlices::zeros(chunk), chunk);
+    done += chunk;
+    pos += chunk;
+  }
+  data->owner = std::move(pins);
   return Status::Ok;
 }
 

@@ -88,4 +88,15 @@ std::optional<Status> LfsVolume::try_read(const OpContext& ctx, InodeId id, uint
   return try_shared_read([&] { return read_locked(ctx, id, offset, count, data, eof, attr); });
 }
 
+std::optional<Status> LfsVolume::try_read_shared(const OpContext& ctx, InodeId id,
+                                                 uint64_t offset, uint32_t count,
+                                                 util::ByteSlices* data, bool* eof,
+                                                 std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino) || opts_.atime) return std::nullopt;
+  auto st = try_shared_read(
+      [&] { return read_pinned_locked(ctx, id, offset, count, data, eof, attr); });
+  if (!st) data->clear();  // a refused attempt keeps no pins
+  return st;
+}
+
 }  // namespace nasd::fs::lfs

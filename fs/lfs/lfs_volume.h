@@ -139,6 +139,10 @@ class LfsVolume : public JournalTarget {
   std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
                                  uint32_t count, std::vector<uint8_t>* data, bool* eof,
                                  std::optional<Attr>* attr) override;
+  // try_read with the data left in the block cache, pinned (read_pinned_locked).
+  std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id, uint64_t offset,
+                                        uint32_t count, util::ByteSlices* data, bool* eof,
+                                        std::optional<Attr>* attr) override;
 
   // An UNSTABLE WRITE from memory (lfs_data.cc): answered when the exclusive lock is free at
   // once, the inode and the block-map nodes it needs are cached, a partial block is cached or
@@ -167,6 +171,14 @@ class LfsVolume : public JournalTarget {
                        std::optional<Attr>* attr);
   Status read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                      std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr);
+  // READ's checks and length: `*n` bytes from `offset` are to be read from `*inode` (0: none;
+  // `*eof` is set either way).
+  Status read_start(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                    CachedInode** inode, uint64_t* n, bool* eof, std::optional<Attr>* attr);
+  // READ's body without the copy: references to the cached blocks, each pinned, owned by
+  // data->owner (a BlockPins); holes refer to static zeroes. Never changes the inode.
+  Status read_pinned_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+                            util::ByteSlices* data, bool* eof, std::optional<Attr>* attr);
   // Runs `body` under the shared lock with cache-only reads, and once more under the exclusive
   // lock (trimming the caches first, as every exclusive call does) when it needed the disk.
   template <typename Body>

@@ -98,8 +98,12 @@ class Store {
   Status release(CachedInode* c);
 
   // --- File blocks -------------------------------------------------------------------------
-  // `*data` is nullptr for a hole. Pointers stay valid until the next trim().
-  Status read_block(CachedInode* c, uint64_t lblk, const uint8_t** data);
+  // `*data` is nullptr for a hole. Pointers stay valid until the next trim(). With `pin`,
+  // a block's buffer is also pinned (*pin, nullptr for a hole): its bytes stay valid and
+  // unchanged until BlockPool::unref(*pin) on block_pool(), whatever the cache does meanwhile.
+  Status read_block(CachedInode* c, uint64_t lblk, const uint8_t** data,
+                    BlockBuffer** pin = nullptr);
+  const std::shared_ptr<BlockPool>& block_pool() const { return bcache_.shared_pool(); }
   // Brings the allocated, uncached blocks among [first, first + count) into the cache with one
   // batch of reads (sequential READs would otherwise pay one round trip per block).
   Status prefetch(CachedInode* c, uint64_t first, uint64_t count);

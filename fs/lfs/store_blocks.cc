@@ -90,9 +90,11 @@ Status Store::set_pointer(CachedInode* c, uint64_t lblk, uint64_t addr, uint64_t
   return Status::Ok;
 }
 
-Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
+Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data, BlockBuffer** pin) {
+  if (pin) *pin = nullptr;
   if (CachedBlock* b = cached_block(c->inode.ino, lblk)) {
     *data = b->data;
+    if (pin) *pin = b->pin();
     return Status::Ok;
   }
   uint64_t addr;
@@ -115,6 +117,7 @@ Status Store::read_block(CachedInode* c, uint64_t lblk, const uint8_t** data) {
   }
   b->addr = addr;
   *data = b->data;
+  if (pin) *pin = b->pin();
   return Status::Ok;
 }
 
@@ -147,7 +150,10 @@ Status Store::prefetch(CachedInode* c, uint64_t first, uint64_t count) {
 Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data) {
   if (failed_) return Status::Io;
   CachedBlock* b = bcache_.find(c->inode.ino, lblk);
-  if (!b) {
+  if (b) {
+    // A READ reply still being sent may be reading this buffer: write a copy instead.
+    b->unshare(!overwrite_all);
+  } else {
     uint64_t addr;
     Status st = lookup_addr(c, lblk, &addr);
     if (st != Status::Ok) return st;

@@ -14,7 +14,7 @@ namespace nasd::rpc {
 struct CallDispatcher::Call {
   Service* service = nullptr;
   CallContext call;
-  std::vector<uint8_t> record;
+  Record record;
   size_t args_offset = 0;
   std::optional<DrcKey> drc_key;
   Clock::time_point received;
@@ -51,7 +51,7 @@ CallDispatcher::Outcome CallDispatcher::reject(TransportCounter counter, Encoded
   return {Outcome::SendNow, std::make_shared<const EncodedReply>(std::move(reply))};
 }
 
-CallDispatcher::Outcome CallDispatcher::handle(std::vector<uint8_t> record,
+CallDispatcher::Outcome CallDispatcher::handle(Record record,
                                                const CallOrigin& origin,
                                                Clock::time_point received,
                                                ReplyCallback on_reply) {

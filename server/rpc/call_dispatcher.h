@@ -27,6 +27,7 @@
 #include "server/rpc/call_header.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/duplicate_request_cache.h"
+#include "server/rpc/record_marking.h"
 #include "server/rpc/service.h"
 #include "util/task_queue.h"
 
@@ -68,7 +69,7 @@ class CallDispatcher {
 
   // Called on an event loop thread for each complete record. A call answered on this thread
   // comes back as SendNow; `on_reply` is only called for Pending.
-  Outcome handle(std::vector<uint8_t> record, const CallOrigin& origin, Clock::time_point received,
+  Outcome handle(Record record, const CallOrigin& origin, Clock::time_point received,
                  ReplyCallback on_reply);
 
   // After this, calls parked on an answer from elsewhere (Service::resumable) are dropped when

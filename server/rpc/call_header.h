@@ -44,9 +44,10 @@ struct EncodedReply {
   std::array<uint8_t, 40> head{};
   uint32_t head_len = 0;  // including the record mark
   std::vector<uint8_t> body;
-  // Sent after `body` without having been copied into it (a READ's data, DispatchResult::tail).
-  // Only READ replies have one, and READ is not kept by the duplicate request cache.
-  std::vector<uint8_t> tail;
+  // Sent after `body` without having been copied into it (a READ's data, DispatchResult::tail,
+  // possibly pinned cache blocks: releasing the reply releases them). Only READ replies have
+  // one, and READ is not kept by the duplicate request cache.
+  util::ByteSlices tail;
 
   std::span<const uint8_t> tcp_head() const { return {head.data(), head_len}; }
   std::span<const uint8_t> udp_head() const { return {head.data() + 4, head_len - 4}; }

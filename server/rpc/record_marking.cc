@@ -22,16 +22,17 @@ bool RecordReassembler::start_fragment() {
   last_fragment_ = (mark & kLastFragmentBit) != 0;
   fragment_left_ = mark & ~kLastFragmentBit;
   // Checked against the announced length, before any body byte is buffered.
-  if (partial_.size() + fragment_left_ > max_record_) {
+  if (filled_ + fragment_left_ > max_record_) {
     failed_ = true;
-    partial_.clear();
-    partial_.shrink_to_fit();
+    partial_ = {};
+    filled_ = 0;
     return false;
   }
   in_fragment_ = true;
-  // The announced length is within the bound, so reserve it now: a 1 MiB WRITE arriving in
-  // 64 KiB reads is then copied into the record once, not again at every doubling.
-  partial_.reserve(partial_.size() + fragment_left_);
+  // The announced length is within the bound, so size the record for it now (uninitialised):
+  // the body is then written once, by feed() or by a recv() into body_window(), never moved
+  // again at a doubling.
+  partial_.resize(filled_ + fragment_left_);
   if (fragment_left_ == 0) finish_fragment();
   return true;
 }
@@ -39,8 +40,10 @@ bool RecordReassembler::start_fragment() {
 void RecordReassembler::finish_fragment() {
   in_fragment_ = false;
   if (!last_fragment_) return;
+  partial_.resize(filled_);
   ready_.push_back(std::move(partial_));
   partial_ = {};
+  filled_ = 0;
 }
 
 bool RecordReassembler::feed(std::span<const uint8_t> bytes) {
@@ -56,17 +59,28 @@ bool RecordReassembler::feed(std::span<const uint8_t> bytes) {
       continue;
     }
     size_t take = std::min(fragment_left_, bytes.size() - pos);
-    partial_.insert(partial_.end(), bytes.begin() + pos, bytes.begin() + pos + take);
-    fragment_left_ -= take;
+    std::copy_n(bytes.data() + pos, take, partial_.data() + filled_);
+    body_received(take);
     pos += take;
-    if (fragment_left_ == 0) finish_fragment();
   }
   return true;
 }
 
-std::vector<uint8_t> RecordReassembler::pop_record() {
+std::span<uint8_t> RecordReassembler::body_window(size_t min_bytes) {
+  if (failed_ || !in_fragment_ || fragment_left_ == 0 || fragment_left_ < min_bytes) return {};
+  return {partial_.data() + filled_, fragment_left_};
+}
+
+void RecordReassembler::body_received(size_t n) {
+  assert(in_fragment_ && n <= fragment_left_);
+  filled_ += n;
+  fragment_left_ -= n;
+  if (fragment_left_ == 0) finish_fragment();
+}
+
+Record RecordReassembler::pop_record() {
   assert(!ready_.empty());
-  std::vector<uint8_t> record = std::move(ready_.front());
+  Record record = std::move(ready_.front());
   ready_.pop_front();
   return record;
 }

@@ -6,18 +6,50 @@
 // It enforces a bound on the record size so that a client cannot make the server buffer an
 // arbitrarily large record; once the bound is crossed the stream is unusable (there is no way to
 // resynchronise on a byte stream) and the reassembler stays failed.
+//
+// Receiving in place: once a fragment's header has arrived, the record's buffer is sized for the
+// whole fragment, and a transport may recv() the rest of a large body straight into it
+// (body_window / body_received) instead of into a staging buffer that feed() then copies from.
+// A 1 MiB WRITE is then copied once, by the kernel, between the socket and its record.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <new>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace nasd::rpc {
 
 inline constexpr uint32_t kLastFragmentBit = 0x80000000u;
 inline constexpr size_t kRecordMarkSize = 4;
+
+// std::allocator whose value-initialisation of a byte does nothing: sizing a record for its
+// announced fragment does not zero memory that the socket is about to overwrite.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// One complete RPC record (call header and arguments).
+using Record = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
 
 // The 4-byte header of a single, last fragment holding `length` bytes (length < 2^31).
 void write_record_mark(uint8_t* out, uint32_t length);
@@ -28,14 +60,20 @@ class RecordReassembler {
 
   // Consumes all of `bytes`. Returns false when a record exceeded the bound, now or earlier.
   bool feed(std::span<const uint8_t> bytes);
+  // Receiving in place: the not yet received rest of the current fragment's body, when at least
+  // `min_bytes` of it are still to come (empty otherwise, and always when failed). The caller
+  // may write up to its size there and must then call body_received() with the count; nothing
+  // else may be called in between.
+  std::span<uint8_t> body_window(size_t min_bytes);
+  void body_received(size_t n);
 
   bool failed() const { return failed_; }
   bool has_record() const { return !ready_.empty(); }
   size_t ready_count() const { return ready_.size(); }
   // Oldest completed record. Precondition: has_record().
-  std::vector<uint8_t> pop_record();
+  Record pop_record();
   // True when bytes of an unfinished record (or fragment header) are held.
-  bool mid_record() const { return header_filled_ > 0 || in_fragment_ || !partial_.empty(); }
+  bool mid_record() const { return header_filled_ > 0 || in_fragment_ || filled_ > 0; }
 
  private:
   size_t max_record_;
@@ -45,8 +83,11 @@ class RecordReassembler {
   bool in_fragment_ = false;      // header parsed, fragment body still arriving
   bool last_fragment_ = false;    // the fragment being read ends the record
   size_t fragment_left_ = 0;      // body bytes of the current fragment not yet received
-  std::vector<uint8_t> partial_;  // the record being assembled
-  std::deque<std::vector<uint8_t>> ready_;
+  // The record being assembled: sized for every fragment announced so far, of which the first
+  // `filled_` bytes have arrived.
+  Record partial_;
+  size_t filled_ = 0;
+  std::deque<Record> ready_;
 
   bool start_fragment();
   void finish_fragment();

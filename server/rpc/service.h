@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/byte_slices.h"
+
 namespace nasd::rpc {
 
 enum AuthFlavor : uint32_t { kAuthNone = 0, kAuthSys = 1, kAuthShort = 2 };
@@ -68,8 +70,10 @@ struct DispatchResult {
   // For ProgMismatch: the versions this program supports.
   uint32_t low_version = 0, high_version = 0;
   // Bytes that follow `results` on the wire but are handed over as they are instead of being
-  // copied into them: a READ's data (already padded to four bytes). Sent only with Success.
-  std::vector<uint8_t> tail;
+  // copied into them: a READ's data (already padded to four bytes), possibly references to
+  // pinned cache blocks that the transport passes to sendmsg() as they are. Sent only with
+  // Success.
+  util::ByteSlices tail;
 };
 
 class Service {

@@ -32,7 +32,14 @@ void TcpConnection::start() { arm_recv(); }
 
 void TcpConnection::arm_recv() {
   if (recv_pending_ || closing_ || peer_closed_ || reading_paused()) return;
-  recv_pending_ = loop_.recv(fd_, recv_buf_.data(), recv_buf_.size(), &recv_op_);
+  // The rest of a large fragment goes straight into its record; anything else (headers, small
+  // calls, several pipelined calls at once) into the staging buffer.
+  std::span<uint8_t> window = reassembler_.body_window(kReceiveInPlaceMin);
+  recv_in_place_ = !window.empty();
+  if (recv_in_place_)
+    recv_pending_ = loop_.recv(fd_, window.data(), window.size(), &recv_op_);
+  else
+    recv_pending_ = loop_.recv(fd_, recv_buf_.data(), recv_buf_.size(), &recv_op_);
 }
 
 void TcpConnection::on_recv(int result) {
@@ -49,7 +56,9 @@ void TcpConnection::on_recv(int result) {
   }
   stats_.count(TransportCounter::BytesReceived, static_cast<uint64_t>(result));
   last_activity_ = std::chrono::steady_clock::now();
-  if (!reassembler_.feed({recv_buf_.data(), static_cast<size_t>(result)})) {
+  if (recv_in_place_) {
+    reassembler_.body_received(static_cast<size_t>(result));
+  } else if (!reassembler_.feed({recv_buf_.data(), static_cast<size_t>(result)})) {
     stats_.count(TransportCounter::OversizedRecords);
     return close();
   }
@@ -95,19 +104,26 @@ void TcpConnection::arm_send() {
   if (send_pending_ || closing_ || send_queue_.empty()) return;
   size_t n = 0;
   size_t skip = front_offset_;
-  for (const auto& reply : send_queue_) {
-    if (n + 3 > kMaxIov) break;
-    std::span<const uint8_t> parts[3] = {reply->tcp_head(), reply->body, reply->tail};
-    for (auto part : parts) {
-      if (skip >= part.size()) {
-        skip -= part.size();
-        continue;
-      }
-      iov_[n].iov_base = const_cast<uint8_t*>(part.data() + skip);
-      iov_[n].iov_len = part.size() - skip;
-      skip = 0;
-      ++n;
+  // Gathers the queued replies' pieces, skipping what the last short write sent. Stopping at
+  // any piece is fine: on_send() accounts by bytes, whatever the iovec held.
+  auto add = [&](std::span<const uint8_t> part) {
+    if (n == kMaxIov) return false;
+    if (skip >= part.size()) {
+      skip -= part.size();
+      return true;
     }
+    iov_[n].iov_base = const_cast<uint8_t*>(part.data() + skip);
+    iov_[n].iov_len = part.size() - skip;
+    skip = 0;
+    ++n;
+    return true;
+  };
+  for (const auto& reply : send_queue_) {
+    if (!add(reply->tcp_head()) || !add(reply->body)) break;
+    bool room = true;
+    for (auto part : reply->tail.parts)
+      if (!(room = add(part))) break;
+    if (!room) break;
   }
   send_msg_ = {};
   send_msg_.msg_iov = iov_;

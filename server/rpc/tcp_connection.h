@@ -93,8 +93,12 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   TcpLimits limits_;
   ClosedCallback on_closed_;
 
+  // A fragment body with at least this much still to come is received in place (into its
+  // record, RecordReassembler::body_window) rather than through recv_buf_.
+  static constexpr size_t kReceiveInPlaceMin = 16 << 10;
   RecordReassembler reassembler_;
   std::vector<uint8_t> recv_buf_;
+  bool recv_in_place_ = false;  // the pending recv writes into the reassembler's record
   Op<&TcpConnection::on_recv> recv_op_{this};
   Op<&TcpConnection::on_send> send_op_{this};
   bool recv_pending_ = false;
@@ -108,7 +112,9 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // Replies waiting to be written; the front one may be partly sent already.
   std::deque<CallDispatcher::Reply> send_queue_;
   size_t front_offset_ = 0;
-  static constexpr size_t kMaxIov = 64;  // up to 21 replies (head, body, tail) per sendmsg
+  // Pieces per sendmsg (the kernel's UIO_MAXIOV): a 1 MiB READ sent from cache blocks is up to
+  // 256 of them plus its head and body, so several such replies go in one call.
+  static constexpr size_t kMaxIov = 1024;
   iovec iov_[kMaxIov]{};
   msghdr send_msg_{};
 };

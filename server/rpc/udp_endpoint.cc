@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <memory>
+#include <vector>
 
 namespace nasd::rpc {
 namespace {
@@ -15,7 +16,7 @@ struct UdpEndpoint::SendOp final : EventLoop::Completion {
   UdpEndpoint* endpoint = nullptr;
   CallDispatcher::Reply reply;
   sockaddr_storage to{};
-  iovec iov[3]{};  // head, body, tail
+  std::vector<iovec> iov;  // head, body, then the tail's pieces
   msghdr msg{};
 
   void on_complete(int result) override {
@@ -70,7 +71,7 @@ void UdpEndpoint::on_datagram(int result) {
   origin.peer_len = msg_.msg_namelen;
   origin.tcp = false;
   origin.local_port = port_;
-  std::vector<uint8_t> record(buf_.begin(), buf_.begin() + result);
+  Record record(buf_.begin(), buf_.begin() + result);
   EventLoop* loop = &loop_;
   auto outcome = dispatcher_.handle(
       std::move(record), origin, CallDispatcher::Clock::now(),
@@ -101,14 +102,16 @@ void UdpEndpoint::send(const CallOrigin& to, CallDispatcher::Reply reply) {
   op->reply = std::move(reply);
   op->to = to.peer;
   auto head = op->reply->udp_head();
-  op->iov[0] = {const_cast<uint8_t*>(head.data()), head.size()};
-  size_t n = 1;
-  for (const auto* part : {&op->reply->body, &op->reply->tail})
-    if (!part->empty()) op->iov[n++] = {const_cast<uint8_t*>(part->data()), part->size()};
+  const auto& tail = op->reply->tail.parts;
+  op->iov.reserve(2 + tail.size());
+  op->iov.push_back({const_cast<uint8_t*>(head.data()), head.size()});
+  if (!op->reply->body.empty())
+    op->iov.push_back({const_cast<uint8_t*>(op->reply->body.data()), op->reply->body.size()});
+  for (auto part : tail) op->iov.push_back({const_cast<uint8_t*>(part.data()), part.size()});
   op->msg.msg_name = &op->to;
   op->msg.msg_namelen = to.peer_len;
-  op->msg.msg_iov = op->iov;
-  op->msg.msg_iovlen = n;
+  op->msg.msg_iov = op->iov.data();
+  op->msg.msg_iovlen = op->iov.size();
   if (loop_.sendmsg(fd_, &op->msg, 0, op.get())) {
     ++sends_pending_;
     op.release();  // deleted by its own completion

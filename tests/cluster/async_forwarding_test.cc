@@ -269,7 +269,7 @@ class Forwarder {
   void collect(const rpc::EncodedReply& encoded) {
     std::vector<uint8_t> wire(encoded.udp_head().begin(), encoded.udp_head().end());
     wire.insert(wire.end(), encoded.body.begin(), encoded.body.end());
-    wire.insert(wire.end(), encoded.tail.begin(), encoded.tail.end());
+    encoded.tail.copy_to(&wire);
     rpc::testing::ParsedReply p = rpc::testing::parse_reply(wire);
     Reply r;
     if (p.ok && p.results.size() == 20) {

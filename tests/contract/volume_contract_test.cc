@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/interconnect/interconnect_server.h"
@@ -328,6 +329,30 @@ TYPED_TEST(VolumeContract, StableWritesReadBackAndCommittedIsAtLeastAskedFor) {
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), got.begin() + 100));
   ASSERT_TRUE(attr.has_value());
   EXPECT_EQ(attr->size, 10100u);
+  // The attempts, where an implementation answers them, say exactly what read() said: the copy
+  // and the references to the volume's own memory (READ sent from cache blocks) alike.
+  for (auto [offset, count] : {std::pair<uint64_t, uint32_t>{0, 20000}, {4000, 5000}, {10099, 7}}) {
+    std::vector<uint8_t> want(got.begin() + offset,
+                              got.begin() + std::min<uint64_t>(got.size(), offset + count));
+    std::vector<uint8_t> copy;
+    bool copy_eof = false;
+    std::optional<fs::Attr> a;
+    auto st = this->v_.try_read(this->root_ctx(), f, offset, count, &copy, &copy_eof, &a);
+    if (st) {
+      ASSERT_EQ(*st, Status::Ok);
+      EXPECT_EQ(copy, want) << "try_read at " << offset;
+    }
+    util::ByteSlices shared;
+    bool shared_eof = false;
+    st = this->v_.try_read_shared(this->root_ctx(), f, offset, count, &shared, &shared_eof, &a);
+    if (st) {
+      ASSERT_EQ(*st, Status::Ok);
+      std::vector<uint8_t> bytes_seen;
+      shared.copy_to(&bytes_seen);
+      EXPECT_EQ(bytes_seen, want) << "try_read_shared at " << offset;
+      EXPECT_EQ(shared_eof, offset + count >= 10100u);
+    }
+  }
   fs::Wcc wcc;
   EXPECT_EQ(this->v_.commit(this->root_ctx(), f, 0, 0, &wcc), Status::Ok);
 }

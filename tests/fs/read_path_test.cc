@@ -217,3 +217,114 @@ TEST(LfsReadPath, SharedReadersSeeConsistentDataWhileOthersWrite) {
 
 }  // namespace
 }  // namespace nasd::fs::lfs::testing
+
+namespace nasd::fs::lfs::testing {
+namespace {
+
+std::vector<uint8_t> bytes_of(const util::ByteSlices& s) {
+  std::vector<uint8_t> out;
+  s.copy_to(&out);
+  return out;
+}
+
+// READ without the copy (try_read_shared): the reply refers to the cache blocks themselves.
+// Whatever happens to the file afterwards -- an overwrite in place, a truncate, the blocks'
+// eviction, the volume closing -- the bytes a reply holds stay those it read, and a pin lets its
+// buffer go back to the pool only when the reply is dropped.
+TEST(LfsReadPath, SharedReadPinsBlocksThatLaterWritesAndEvictionsLeaveAlone) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  opts.cache_bytes = 4ull << 20;  // small: the filler below evicts every block of `f`
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  const OpContext ctx = root_ctx();
+  InodeId f = create_file(*vol, vol->root(), "f");
+  const std::vector<uint8_t> first = pattern(3 * 4096 + 100, 1);
+  ASSERT_EQ(write_at(*vol, f, 0, first, Stability::Unstable), Status::Ok);  // dirty blocks
+
+  util::ByteSlices held;
+  bool eof = false;
+  std::optional<Attr> a;
+  ASSERT_EQ(vol->try_read_shared(ctx, f, 10, 3 * 4096, &held, &eof, &a),
+            std::optional<Status>(Status::Ok));
+  const std::vector<uint8_t> expect(first.begin() + 10, first.begin() + 10 + 3 * 4096);
+  ASSERT_EQ(bytes_of(held), expect);
+  EXPECT_FALSE(eof);
+  ASSERT_TRUE(held.owner);
+  // Not a copy: the pieces lie in the cache's block buffers (4 KiB apart at most per piece).
+  for (auto part : held.parts) EXPECT_LE(part.size(), 3 * 4096u);
+
+  // Overwrite in place (same blocks, partly and wholly), then read through the cache.
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(3 * 4096 + 100, 2), Stability::Unstable), Status::Ok);
+  ASSERT_EQ(write_at(*vol, f, 4100, pattern(50, 9), Stability::Unstable), Status::Ok);
+  EXPECT_EQ(bytes_of(held), expect) << "a write changed the bytes of a reply being sent";
+  std::vector<uint8_t> now = pattern(3 * 4096 + 100, 2);
+  std::copy_n(pattern(50, 9).begin(), 50, now.begin() + 4100);
+  EXPECT_EQ(read_at(*vol, f, 0, 3 * 4096 + 100), now);
+
+  // A second reader pins the new bytes; a truncate and a cache's worth of other data (flushed,
+  // evicted) later, both still see what they read.
+  util::ByteSlices second;
+  ASSERT_EQ(vol->try_read_shared(ctx, f, 0, 8192, &second, &eof, &a),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(bytes_of(second), std::vector<uint8_t>(now.begin(), now.begin() + 8192));
+  SetAttr sa;
+  sa.size = 0;
+  Wcc w;
+  ASSERT_EQ(vol->setattr(ctx, f, sa, std::nullopt, &w), Status::Ok);
+  InodeId g = create_file(*vol, vol->root(), "filler");
+  for (int i = 0; i < 4; i++)
+    ASSERT_EQ(write_at(*vol, g, uint64_t(i) << 21, pattern(2 << 20, uint8_t(i))), Status::Ok);
+  EXPECT_EQ(bytes_of(held), expect);
+  EXPECT_EQ(bytes_of(second), std::vector<uint8_t>(now.begin(), now.begin() + 8192));
+
+  // A hole reads as zeroes that are no block at all.
+  InodeId h = create_file(*vol, vol->root(), "holey");
+  ASSERT_EQ(write_at(*vol, h, 8192, pattern(10, 4)), Status::Ok);
+  util::ByteSlices holey;
+  ASSERT_EQ(vol->try_read_shared(ctx, h, 0, 8192 + 10, &holey, &eof, &a),
+            std::optional<Status>(Status::Ok));
+  std::vector<uint8_t> want(8192, 0);
+  for (uint8_t b : pattern(10, 4)) want.push_back(b);
+  EXPECT_EQ(bytes_of(holey), want);
+  EXPECT_TRUE(eof);
+
+  // The pins outlive the volume; dropping them afterwards is safe (the pool is shared).
+  ASSERT_EQ(vol->close(), Status::Ok);
+  vol.reset();
+  EXPECT_EQ(bytes_of(held), expect);
+  held.clear();
+  second.clear();
+}
+
+// Pins are counted: once every reply is dropped, the cache's buffers all go back to the pool
+// (none leaks as "pinned" forever, none is freed twice).
+TEST(LfsReadPath, DroppedPinsGiveEveryBufferBack) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  const OpContext ctx = root_ctx();
+  InodeId f = create_file(*vol, vol->root(), "f");
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(64 * 4096, 5)), Status::Ok);
+  std::vector<util::ByteSlices> replies(8);
+  bool eof;
+  std::optional<Attr> a;
+  for (auto& r : replies)
+    ASSERT_EQ(vol->try_read_shared(ctx, f, 0, 64 * 4096, &r, &eof, &a),
+              std::optional<Status>(Status::Ok));
+  const BlockCache& cache = vol->store_for_testing().block_cache();
+  EXPECT_EQ(cache.pool().in_use(), cache.size()) << "pinning took buffers";
+  // Overwrite everything while pinned: every block moves to a buffer of its own, and the pinned
+  // ones stay out of the pool.
+  ASSERT_EQ(write_at(*vol, f, 0, pattern(64 * 4096, 6)), Status::Ok);
+  for (auto& r : replies) EXPECT_EQ(bytes_of(r), pattern(64 * 4096, 5));
+  EXPECT_GE(cache.pool().in_use(), cache.size() + 64);
+  replies.clear();
+  EXPECT_EQ(cache.pool().in_use(), cache.size()) << "a dropped pin kept its buffer";
+  EXPECT_EQ(read_at(*vol, f, 0, 64 * 4096), pattern(64 * 4096, 6));
+  vol->close();
+}
+
+}  // namespace
+}  // namespace nasd::fs::lfs::testing

@@ -50,6 +50,15 @@ class AttemptingVolume : public fs::WrappedVolume {
     return inner().write(ctx, id, offset, data, stable, committed, wcc);
   }
 
+  // The Volume default (try_read into a buffer of its own), not WrappedVolume's forwarding to
+  // the memory volume, which has no attempts.
+  std::optional<fs::Status> try_read_shared(const fs::OpContext& ctx, fs::InodeId id,
+                                            uint64_t offset, uint32_t count,
+                                            util::ByteSlices* data, bool* eof,
+                                            std::optional<fs::Attr>* attr) override {
+    return fs::Volume::try_read_shared(ctx, id, offset, count, data, eof, attr);
+  }
+
   std::atomic<bool> refuse{false};
   std::atomic<int> attempts{0};
 
@@ -72,7 +81,7 @@ class Nfs3Inline : public Nfs3Ops {
     std::vector<uint8_t> out;
     rpc::DispatchResult r = nfs_->dispatch(c, args, &out);
     if (accept) *accept = r.accept;
-    out.insert(out.end(), r.tail.begin(), r.tail.end());
+    r.tail.copy_to(&out);
     return out;
   }
   // The same on the event loop; nullopt when the service gave the call back.
@@ -84,7 +93,7 @@ class Nfs3Inline : public Nfs3Ops {
     std::optional<rpc::DispatchResult> r = nfs_->dispatch_inline(c, args, &out);
     if (!r) return std::nullopt;
     if (accept) *accept = r->accept;
-    out.insert(out.end(), r->tail.begin(), r->tail.end());
+    r->tail.copy_to(&out);
     return out;
   }
 

@@ -119,7 +119,7 @@ class ServiceHarness : public ::testing::Test {
     c.proc = proc;
     reply->result = nfs_->dispatch(c, bytes, &out);
     // What the transport sends: the results, then the tail (a READ's data) after them.
-    out.insert(out.end(), reply->result.tail.begin(), reply->result.tail.end());
+    reply->result.tail.copy_to(&out);
     if (reply->result.accept == rpc::AcceptStat::Success) {
       ASSERT_TRUE(reply->value.decode(out)) << "reply does not decode";
     }

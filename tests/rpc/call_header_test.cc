@@ -1,6 +1,8 @@
 #include "server/rpc/call_header.h"
 
 #include <gtest/gtest.h>
+#include <memory>
+#include <vector>
 #include <rpc/rpc.h>
 
 #include "tests/rpc/rpc_test_client.h"
@@ -175,15 +177,18 @@ TEST(ReplyEncoding, SuccessCarriesResultsAndRecordMark) {
 
 TEST(ReplyEncoding, TailIsSentFromItsOwnBufferAndCountedInTheRecordMark) {
   DispatchResult result;
-  result.tail.assign(64 << 10, 0x5a);  // a READ's data
-  const uint8_t* data = result.tail.data();
+  auto bytes = std::make_shared<std::vector<uint8_t>>(64 << 10, 0x5a);  // a READ's data
+  const uint8_t* data = bytes->data();
+  result.tail.append(data, bytes->size());
+  result.tail.owner = bytes;
   EncodedReply r = encode_dispatch_reply(11, std::move(result), {0, 0, 0, 0, 0, 1, 0, 0});
   // Zero-copy: the reply owns the very buffer the procedure filled (no copy into the results).
-  EXPECT_EQ(r.tail.data(), data);
+  ASSERT_EQ(r.tail.parts.size(), 1u);
+  EXPECT_EQ(r.tail.parts[0].data(), data);
   EXPECT_EQ(r.tail.size(), size_t{64} << 10);
   std::vector<uint8_t> tcp(r.tcp_head().begin(), r.tcp_head().end());
   tcp.insert(tcp.end(), r.body.begin(), r.body.end());
-  tcp.insert(tcp.end(), r.tail.begin(), r.tail.end());
+  r.tail.copy_to(&tcp);
   EXPECT_EQ(testing::read_u32(tcp, 0), 0x80000000u | (tcp.size() - 4));
   EXPECT_EQ(r.tcp_size(), tcp.size());
   auto p = parse_reply({tcp.data() + 4, tcp.size() - 4});
@@ -197,7 +202,8 @@ TEST(ReplyEncoding, TailIsSentFromItsOwnBufferAndCountedInTheRecordMark) {
 TEST(ReplyEncoding, AFailedCallDropsItsTail) {
   DispatchResult result;
   result.accept = AcceptStat::SystemErr;
-  result.tail.assign(16, 1);
+  static const uint8_t kOnes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  result.tail.append(kOnes, sizeof kOnes);
   EncodedReply r = encode_dispatch_reply(12, std::move(result), {1, 2, 3, 4});
   EXPECT_TRUE(r.body.empty());
   EXPECT_TRUE(r.tail.empty());

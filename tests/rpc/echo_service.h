@@ -7,9 +7,11 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -29,7 +31,9 @@ enum EchoProc : uint32_t {
   kWhoAmI = 4,     // void -> flavor, uid, gid, gids<>, machine name as opaque<>
   kBig = 5,        // uint32 n -> opaque<n> of bytes i % 251
   kThrow = 6,      // throws: the transport must answer SYSTEM_ERR
-  kNumProcs = 7,
+  kBigSlices = 7,  // as kBig, but the opaque's bytes travel as DispatchResult::tail in
+                   // 4 KiB pieces of a buffer the service keeps (a READ from cache blocks)
+  kNumProcs = 8,
 };
 
 class EchoService : public Service {
@@ -41,7 +45,7 @@ class EchoService : public Service {
   uint32_t num_procs() const override { return kNumProcs; }
   std::string_view proc_name(uint32_t proc) const override {
     static constexpr std::string_view names[] = {"null",   "echo", "sleep_echo", "increment",
-                                                 "whoami", "big",  "throw"};
+                                                 "whoami", "big",  "throw", "big_slices"};
     return proc < kNumProcs ? names[proc] : "?";
   }
   bool cacheable(uint32_t proc) const override { return proc == kSleepEcho || proc == kIncrement; }
@@ -157,6 +161,26 @@ class EchoService : public Service {
       }
       case kThrow:
         throw std::runtime_error("procedure failed");
+      case kBigSlices: {
+        if (!get_u32(in, &v) || v > (8u << 20) || !in.empty()) return garbage();
+        // Pieces with a gap between them, so that none merges with the next: one iovec each.
+        constexpr size_t kPiece = 4096, kGap = 64;
+        const size_t pieces = (v + kPiece - 1) / kPiece;
+        auto store = std::make_shared<std::vector<uint8_t>>(pieces * (kPiece + kGap));
+        DispatchResult r;
+        for (size_t i = 0, done = 0; i < pieces; ++i) {
+          uint8_t* p = store->data() + i * (kPiece + kGap);
+          const size_t n = std::min<size_t>(kPiece, v - done);
+          for (size_t k = 0; k < n; ++k) p[k] = static_cast<uint8_t>((done + k) % 251);
+          r.tail.append(p, n);
+          done += n;
+        }
+        const size_t pad = (4 - v % 4) % 4;
+        r.tail.append(util::ByteSlices::zeros(pad), pad);
+        r.tail.owner = store;
+        put_u32(out, v);
+        return r;
+      }
     }
     return garbage();
   }

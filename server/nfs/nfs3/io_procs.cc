@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "util/byte_slices.h"
+
 #include "server/nfs/nfs3/procedures.h"
 
 namespace nasd::nfs::nfs3 {
@@ -47,7 +49,7 @@ rpc::DispatchResult proc_read(Nfs3Call& call) {
 
   READ3res res{};
   Target t;
-  std::vector<uint8_t> data;
+  util::ByteSlices data;
   bool eof = false;
   std::optional<fs::Attr> attr;
   // A client may ask for more than FSINFO's rtmax; it then gets a short read.
@@ -56,20 +58,21 @@ rpc::DispatchResult proc_read(Nfs3Call& call) {
   if (res.status == NFS3_OK)
     res.status = to_nfsstat(call.read(t, args->offset, count, &data, &eof, &attr));
   if (res.status == NFS3_OK) {
-    if (data.size() > count) data.resize(count);
     auto& ok = res.READ3res_u.resok;
     ok.file_attributes = to_post_op(attr);
     ok.count = static_cast<count3>(data.size());
     ok.eof = eof;
     // The data is the last item of the reply: encode everything before it with an empty
     // opaque, put the real length in the opaque's length word, and hand the data itself to
-    // the transport as the reply's tail (sent from this buffer, never copied into the results).
+    // the transport as the reply's tail (sent from where the volume keeps it -- cache blocks
+    // when the call ran on the loop --, never copied into the results).
     ok.data.data_len = 0;
     ok.data.data_val = nullptr;
     rpc::DispatchResult r = call.reply(xdr_READ3res, res);
     if (r.accept != rpc::AcceptStat::Success) return r;
     call.patch_last_word(static_cast<uint32_t>(data.size()));
-    data.resize((data.size() + 3) & ~size_t{3}, 0);  // XDR pads opaque data to four bytes
+    const size_t pad = (4 - data.size() % 4) % 4;  // XDR pads opaque data to four bytes
+    data.append(util::ByteSlices::zeros(pad), pad);
     r.tail = std::move(data);
     return r;
   }

@@ -113,9 +113,22 @@ fs::Status Nfs3Call::access(const Target& t, uint32_t requested, uint32_t* grant
 }
 
 fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
-                          std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) {
-  if (!on_event_loop_) return t.volume->read(t.ctx, t.inode, offset, count, data, eof, attr);
-  return attempted(t.volume->try_read(t.ctx, t.inode, offset, count, data, eof, attr));
+                          util::ByteSlices* data, bool* eof, std::optional<fs::Attr>* attr) {
+  data->clear();
+  fs::Status st;
+  if (on_event_loop_) {
+    st = attempted(t.volume->try_read_shared(t.ctx, t.inode, offset, count, data, eof, attr));
+  } else {
+    auto owned = std::make_shared<std::vector<uint8_t>>();
+    st = t.volume->read(t.ctx, t.inode, offset, count, owned.get(), eof, attr);
+    if (st == fs::Status::Ok) {
+      data->append(owned->data(), owned->size());
+      data->owner = std::move(owned);
+    }
+  }
+  if (st != fs::Status::Ok) data->clear();
+  data->truncate(count);
+  return st;
 }
 
 fs::Status Nfs3Call::write(const Target& t, uint64_t offset, std::span<const uint8_t> data,

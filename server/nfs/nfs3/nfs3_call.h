@@ -91,7 +91,10 @@ class Nfs3Call {
                     std::optional<fs::Attr>* obj_attr, std::optional<fs::Attr>* dir_attr);
   fs::Status access(const Target& t, uint32_t requested, uint32_t* granted,
                     std::optional<fs::Attr>* attr);
-  fs::Status read(const Target& t, uint64_t offset, uint32_t count, std::vector<uint8_t>* data,
+  // READ's data as the volume hands it out: on the loop, references to its cache blocks
+  // (Volume::try_read_shared, sent without a copy); on the executor, a buffer of its own. At
+  // most `count` bytes either way.
+  fs::Status read(const Target& t, uint64_t offset, uint32_t count, util::ByteSlices* data,
                   bool* eof, std::optional<fs::Attr>* attr);
   // WRITE: on the event loop only UNSTABLE data the volume takes from memory (Volume::try_write).
   fs::Status write(const Target& t, uint64_t offset, std::span<const uint8_t> data,

@@ -196,7 +196,7 @@ void run_call(World& world, uint8_t selector, uint8_t flags, std::vector<uint8_t
   rpc::Service& service = is_nfs ? static_cast<rpc::Service&>(*world.nfs) : *world.mount;
   service.may_cache(call, args);  // the reply cache's admission check decodes a handle too
   rpc::DispatchResult r = service.dispatch(call, args, &results);
-  results.insert(results.end(), r.tail.begin(), r.tail.end());  // as the transport sends it
+  r.tail.copy_to(&results);  // as the transport sends it
   if (r.kind == rpc::DispatchResult::Accepted && r.accept == rpc::AcceptStat::Success)
     check_decodes(is_nfs ? kNfsResults[call.proc] : mount_result(call.proc, call.vers), results);
   // NASD_FUZZ_TRACE=1 shows what each call of an input did (seed debugging).

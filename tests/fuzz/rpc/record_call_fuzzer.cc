@@ -2,6 +2,7 @@
 // completed record through the call header decoder, and a reply encoded for the outcome --
 // the path every untrusted byte takes before any service sees it. The first input byte picks
 // how the stream is cut into recv() chunks so that fragment boundaries land everywhere.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -46,8 +47,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t chunk = size_t{data[0]} + 1;
   std::span<const uint8_t> stream(data + 1, size - 1);
   nasd::rpc::RecordReassembler reassembler(kFuzzMaxRecord);
-  for (size_t pos = 0; pos < stream.size(); pos += chunk) {
-    if (!reassembler.feed(stream.subspan(pos, std::min(chunk, stream.size() - pos)))) break;
+  // Odd chunk sizes also take the transport's receive-in-place path (body_window) whenever a
+  // fragment announces a long enough rest.
+  const bool in_place = (data[0] & 1) != 0;
+  for (size_t pos = 0; pos < stream.size();) {
+    size_t n = std::min(chunk, stream.size() - pos);
+    std::span<uint8_t> window = in_place ? reassembler.body_window(16) : std::span<uint8_t>{};
+    if (!window.empty()) {
+      n = std::min(n, window.size());
+      std::copy_n(stream.data() + pos, n, window.data());
+      reassembler.body_received(n);
+    } else if (!reassembler.feed(stream.subspan(pos, n))) {
+      break;
+    }
+    pos += n;
     while (reassembler.has_record()) exercise_record(reassembler.pop_record());
   }
   // The same bytes as a UDP datagram: one call, no record marking.
