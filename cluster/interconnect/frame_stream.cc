@@ -136,8 +136,14 @@ ReadStatus FrameReader::read(const FrameLimits& limits, Frame* out, std::string*
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,
                 std::span<const uint8_t> payload, std::string* error) {
-  std::vector<uint8_t> bytes = encode_frame(type, request_id, payload);
-  return socket.send_all(bytes, error);
+  const auto head = encode_frame_header(type, request_id, payload);
+  return socket.send_frame_pieces(head, payload, error);
+}
+
+Socket::TrySend try_send_frame(Socket& socket, MessageType type, uint64_t request_id,
+                               std::span<const uint8_t> payload, std::string* error) {
+  const auto head = encode_frame_header(type, request_id, payload);
+  return socket.try_send_frame_pieces(head, payload, error);
 }
 
 }  // namespace nasd::interconnect

@@ -54,5 +54,8 @@ class FrameReader {
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,
                 std::span<const uint8_t> payload, std::string* error);
+// As send_frame, for a sender that must not wait (Socket::try_send_frame_pieces).
+Socket::TrySend try_send_frame(Socket& socket, MessageType type, uint64_t request_id,
+                               std::span<const uint8_t> payload, std::string* error);
 
 }  // namespace nasd::interconnect

@@ -36,7 +36,20 @@ class Socket {
   // Writes one whole frame; once sealed (seal_with), followed by its tag. True when it was
   // written, or queued behind a send under way on another thread (if that write fails, the
   // socket is shut down, so the frame's loss is seen by the reader as a dropped connection).
-  bool send_all(std::span<const uint8_t> bytes, std::string* error);
+  bool send_all(std::span<const uint8_t> bytes, std::string* error) {
+    return send_frame_pieces(bytes, {}, error);
+  }
+  // The same for a frame given as two pieces (its header, its payload): written with the tag
+  // in one sendmsg, so the payload is neither copied next to its header nor into the queue
+  // unless another send is under way.
+  bool send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
+                         std::string* error);
+  // For a sender that must not wait (an event-loop thread): NotNow, with nothing sent or
+  // sealed, when no send is under way and the socket has no room right now (a peer that does
+  // not read); otherwise as send_frame_pieces. A frame sent this way should be small.
+  enum class TrySend { Sent, NotNow, Failed };
+  TrySend try_send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
+                                std::string* error);
   // Frames sent and the writes that carried them (frames / writes > 1: batching at work).
   uint64_t frames_sent() const;
   uint64_t writes() const;
@@ -46,9 +59,14 @@ class Socket {
   void shutdown();
 
  private:
-  // Writes both pieces whole (one system call when the socket takes them at once); on a
+  // Seals the frame and writes it, or queues it behind the send under way. Called with mu_
+  // held through `lock` (released while writing), the socket not failed.
+  bool send_locked(std::unique_lock<std::mutex>& lock, std::span<const uint8_t> head,
+                   std::span<const uint8_t> body, std::string* error);
+  // Writes the pieces whole (one system call when the socket takes them at once); on a
   // failure shuts the socket down, since a partial frame may be on the wire.
-  bool write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b, std::string* error);
+  bool write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b,
+                    std::span<const uint8_t> c, std::string* error);
 
   const int fd_;
   mutable std::mutex mu_;
