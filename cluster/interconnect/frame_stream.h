@@ -38,6 +38,9 @@ class FrameReader {
   explicit FrameReader(int fd) : fd_(fd) {}
   ReadStatus read(const FrameLimits& limits, Frame* out, std::string* error,
                   link::FrameOpener* opener = nullptr);
+  // Whether the next read() is answered from what is buffered, without waiting for the socket
+  // (a whole frame, with its tag when `sealed`, is already here).
+  bool has_whole_frame(bool sealed) const;
 
  private:
   // Until `n` bytes are buffered: the first within `first_timeout` (when none is buffered yet),

@@ -189,17 +189,29 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
   const std::string peer = session->peer;
   FrameReader reader(socket.fd());
   if (!hello(socket, reader, &opener, peer)) return;
+  // While more requests are already buffered, the answers given meanwhile (on this thread, or
+  // by the handlers' pools) are held and leave in one write once the burst is handled: never
+  // past the point where this thread would wait for the socket.
+  bool batching = false;
   for (;;) {
     Frame frame;
     if (reader.read(options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
+    const bool more = reader.has_whole_frame(/*sealed=*/true);
+    if (more && !batching) socket.begin_batch();
+    batching = batching || more;
     Responder responder(conn->socket, frame.header.request_id);
     auto it = handlers_.find(frame.header.type);
     if (it == handlers_.end()) {
       responder.unsupported();
-      continue;
+    } else {
+      it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
     }
-    it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder});
+    if (batching && !more) {
+      socket.end_batch();
+      batching = false;
+    }
   }
+  if (batching) socket.end_batch();
 }
 
 }  // namespace nasd::interconnect

@@ -72,6 +72,26 @@ bool Socket::send_locked(std::unique_lock<std::mutex>& lock, std::span<const uin
   lock.lock();
   ++frames_sent_;
   ++writes_;
+  ok = drain_locked(lock, ok);
+  if (!ok && error->empty()) *error = "connection broken by a failed write";
+  return ok;
+}
+
+void Socket::begin_batch() {
+  std::lock_guard lock(mu_);
+  if (writing_ || failed_) return;  // the sender under way writes what queues meanwhile
+  writing_ = true;
+  batching_ = true;
+}
+
+void Socket::end_batch() {
+  std::unique_lock lock(mu_);
+  if (!batching_) return;
+  batching_ = false;
+  drain_locked(lock, true);
+}
+
+bool Socket::drain_locked(std::unique_lock<std::mutex>& lock, bool ok) {
   while (ok && !queue_.empty()) {
     std::vector<uint8_t> batch;
     batch.swap(queue_);
@@ -89,7 +109,6 @@ bool Socket::send_locked(std::unique_lock<std::mutex>& lock, std::span<const uin
     failed_ = true;
     queue_.clear();
     queued_frames_ = 0;
-    if (error->empty()) *error = "connection broken by a failed write";
   }
   return ok;
 }

@@ -50,6 +50,12 @@ class Socket {
   enum class TrySend { Sent, NotNow, Failed };
   TrySend try_send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
                                 std::string* error);
+  // Holds the frames sent from now on (by any thread) and writes them together when it ends:
+  // for a reader that answers a burst of requests it read at once, one write for all the
+  // answers instead of one each. Claims the writer's role while no send is under way (else the
+  // sender under way writes them anyway). Not nested; ended by end_batch() on the same thread.
+  void begin_batch();
+  void end_batch();
   // Frames sent and the writes that carried them (frames / writes > 1: batching at work).
   uint64_t frames_sent() const;
   uint64_t writes() const;
@@ -59,6 +65,8 @@ class Socket {
   void shutdown();
 
  private:
+  // Writes the queue until it is empty (the writer's role held); false on a failed write.
+  bool drain_locked(std::unique_lock<std::mutex>& lock, bool ok);
   // Seals the frame and writes it, or queues it behind the send under way. Called with mu_
   // held through `lock` (released while writing), the socket not failed.
   bool send_locked(std::unique_lock<std::mutex>& lock, std::span<const uint8_t> head,
@@ -72,6 +80,7 @@ class Socket {
   mutable std::mutex mu_;
   std::optional<link::FrameSealer> sealer_;  // guarded by mu_
   bool writing_ = false;                     // a sender is writing; others queue
+  bool batching_ = false;                    // begin_batch() claimed the writer's role
   bool failed_ = false;                      // a write failed: the stream is unusable
   std::vector<uint8_t> queue_;               // frames waiting for the writer
   uint64_t queued_frames_ = 0;
