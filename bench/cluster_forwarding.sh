@@ -101,6 +101,22 @@ keep_logs() { # NAME CLUSTER_DIR: the nodes' logs into $out
   for n in "${node_names[@]}"; do cp "$2/$n/data/nasd.log" "$out/$1-$n-nasd.log" 2>/dev/null || true; done
 }
 
+# cpu_ticks CLUSTER_DIR: user + system CPU (clock ticks) used so far by all the nodes' daemons.
+cpu_ticks() {
+  local n pid t=0 c
+  for n in "${node_names[@]}"; do
+    pid=$(cat "$1/$n/data/nasd.pid" 2>/dev/null) || continue
+    c=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || continue
+    t=$((t + c))
+  done
+  echo "$t"
+}
+# nfs_calls NAME: NFSv3 calls the nodes answered during run NAME (their counters at its end).
+nfs_calls() {
+  cat "$out/$1"-*-stats.txt 2>/dev/null |
+    awk '/^nfs \(program 100003\) version 3: [0-9]+ calls/ { n += $6 } END { print n + 0 }'
+}
+
 # run NAME NODE:VOLUME...: a fresh cluster, the load over those targets, the cluster stopped.
 run() {
   local name=$1; shift
@@ -112,10 +128,12 @@ run() {
     cat "$out/$name-cluster.log" >&2; keep_logs "$name" "$dir"
     echo "$name: start-cluster.sh failed; node logs in $out" >&2; exit 1; }
   echo "== $name: load over $*" >&2
-  local rc=0
+  local rc=0 cpu_start
+  cpu_start=$(cpu_ticks "$dir")
   "$loadgen" "${args[@]}" "${LOADGEN_ARGS[@]}" --notes "targets $*" \
     --server-name "nasd $shape, $name (bench/cluster_forwarding.sh)" \
     --report "$out/$name.txt" --csv "$out/$name.csv" || rc=$?
+  echo "$(( $(cpu_ticks "$dir") - cpu_start ))" >"$out/$name-cpu-ticks"
   local n admin=$build/server/admin/nasd-admin
   for n in "${node_names[@]}"; do  # per-procedure counters and the cluster's state
     [[ -x $admin ]] || break
@@ -156,6 +174,14 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "(>= : the top step was reached, so the peak is bounded by the load asked for; a:v1 means node a's"
   echo " port, volume v1, which node b owns)"
   echo "$shape; load average (1, 5, 15 min) before: $load_before, after: $load_after ($(nproc) cores, shared)"
+  # CPU per NFS call over all nodes, the load generator's setup included (the same in both
+  # runs): forwarded/local is what a forwarded call costs against a local one, for the half
+  # that crosses. Less sensitive than the peaks to what else the machine runs.
+  lc=$(cat "$out/local-cpu-ticks") fc=$(cat "$out/forwarded-cpu-ticks")
+  ln=$(nfs_calls local) fn=$(nfs_calls forwarded)
+  awk -v lc="$lc" -v fc="$fc" -v ln="$ln" -v fn="$fn" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+    l = ln > 0 ? lc * 1e6 / hz / ln : 0; f = fn > 0 ? fc * 1e6 / hz / fn : 0
+    printf "server CPU per NFS call (all nodes): local %.1f us (%d calls), forwarded %.1f us (%d calls), forwarded/local %s\n", l, ln, f, fn, (l > 0 ? sprintf("%.2f", f / l) : "-") }'
   echo
   step_table "$out/local.csv" local "$out/forwarded.csv" forwarded
 } | tee "$out/summary.txt"

@@ -55,6 +55,16 @@ ResumableCall::Deliver ResumableCall::park(size_t k) {
   return [self, k](Answer answer) { self->deliver(k, std::move(answer)); };
 }
 
+void ResumableCall::unpark() {
+  std::lock_guard lock(mu_);
+  parked_on_.reset();
+}
+
+bool ResumableCall::parked() const {
+  std::lock_guard lock(mu_);
+  return parked_on_.has_value();
+}
+
 void ResumableCall::deliver(size_t k, Answer answer) {
   std::function<void()> resume;
   {

@@ -63,6 +63,9 @@ class ResumableCall {
   // Parks the run on wait k; the returned function delivers the answer (call it exactly once,
   // from any thread, possibly before the run has ended).
   Deliver park(size_t k);
+  // Undoes park() when the request could not be sent after all (its Deliver is dropped, never
+  // called): the run did not park, and may still park on a later wait or finish.
+  void unpark();
 
   // --- for the runner ---
   // Makes `call` current() on this thread for one run.
@@ -80,6 +83,8 @@ class ResumableCall {
   // discard the result; `resume` will be called once (maybe right now, on this thread) to run
   // the call again.
   bool end_run(std::function<void()> resume);
+  // Whether the run under way (or the last one) parked.
+  bool parked() const;
   // Runs made so far (for statistics and tests).
   size_t runs() const;
 

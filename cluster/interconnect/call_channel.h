@@ -48,6 +48,14 @@ class CallChannel {
                           std::chrono::milliseconds timeout, Completion done) {
     done(call(type, std::move(payload), timeout));
   }
+  // As call_async, for a caller that must not wait at all (an event-loop thread): false, with
+  // nothing sent and `done` dropped uncalled, when the request cannot leave at once (no link,
+  // or a link whose socket has no room); the caller then takes its path that may wait. True
+  // when `done` has run or will run exactly once. The default: never at once.
+  virtual bool try_call_async(MessageType type, std::vector<uint8_t> payload,
+                              std::chrono::milliseconds timeout, Completion done) {
+    return false;
+  }
 };
 
 }  // namespace nasd::interconnect

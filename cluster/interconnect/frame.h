@@ -10,6 +10,7 @@
 // which is what makes a frame trustworthy; the CRC only catches accidents.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -49,6 +50,12 @@ struct Frame {
   FrameHeader header;
   std::vector<uint8_t> payload;
 };
+
+// The header of a frame carrying `payload` (its CRC computed): written before the payload,
+// which then need not be copied next to it.
+std::array<uint8_t, kFrameHeaderBytes> encode_frame_header(MessageType type, uint64_t request_id,
+                                                           std::span<const uint8_t> payload,
+                                                           uint16_t version = kProtocolVersion);
 
 // Header + payload, ready to write.
 std::vector<uint8_t> encode_frame(MessageType type, uint64_t request_id,

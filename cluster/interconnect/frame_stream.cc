@@ -103,6 +103,16 @@ std::span<const uint8_t> FrameReader::take(size_t n) {
   return out;
 }
 
+bool FrameReader::has_whole_frame(bool sealed) const {
+  const size_t have = end_ - begin_;
+  if (have < kFrameHeaderBytes) return false;
+  // The length field: u32 little-endian at byte 16 of the header (frame.h).
+  const uint8_t* h = buffer_.data() + begin_ + 16;
+  const size_t length = uint32_t(h[0]) | uint32_t(h[1]) << 8 | uint32_t(h[2]) << 16 |
+                        uint32_t(h[3]) << 24;
+  return have >= kFrameHeaderBytes + length + (sealed ? link::kTagBytes : 0);
+}
+
 ReadStatus FrameReader::read(const FrameLimits& limits, Frame* out, std::string* error,
                              link::FrameOpener* opener) {
   ReadStatus st = fill(kFrameHeaderBytes, limits.idle_timeout, limits.stall_timeout, error);
@@ -136,8 +146,14 @@ ReadStatus FrameReader::read(const FrameLimits& limits, Frame* out, std::string*
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,
                 std::span<const uint8_t> payload, std::string* error) {
-  std::vector<uint8_t> bytes = encode_frame(type, request_id, payload);
-  return socket.send_all(bytes, error);
+  const auto head = encode_frame_header(type, request_id, payload);
+  return socket.send_frame_pieces(head, payload, error);
+}
+
+Socket::TrySend try_send_frame(Socket& socket, MessageType type, uint64_t request_id,
+                               std::span<const uint8_t> payload, std::string* error) {
+  const auto head = encode_frame_header(type, request_id, payload);
+  return socket.try_send_frame_pieces(head, payload, error);
 }
 
 }  // namespace nasd::interconnect

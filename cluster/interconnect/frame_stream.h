@@ -38,6 +38,9 @@ class FrameReader {
   explicit FrameReader(int fd) : fd_(fd) {}
   ReadStatus read(const FrameLimits& limits, Frame* out, std::string* error,
                   link::FrameOpener* opener = nullptr);
+  // Whether the next read() is answered from what is buffered, without waiting for the socket
+  // (a whole frame, with its tag when `sealed`, is already here).
+  bool has_whole_frame(bool sealed) const;
 
  private:
   // Until `n` bytes are buffered: the first within `first_timeout` (when none is buffered yet),
@@ -54,5 +57,8 @@ class FrameReader {
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,
                 std::span<const uint8_t> payload, std::string* error);
+// As send_frame, for a sender that must not wait (Socket::try_send_frame_pieces).
+Socket::TrySend try_send_frame(Socket& socket, MessageType type, uint64_t request_id,
+                               std::span<const uint8_t> payload, std::string* error);
 
 }  // namespace nasd::interconnect

@@ -212,6 +212,10 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
   FrameReader reader(socket.fd());
   std::shared_ptr<LinkSession> admitted = hello(conn->socket, reader, &opener, peer);
   if (!admitted) return;
+  // While more requests are already buffered, the answers given meanwhile (on this thread, or
+  // by the handlers' pools) are held and leave in one write once the burst is handled: never
+  // past the point where this thread would wait for the socket.
+  bool batching = false;
   for (;;) {
     Frame frame;
     if (reader.read(options_.limits, &frame, &error, &opener) != ReadStatus::Ok) break;
@@ -219,14 +223,22 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
     // every call sent on this one, so none may start (link_session.h).
     LinkSession::Call running = admitted->begin();
     if (!running) break;
+    const bool more = reader.has_whole_frame(/*sealed=*/true);
+    if (more && !batching) socket.begin_batch();
+    batching = batching || more;
     Responder responder(conn->socket, frame.header.request_id);
     auto it = handlers_.find(frame.header.type);
     if (it == handlers_.end()) {
       responder.unsupported();
-      continue;
+    } else {
+      it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder, admitted});
     }
-    it->second(IncomingRequest{peer, frame.header.type, std::move(frame.payload), responder, admitted});
+    if (batching && !more) {
+      socket.end_batch();
+      batching = false;
+    }
   }
+  if (batching) socket.end_batch();
 }
 
 }  // namespace nasd::interconnect

@@ -121,6 +121,34 @@ void PeerClient::call_async(MessageType type, std::vector<uint8_t> payload,
   start_call(type, std::move(payload), timeout, std::move(done));
 }
 
+bool PeerClient::try_call_async(MessageType type, std::vector<uint8_t> payload,
+                                std::chrono::milliseconds timeout, Completion done) {
+  if (payload.size() > options_.limits.max_payload) return false;
+  const uint64_t id = next_id_.fetch_add(1);
+  std::shared_ptr<Socket> socket;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || !socket_) return false;
+    socket = socket_;
+    const int64_t now = steady_ns();
+    pending_[id] = Pending{std::move(done), now,
+                           now + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()};
+  }
+  std::string error;
+  switch (try_send_frame(*socket, type, id, payload, &error)) {
+    case Socket::TrySend::Sent:
+      return true;
+    case Socket::TrySend::Failed:
+      complete(id, {CallError::Disconnected, {}});
+      return true;
+    case Socket::TrySend::NotNow:
+      break;
+  }
+  std::lock_guard lock(mu_);
+  // Gone already: the link failed (fail_all) or the sweep ran meanwhile, and `done` ran.
+  return pending_.erase(id) == 0;
+}
+
 uint64_t PeerClient::start_call(MessageType type, std::vector<uint8_t> payload,
                                 std::chrono::milliseconds timeout, Completion done) {
   if (payload.size() > options_.limits.max_payload) {

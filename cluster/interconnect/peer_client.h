@@ -81,6 +81,11 @@ class PeerClient : public CallChannel {
   void call_async(MessageType type, std::vector<uint8_t> payload,
                   std::chrono::milliseconds timeout, Completion done) override;
 
+  // As call_async, never waiting: false (nothing sent, `done` dropped) while the link is down or
+  // its socket has no room; see CallChannel::try_call_async.
+  bool try_call_async(MessageType type, std::vector<uint8_t> payload,
+                      std::chrono::milliseconds timeout, Completion done) override;
+
   static constexpr std::chrono::milliseconds kSweepInterval{50};
   // Calls sent and not yet answered, failed or timed out.
   size_t in_flight() const;

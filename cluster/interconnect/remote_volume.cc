@@ -86,6 +86,85 @@ fs::Status RemoteVolume::forward_waiting(const fs::OpContext& ctx, const Args& a
   return finish<Args>(outcome.error, outcome.payload, result, &verifier_);
 }
 
+template <class Args>
+std::optional<fs::Status> RemoteVolume::attempt(const fs::OpContext& ctx, const Args& args,
+                                                typename Args::Result* result) const {
+  util::ResumableCall* call = util::ResumableCall::current();
+  if (call == nullptr) return std::nullopt;
+  // Numbered like the blocking call's wait: a later run (on the executor, if this attempt
+  // would block) numbers its waits from 0 again.
+  std::optional<size_t> wait = call->next_wait();
+  if (!wait) return fs::Status::Jukebox;
+  if (const util::ResumableCall::Answer* answer = call->answer(*wait))
+    return finish<Args>(static_cast<CallError>(answer->error), answer->bytes, result, &verifier_);
+  // Not answered yet: on the event loop, send without waiting and park the call (the loop takes
+  // its next call; the answer's thread resumes this one). A link that cannot take the request at
+  // once leaves the call to the executor, which may wait for the socket.
+  if (!call->may_park()) return std::nullopt;
+  if (!slots_->try_acquire()) return fs::Status::Jukebox;  // the owner is slow: do not pile up
+  util::ResumableCall::Deliver deliver = call->park(*wait);
+  if (!owner_->try_call_async(MessageType::VolumeCall, request_bytes(ctx, args),
+                              options_.call_timeout,
+                              [slots = slots_, deliver](CallOutcome outcome) {
+                                slots->release();
+                                deliver({static_cast<int>(outcome.error),
+                                         std::move(outcome.payload)});
+                              })) {
+    slots_->release();
+    call->unpark();
+    return std::nullopt;
+  }
+  return fs::Status::Jukebox;  // not the call's answer: the call runs again once it is in
+}
+
+std::optional<fs::Status> RemoteVolume::try_getattr(const fs::OpContext& ctx, fs::InodeId id,
+                                                    fs::Attr* out) {
+  AttrResult r;
+  std::optional<fs::Status> s = attempt(ctx, GetattrArgs{id}, &r);
+  if (s) *out = r.attr;
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_lookup(const fs::OpContext& ctx, fs::InodeId dir,
+                                                   std::string_view name, fs::InodeId* out,
+                                                   std::optional<fs::Attr>* obj_attr,
+                                                   std::optional<fs::Attr>* dir_attr) {
+  LookupResult r;
+  std::optional<fs::Status> s = attempt(ctx, LookupArgs{dir, name}, &r);
+  if (s) {
+    *out = r.id;
+    *obj_attr = r.obj_attr;
+    *dir_attr = r.dir_attr;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_access(const fs::OpContext& ctx, fs::InodeId id,
+                                                   uint32_t requested, uint32_t* granted,
+                                                   std::optional<fs::Attr>* attr) {
+  AccessResult r;
+  std::optional<fs::Status> s = attempt(ctx, AccessArgs{id, requested}, &r);
+  if (s) {
+    *granted = r.granted;
+    *attr = r.attr;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_read(const fs::OpContext& ctx, fs::InodeId id,
+                                                 uint64_t offset, uint32_t count,
+                                                 std::vector<uint8_t>* data, bool* eof,
+                                                 std::optional<fs::Attr>* attr) {
+  ReadResult r;
+  std::optional<fs::Status> s = attempt(ctx, ReadArgs{id, offset, count}, &r);
+  if (s) {
+    *data = std::move(r.data);
+    *eof = r.eof;
+    *attr = r.attr;
+  }
+  return s;
+}
+
 bool RemoteVolume::describe() const {
   DescribeResult r;
   // Waits in place even inside a resumable call: root() and limits() return values, and this

@@ -104,7 +104,31 @@ class RemoteVolume : public fs::Volume {
   fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
                     fs::Wcc* wcc) override;
 
+  // The non-blocking attempts, inside a resumable call only (elsewhere they would block): the
+  // answer when it is already in (the run that resumes a parked call on the thread that brought
+  // the answer, rpc::CallDispatcher::resume); else, when the run may park (the first run, on the
+  // NFS event loop), the request is sent without waiting and the call parks; else (no room on
+  // the link, or a run that may not park) "would block", and the call goes to the executor.
+  std::optional<fs::Status> try_getattr(const fs::OpContext& ctx, fs::InodeId id,
+                                        fs::Attr* out) override;
+  std::optional<fs::Status> try_lookup(const fs::OpContext& ctx, fs::InodeId dir,
+                                       std::string_view name, fs::InodeId* out,
+                                       std::optional<fs::Attr>* obj_attr,
+                                       std::optional<fs::Attr>* dir_attr) override;
+  std::optional<fs::Status> try_access(const fs::OpContext& ctx, fs::InodeId id,
+                                       uint32_t requested, uint32_t* granted,
+                                       std::optional<fs::Attr>* attr) override;
+  std::optional<fs::Status> try_read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                     uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                     std::optional<fs::Attr>* attr) override;
+
  private:
+  // The attempt behind the try_* above: the stored answer of this wait of the current
+  // resumable call (the owner's results in *result), or Jukebox after parking on a request
+  // sent without waiting, or nullopt ("would block").
+  template <class Args>
+  std::optional<fs::Status> attempt(const fs::OpContext& ctx, const Args& args,
+                                    typename Args::Result* result) const;
   // Forwards `args` and stores the owner's result in *result (left untouched when the call
   // never reached the volume); returns the status to hand to the NFS layer. Inside a resumable
   // call (util/resumable_call.h, the NFS executor's) it does not wait: the first run sends the

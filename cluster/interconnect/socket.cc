@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -22,31 +23,75 @@ Socket::Socket(int fd, std::chrono::milliseconds send_timeout) : fd_(fd) {
 
 Socket::~Socket() { ::close(fd_); }
 
-bool Socket::send_all(std::span<const uint8_t> bytes, std::string* error) {
+bool Socket::send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
+                               std::string* error) {
   std::unique_lock lock(mu_);
   if (failed_) {
     *error = "connection broken by an earlier failed write";
     return false;
   }
+  return send_locked(lock, head, body, error);
+}
+
+Socket::TrySend Socket::try_send_frame_pieces(std::span<const uint8_t> head,
+                                              std::span<const uint8_t> body, std::string* error) {
+  std::unique_lock lock(mu_);
+  if (failed_) {
+    *error = "connection broken by an earlier failed write";
+    return TrySend::Failed;
+  }
+  if (!writing_) {
+    // Nothing sealed yet, so refusing leaves the stream as it was. A socket that polls writable
+    // has room for at least a third of its send buffer: far more than the small frames sent
+    // this way, so the write below does not wait.
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, 0) != 1 || (p.revents & POLLOUT) == 0) return TrySend::NotNow;
+  }
+  return send_locked(lock, head, body, error) ? TrySend::Sent : TrySend::Failed;
+}
+
+bool Socket::send_locked(std::unique_lock<std::mutex>& lock, std::span<const uint8_t> head,
+                         std::span<const uint8_t> body, std::string* error) {
   // Sealed in the order queued, under the same lock: the peer counts frames the same way.
   link::Tag tag{};
   std::span<const uint8_t> tag_bytes;
   if (sealer_) {
-    tag = sealer_->seal({bytes});
+    tag = sealer_->seal({head, body});
     tag_bytes = tag;
   }
   if (writing_) {  // the sender under way writes it with whatever else queued up meanwhile
-    queue_.insert(queue_.end(), bytes.begin(), bytes.end());
+    queue_.insert(queue_.end(), head.begin(), head.end());
+    queue_.insert(queue_.end(), body.begin(), body.end());
     queue_.insert(queue_.end(), tag_bytes.begin(), tag_bytes.end());
     ++queued_frames_;
     return true;
   }
   writing_ = true;
   lock.unlock();
-  bool ok = write_pieces(bytes, tag_bytes, error);
+  bool ok = write_pieces(head, body, tag_bytes, error);
   lock.lock();
   ++frames_sent_;
   ++writes_;
+  ok = drain_locked(lock, ok);
+  if (!ok && error->empty()) *error = "connection broken by a failed write";
+  return ok;
+}
+
+void Socket::begin_batch() {
+  std::lock_guard lock(mu_);
+  if (writing_ || failed_) return;  // the sender under way writes what queues meanwhile
+  writing_ = true;
+  batching_ = true;
+}
+
+void Socket::end_batch() {
+  std::unique_lock lock(mu_);
+  if (!batching_) return;
+  batching_ = false;
+  drain_locked(lock, true);
+}
+
+bool Socket::drain_locked(std::unique_lock<std::mutex>& lock, bool ok) {
   while (ok && !queue_.empty()) {
     std::vector<uint8_t> batch;
     batch.swap(queue_);
@@ -54,7 +99,7 @@ bool Socket::send_all(std::span<const uint8_t> bytes, std::string* error) {
     queued_frames_ = 0;
     lock.unlock();
     std::string batch_error;
-    ok = write_pieces(batch, {}, &batch_error);
+    ok = write_pieces(batch, {}, {}, &batch_error);
     lock.lock();
     frames_sent_ += frames;
     ++writes_;
@@ -64,7 +109,6 @@ bool Socket::send_all(std::span<const uint8_t> bytes, std::string* error) {
     failed_ = true;
     queue_.clear();
     queued_frames_ = 0;
-    if (error->empty()) *error = "connection broken by a failed write";
   }
   return ok;
 }
@@ -85,11 +129,13 @@ void Socket::seal_with(link::FrameSealer sealer) {
 }
 
 bool Socket::write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b,
-                          std::string* error) {
-  iovec iov[2] = {{const_cast<uint8_t*>(a.data()), a.size()},
-                  {const_cast<uint8_t*>(b.data()), b.size()}};
+                          std::span<const uint8_t> c, std::string* error) {
+  iovec iov[3];
+  int count = 0;
+  for (std::span<const uint8_t> piece : {a, b, c}) {
+    if (!piece.empty()) iov[count++] = {const_cast<uint8_t*>(piece.data()), piece.size()};
+  }
   int first = 0;
-  const int count = b.empty() ? 1 : 2;
   while (first < count) {
     msghdr msg{};
     msg.msg_iov = iov + first;

@@ -36,7 +36,26 @@ class Socket {
   // Writes one whole frame; once sealed (seal_with), followed by its tag. True when it was
   // written, or queued behind a send under way on another thread (if that write fails, the
   // socket is shut down, so the frame's loss is seen by the reader as a dropped connection).
-  bool send_all(std::span<const uint8_t> bytes, std::string* error);
+  bool send_all(std::span<const uint8_t> bytes, std::string* error) {
+    return send_frame_pieces(bytes, {}, error);
+  }
+  // The same for a frame given as two pieces (its header, its payload): written with the tag
+  // in one sendmsg, so the payload is neither copied next to its header nor into the queue
+  // unless another send is under way.
+  bool send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
+                         std::string* error);
+  // For a sender that must not wait (an event-loop thread): NotNow, with nothing sent or
+  // sealed, when no send is under way and the socket has no room right now (a peer that does
+  // not read); otherwise as send_frame_pieces. A frame sent this way should be small.
+  enum class TrySend { Sent, NotNow, Failed };
+  TrySend try_send_frame_pieces(std::span<const uint8_t> head, std::span<const uint8_t> body,
+                                std::string* error);
+  // Holds the frames sent from now on (by any thread) and writes them together when it ends:
+  // for a reader that answers a burst of requests it read at once, one write for all the
+  // answers instead of one each. Claims the writer's role while no send is under way (else the
+  // sender under way writes them anyway). Not nested; ended by end_batch() on the same thread.
+  void begin_batch();
+  void end_batch();
   // Frames sent and the writes that carried them (frames / writes > 1: batching at work).
   uint64_t frames_sent() const;
   uint64_t writes() const;
@@ -50,14 +69,22 @@ class Socket {
   void abort();
 
  private:
-  // Writes both pieces whole (one system call when the socket takes them at once); on a
+  // Writes the queue until it is empty (the writer's role held); false on a failed write.
+  bool drain_locked(std::unique_lock<std::mutex>& lock, bool ok);
+  // Seals the frame and writes it, or queues it behind the send under way. Called with mu_
+  // held through `lock` (released while writing), the socket not failed.
+  bool send_locked(std::unique_lock<std::mutex>& lock, std::span<const uint8_t> head,
+                   std::span<const uint8_t> body, std::string* error);
+  // Writes the pieces whole (one system call when the socket takes them at once); on a
   // failure shuts the socket down, since a partial frame may be on the wire.
-  bool write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b, std::string* error);
+  bool write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b,
+                    std::span<const uint8_t> c, std::string* error);
 
   const int fd_;
   mutable std::mutex mu_;
   std::optional<link::FrameSealer> sealer_;  // guarded by mu_
   bool writing_ = false;                     // a sender is writing; others queue
+  bool batching_ = false;                    // begin_batch() claimed the writer's role
   bool failed_ = false;                      // a write failed: the stream is unusable
   std::vector<uint8_t> queue_;               // frames waiting for the writer
   uint64_t queued_frames_ = 0;

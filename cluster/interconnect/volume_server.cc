@@ -1,6 +1,8 @@
 #include "cluster/interconnect/volume_server.h"
 
+#include <exception>
 #include <memory>
+#include <optional>
 
 #include "fs/call/codec.h"
 #include "fs/call/dispatch.h"
@@ -33,11 +35,40 @@ void VolumeServer::attach(InterconnectServer& server) {
 }
 
 void VolumeServer::handle(IncomingRequest request) {
+  if (try_inline(request)) return;
   auto shared = std::make_shared<IncomingRequest>(std::move(request));
   if (!pool_.submit([this, shared] { execute(*shared); })) {
     shared->responder.reply(
         encode_reply(refused_volume_call(op_of(shared->payload), fs::Status::Jukebox)));
   }
+}
+
+bool VolumeServer::try_inline(const IncomingRequest& request) {
+  // Only the ops with a non-blocking attempt; the op is byte 1 of every request (op_of).
+  switch (op_of(request.payload)) {
+    case VolumeOp::Getattr:
+    case VolumeOp::Lookup:
+    case VolumeOp::Access:
+    case VolumeOp::Read:
+      break;
+    default:
+      return false;
+  }
+  VolumeRequest req;
+  if (!decode_request(request.payload, &req)) return false;  // the pool answers ServerFault
+  std::optional<VolumeReply> reply;
+  try {
+    fs::Volume* volume = volumes_->find(req.volume_id);
+    if (volume == nullptr) return false;
+    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
+    reply = try_execute_volume_call(*volume, req);
+  } catch (const std::exception&) {
+    return false;  // the pool runs it again and contains what it throws
+  }
+  if (!reply) return false;
+  inline_calls_.fetch_add(1, std::memory_order_relaxed);
+  request.responder.reply(encode_reply(*reply));
+  return true;
 }
 
 void VolumeServer::execute(const IncomingRequest& request) {

@@ -5,12 +5,20 @@
 // A request whose connection was fenced while it waited for a worker (a newer connection from
 // the same node was admitted: link_session.h) is dropped unanswered, never run.
 //
+// Run to completion: a GETATTR, LOOKUP, ACCESS or READ is first tried on the connection's reader
+// thread with the volume's non-blocking attempt (fs::Volume::try_*, the same one the NFS event
+// loop uses); when the volume answers at once (cached inode and blocks, lock free) the reply
+// leaves from that thread, without the two thread hand-offs of the pool. An attempt that would
+// wait changes nothing, and the call goes to the pool as any other.
+//
 // The resolver must only return volumes this node serves itself (see
 // ClusterRouter::served_here()), never another proxy: a forwarded call is executed where it
 // lands or refused, so two nodes with different ownership views cannot bounce it between them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "cluster/interconnect/interconnect_server.h"
 #include "fs/volume.h"
@@ -39,12 +47,17 @@ class VolumeServer {
 
   // Handles one request (what the registered handler does); exposed for tests.
   void handle(IncomingRequest request);
+  // Calls answered on the reader thread without the pool (for statistics and tests).
+  uint64_t inline_calls() const { return inline_calls_.load(std::memory_order_relaxed); }
 
  private:
+  // The inline attempt: true when `request` was answered.
+  bool try_inline(const IncomingRequest& request);
   void execute(const IncomingRequest& request);
 
   fs::VolumeResolver* const volumes_;
   util::TaskQueue pool_;  // bounded: a full queue answers Jukebox at once
+  std::atomic<uint64_t> inline_calls_{0};
 };
 
 }  // namespace nasd::interconnect

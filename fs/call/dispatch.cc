@@ -98,7 +98,53 @@ struct Executor {
   }
 };
 
+// The non-blocking attempts (fs::Volume::try_*): engaged when the volume answered without
+// waiting; every other call, and an attempt that would wait, is "not here".
+struct Attempt {
+  fs::Volume& v;
+  const fs::OpContext& ctx;
+  VolumeReply& reply;
+
+  template <class R>
+  bool done(std::optional<fs::Status> s, R&& result) {
+    if (!s) return false;
+    reply.status = *s;
+    reply.result = std::forward<R>(result);
+    return true;
+  }
+
+  bool operator()(const GetattrArgs& a) {
+    AttrResult r;
+    return done(v.try_getattr(ctx, a.id, &r.attr), std::move(r));
+  }
+  bool operator()(const LookupArgs& a) {
+    LookupResult r;
+    return done(v.try_lookup(ctx, a.dir, a.name, &r.id, &r.obj_attr, &r.dir_attr), std::move(r));
+  }
+  bool operator()(const AccessArgs& a) {
+    AccessResult r;
+    return done(v.try_access(ctx, a.id, a.requested, &r.granted, &r.attr), std::move(r));
+  }
+  bool operator()(const ReadArgs& a) {
+    ReadResult r;
+    return done(v.try_read(ctx, a.id, a.offset, a.count, &r.data, &r.eof, &r.attr),
+                std::move(r));
+  }
+  template <class Other>
+  bool operator()(const Other&) {
+    return false;
+  }
+};
+
 }  // namespace
+
+std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+  VolumeReply reply;
+  reply.op = req.op();
+  if (!std::visit(Attempt{volume, req.ctx, reply}, req.args)) return std::nullopt;
+  reply.write_verifier = volume.write_verifier();
+  return reply;
+}
 
 VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
   VolumeReply reply;

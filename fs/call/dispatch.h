@@ -4,6 +4,8 @@
 // and reused alone.
 #pragma once
 
+#include <optional>
+
 #include "fs/call/calls.h"
 #include "fs/volume.h"
 
@@ -11,6 +13,13 @@ namespace nasd::fs::call {
 
 // Makes exactly the one Volume call `req` describes and returns every out-parameter.
 VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
+
+// The same call made with the volume's non-blocking attempt (fs::Volume::try_*), for a caller
+// that must not wait (the interconnect's reader thread): the reply when the volume answered at
+// once, std::nullopt when the call has no attempt (every call but GETATTR, LOOKUP, ACCESS and
+// READ) or the attempt would wait -- then nothing happened, and the caller runs
+// execute_volume_call where waiting is fine.
+std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 
 // The reply for a call that never reached a volume (unknown volume, overload, bad request).
 VolumeReply refused_volume_call(VolumeOp op, fs::Status status);

@@ -105,33 +105,52 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
     }
   }
 
+  std::shared_ptr<util::ResumableCall> resumable;
+  if (service->resumable()) resumable = std::make_shared<util::ResumableCall>();
+  auto make_pending = [&] {
+    auto pending = std::make_shared<Call>();
+    pending->service = service;
+    pending->call = std::move(call);
+    pending->args_offset = decoded.args_offset;
+    pending->record = std::move(record);  // the heap buffer moves: call_args stays valid
+    pending->drc_key = drc_key;
+    pending->received = received;
+    pending->on_reply = std::move(on_reply);
+    pending->resumable = resumable;
+    return pending;
+  };
+
   if (run_inline_) {
     std::vector<uint8_t> results;
     std::optional<DispatchResult> result;
-    try {
-      result = service->dispatch_inline(call, call_args, &results);
-    } catch (const std::exception&) {
-      // As on the executor: a procedure that throws fails the call, never the server.
-      result = DispatchResult{};
-      result->accept = AcceptStat::SystemErr;
-      results.clear();
+    {
+      // A resumable call may park here: a forwarded GETATTR/LOOKUP/ACCESS/READ is sent from
+      // this thread without waiting (RemoteVolume's attempt) and resumed where its answer
+      // arrives, so it never visits the executor.
+      std::optional<util::ResumableCall::Run> resumable_run;
+      if (resumable) resumable_run.emplace(resumable, /*may_park=*/true);
+      try {
+        result = service->dispatch_inline(call, call_args, &results);
+      } catch (const std::exception&) {
+        // As on the executor: a procedure that throws fails the call, never the server.
+        result = DispatchResult{};
+        result->accept = AcceptStat::SystemErr;
+        results.clear();
+      }
     }
-    // Inline runs never park: a volume that would have to wait (a forwarded call included)
-    // answers "would block" and the call goes to the executor below.
+    if (resumable && resumable->parked()) {
+      if (park(make_pending())) return {Outcome::Pending, nullptr};
+      // Unreachable: a run that parked always parks (end_run). Kept total for safety.
+      return {Outcome::Drop, nullptr};
+    }
+    if (resumable) resumable->end_run(nullptr);
+    // A volume that would have to wait answers "would block" and the call goes to the executor.
     if (result)
       return {Outcome::SendNow,
               finish(call, call_args, drc_key, received, std::move(*result), std::move(results))};
   }
 
-  auto pending = std::make_shared<Call>();
-  pending->service = service;
-  pending->call = std::move(call);
-  pending->args_offset = decoded.args_offset;
-  pending->record = std::move(record);
-  pending->drc_key = drc_key;
-  pending->received = received;
-  pending->on_reply = std::move(on_reply);
-  if (service->resumable()) pending->resumable = std::make_shared<util::ResumableCall>();
+  auto pending = make_pending();
   if (!executor_->submit([this, pending] { run(pending, true); })) {
     if (drc_key) drc_->abandon(*drc_key);
     return {Outcome::Drop, nullptr};
@@ -155,31 +174,35 @@ void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
       result.accept = AcceptStat::SystemErr;
     }
   }
-  if (c->resumable) {
-    // Counted before end_run: the answer may already be in, and resume() counts it down.
-    lifeline_->parked.fetch_add(1);
-    auto unregister = [](Lifeline& lifeline, const Call* call) {
-      std::lock_guard keys(lifeline.keys_mu);
-      lifeline.parked_keys.erase(call);
-    };
-    if (c->drc_key) {
-      std::lock_guard keys(lifeline_->keys_mu);
-      lifeline_->parked_keys[c.get()] = *c->drc_key;
-    }
-    if (c->resumable->end_run([this, lifeline = lifeline_, c, unregister] {
-          std::shared_lock lock(lifeline->mu);
-          lifeline->parked.fetch_sub(1);
-          unregister(*lifeline, c.get());
-          if (!lifeline->open) return;  // the transport is going: close() forgot its entry
-          resume(c);
-        })) {
-      lifeline_->parks.fetch_add(1);
-      return;  // this run waited for an answer from elsewhere: its result is not the call's
-    }
-    unregister(*lifeline_, c.get());
-    lifeline_->parked.fetch_sub(1);
-  }
+  // A run that waited for an answer from elsewhere: its result is not the call's.
+  if (c->resumable && park(c)) return;
   c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(result), std::move(results)));
+}
+
+bool CallDispatcher::park(const std::shared_ptr<Call>& c) {
+  // Counted before end_run: the answer may already be in, and resume() counts it down.
+  lifeline_->parked.fetch_add(1);
+  auto unregister = [](Lifeline& lifeline, const Call* call) {
+    std::lock_guard keys(lifeline.keys_mu);
+    lifeline.parked_keys.erase(call);
+  };
+  if (c->drc_key) {
+    std::lock_guard keys(lifeline_->keys_mu);
+    lifeline_->parked_keys[c.get()] = *c->drc_key;
+  }
+  if (c->resumable->end_run([this, lifeline = lifeline_, c, unregister] {
+        std::shared_lock lock(lifeline->mu);
+        lifeline->parked.fetch_sub(1);
+        unregister(*lifeline, c.get());
+        if (!lifeline->open) return;  // the transport is going: close() forgot its entry
+        resume(c);
+      })) {
+    lifeline_->parks.fetch_add(1);
+    return true;
+  }
+  unregister(*lifeline_, c.get());
+  lifeline_->parked.fetch_sub(1);
+  return false;
 }
 
 CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
@@ -202,10 +225,35 @@ CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
 // Called with the lifeline held open, on whichever thread brought the answer (the
 // interconnect's reader) or ended the run.
 void CallDispatcher::resume(const std::shared_ptr<Call>& c) {
+  if (run_inline_ && resume_inline(c)) return;
   if (executor_->submit([this, c] { run(c, true); })) return;
   // The executor is full or stopping: finish the call here. Its answer is in, so this run
   // only encodes the reply; a further wait would fail at once instead of blocking this thread.
   run(c, false);
+}
+
+bool CallDispatcher::resume_inline(const std::shared_ptr<Call>& c) {
+  std::span<const uint8_t> args(c->record.data() + c->args_offset,
+                                c->record.size() - c->args_offset);
+  std::vector<uint8_t> results;
+  std::optional<DispatchResult> result;
+  {
+    // may_park false: this thread brings answers in and must not send; a wait whose answer is
+    // not in yet makes the attempt "would block" and the call goes to the executor.
+    util::ResumableCall::Run resumable_run(c->resumable, /*may_park=*/false);
+    try {
+      result = c->service->dispatch_inline(c->call, args, &results);
+    } catch (const std::exception&) {
+      result = DispatchResult{};
+      result->accept = AcceptStat::SystemErr;
+      results.clear();
+    }
+  }
+  c->resumable->end_run(nullptr);  // a run that may not park never parked
+  if (!result) return false;
+  lifeline_->inline_resumes.fetch_add(1, std::memory_order_relaxed);
+  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(*result), std::move(results)));
+  return true;
 }
 
 void CallDispatcher::close() {
@@ -229,5 +277,7 @@ CallDispatcher::~CallDispatcher() { close(); }
 size_t CallDispatcher::parked() const { return lifeline_->parked.load(); }
 
 uint64_t CallDispatcher::parks() const { return lifeline_->parks.load(); }
+
+uint64_t CallDispatcher::inline_resumes() const { return lifeline_->inline_resumes.load(); }
 
 }  // namespace nasd::rpc

@@ -8,6 +8,11 @@
 // the loop that received it. Both ways share everything around the procedure -- the duplicate
 // request cache entry taken before it runs, the reply encoding, the cache's completion and the
 // statistics (finish()) -- so a call's answer does not depend on where it ran.
+//
+// A resumable call (Service::resumable, util/resumable_call.h) may park on the event loop as on
+// the executor: a forwarded GETATTR/LOOKUP/ACCESS/READ is sent from the loop without waiting,
+// and when its answer arrives it is first run again on the thread that brought it, through
+// dispatch_inline (resume()); the executor only sees the calls that have to wait.
 #pragma once
 
 #include <sys/socket.h>
@@ -80,6 +85,8 @@ class CallDispatcher {
   // Calls that are parked right now, and how often a call was parked so far.
   size_t parked() const;
   uint64_t parks() const;
+  // Parked calls finished on the thread that brought their answer (see resume()).
+  uint64_t inline_resumes() const;
 
   ~CallDispatcher();
 
@@ -97,6 +104,7 @@ class CallDispatcher {
     // cache) runs again instead of being dropped as "in progress" until the client gives up.
     std::mutex keys_mu;
     std::map<const void*, DrcKey> parked_keys;
+    std::atomic<uint64_t> inline_resumes{0};
   };
 
   Service* find(uint32_t prog) const;
@@ -106,11 +114,18 @@ class CallDispatcher {
   Reply finish(const CallContext& call, std::span<const uint8_t> args,
                const std::optional<DrcKey>& drc_key, Clock::time_point received,
                DispatchResult result, std::vector<uint8_t> results);
+  // Ends a run of a resumable call: true when it parked (resume() follows once the answer is
+  // in; the run's result is not the call's), false when the result is the call's.
+  bool park(const std::shared_ptr<Call>& call);
   // One run of `call`'s procedure on this thread; `may_park`: false when it must finish here.
   void run(const std::shared_ptr<Call>& call, bool may_park);
-  // The answer a parked call waited for is in: run it again on the executor (or here, when the
-  // executor takes no more tasks).
+  // The answer a parked call waited for is in: run it again -- first here, on the thread that
+  // brought the answer (the interconnect link's reader), through Service::dispatch_inline as
+  // the event loop would, so a forwarded GETATTR/LOOKUP/ACCESS/READ costs no hop to the
+  // executor and back; else on the executor (or here, when the executor takes no more tasks).
   void resume(const std::shared_ptr<Call>& call);
+  // The inline attempt of resume(): true when the call was answered.
+  bool resume_inline(const std::shared_ptr<Call>& call);
 
   util::TaskQueue* executor_;
   DuplicateRequestCache* drc_;

@@ -2,7 +2,7 @@
 # End-to-end: bench/cluster_forwarding.sh with a very short load (two steps of 2 s) against the
 # two-node (or four-node) cluster, checking that both runs (all-local, half forwarded) reached a
 # peak above zero with no errors and that the summary table came out with its forwarded/local
-# row and the load average.
+# row, the load average and the server CPU per NFS call of both runs.
 #   e2e_cluster_forwarding.sh BUILD_DIR [NODES]   (run inside bench/netns.sh; exit 77 = skipped)
 set -euo pipefail
 [[ $# -eq 1 || $# -eq 2 ]] || { echo "usage: e2e_cluster_forwarding.sh BUILD_DIR [2|4]" >&2; exit 2; }
@@ -31,6 +31,8 @@ done
 grep -qE '^forwarded/local +[0-9.]+ +[0-9.]+$' "$work/stdout" || fail "no forwarded/local ratio row"
 grep -q '^peak ops/s: forwarded ' "$work/stdout" || fail "no per-step table"
 grep -q 'load average (1, 5, 15 min) before: ' "$work/stdout" || fail "no load average"
+grep -qE '^server CPU per NFS call \(all nodes\): local [0-9.]+ us \([0-9]+ calls\), forwarded [0-9.]+ us \([0-9]+ calls\), forwarded/local [0-9.]+$' "$work/stdout" ||
+  fail "no CPU per NFS call of both runs"
 grep -q 'WARNING' "$work/stderr" && fail "the script warned"
 [[ -s $work/out/summary.txt ]] || fail "no summary.txt"
 cat "$work/stdout"

@@ -45,9 +45,12 @@ std::string text_of(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}
 // A resumable program with one procedure (1, cacheable: the reply cache must keep working for
 // calls that park): args = u32 volume id, u32 inode; results = u32 status, u64 attribute size,
 // u64 attribute mtime (hashes of the inputs, from EchoVolume).
+// With `on_loop`, the procedure is also offered to the event loop (dispatch_inline) and makes
+// its volume call through the non-blocking attempt there, as NFS GETATTR does.
 class GetattrService : public rpc::Service {
  public:
-  explicit GetattrService(fs::VolumeResolver* volumes) : volumes_(volumes) {}
+  explicit GetattrService(fs::VolumeResolver* volumes, bool on_loop = false)
+      : volumes_(volumes), on_loop_(on_loop) {}
   uint32_t program() const override { return kProg; }
   uint32_t low_version() const override { return 1; }
   uint32_t high_version() const override { return 1; }
@@ -57,6 +60,16 @@ class GetattrService : public rpc::Service {
   bool resumable() const override { return true; }
   rpc::DispatchResult dispatch(const rpc::CallContext&, std::span<const uint8_t> args,
                                std::vector<uint8_t>* results) override {
+    return *run(args, results, false);
+  }
+  std::optional<rpc::DispatchResult> dispatch_inline(const rpc::CallContext& call,
+                                                     std::span<const uint8_t> args,
+                                                     std::vector<uint8_t>* results) override {
+    if (!on_loop_) return std::nullopt;
+    return run(args, results, true);
+  }
+  std::optional<rpc::DispatchResult> run(std::span<const uint8_t> args,
+                                         std::vector<uint8_t>* results, bool on_loop) {
     runs_.fetch_add(1);
     if (args.size() != 8) { rpc::DispatchResult r; r.accept = rpc::AcceptStat::GarbageArgs; return r; }
     auto u32 = [&](size_t at) {
@@ -66,6 +79,7 @@ class GetattrService : public rpc::Service {
     fs::Attr attr;
     fs::Status s = fs::Status::Stale;
     if (u32(0) == kThreeCalls) {
+      if (on_loop) return std::nullopt;
       // Three forwarded volume calls in one procedure (as READDIRPLUS of /r makes one per
       // junction): sizes added up, mtime of the last.
       fs::Volume* v = volumes_->find(kRemoteVolume);
@@ -77,7 +91,16 @@ class GetattrService : public rpc::Service {
       }
       attr.size = total;
     } else if (fs::Volume* v = volumes_->find(u32(0))) {
-      s = v->getattr(fs::OpContext{}, fs::InodeId{u32(4), 1}, &attr);
+      if (!on_loop) {
+        s = v->getattr(fs::OpContext{}, fs::InodeId{u32(4), 1}, &attr);
+      } else if (std::optional<fs::Status> tried =
+                     v->try_getattr(fs::OpContext{}, fs::InodeId{u32(4), 1}, &attr)) {
+        s = *tried;
+      } else {
+        return std::nullopt;  // would block: to the executor
+      }
+    } else if (on_loop) {
+      return std::nullopt;
     }
     auto put = [&](uint64_t x, int bytes) {
       for (int i = bytes - 1; i >= 0; --i) results->push_back(uint8_t(x >> (8 * i)));
@@ -85,12 +108,13 @@ class GetattrService : public rpc::Service {
     put(static_cast<uint32_t>(s), 4);
     put(attr.size, 8);
     put(static_cast<uint64_t>(attr.mtime.sec), 8);
-    return {};
+    return rpc::DispatchResult{};
   }
   uint64_t runs() const { return runs_.load(); }
 
  private:
   fs::VolumeResolver* volumes_;
+  const bool on_loop_;
   std::atomic<uint64_t> runs_{0};
 };
 
@@ -195,7 +219,8 @@ class Owner : public fs::VolumeResolver {
 // dispatcher whose executor has a single thread.
 class Forwarder {
  public:
-  Forwarder(uint16_t owner_port, std::chrono::milliseconds call_timeout, size_t slots = 1024) {
+  Forwarder(uint16_t owner_port, std::chrono::milliseconds call_timeout, size_t slots = 1024,
+            bool on_loop = false) {
     link_ = std::make_shared<PeerClient>(forwarder_link_options(owner_port));
     link_->start();
     RemoteVolumeOptions ro;
@@ -203,7 +228,7 @@ class Forwarder {
     ro.max_in_flight = slots;
     remote_ = std::make_unique<RemoteVolume>(kRemoteVolume, link_, ro);
     resolver_ = std::make_unique<Resolver>(remote_.get(), &local_);
-    service_ = std::make_shared<GetattrService>(resolver_.get());
+    service_ = std::make_shared<GetattrService>(resolver_.get(), on_loop);
     dispatcher_.add_service(service_);
   }
   ~Forwarder() {
@@ -263,6 +288,7 @@ class Forwarder {
 
   PeerClient& link() { return *link_; }
   rpc::CallDispatcher& dispatcher() { return dispatcher_; }
+  util::TaskQueue& executor() { return executor_; }
   EchoVolume& local() { return local_; }
 
  private:
@@ -683,6 +709,81 @@ TEST(AsyncForwarding, ACallGivenUpOnThatTheOwnerStillReadsNeverRunsAfterTheNextC
 // aborts the connection on the timeout, and the owner drops the queued call of the fenced one.
 TEST(AsyncForwarding, ACallGivenUpOnThatWaitsInTheOwnersQueueNeverRunsAfterTheNextCalls) {
   run_create_remove_around_a_held_create(HoldingOwner::Hold::Queued);
+}
+
+// Run to completion on the forwarding node: a call that the event loop can serve (as NFS
+// GETATTR/LOOKUP/ACCESS/READ) is sent to the owner from the loop itself, parks there, and is
+// finished on the link's reader thread when its answer arrives. The executor's only thread is
+// held for the whole test, so a single call that needed it would never be answered.
+TEST(AsyncForwarding, ForwardedCallsParkOnTheLoopAndResumeWithoutTheExecutor) {
+  constexpr uint32_t kCalls = 200;
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  ASSERT_TRUE(fwd.executor().submit([&] {
+    std::unique_lock lock(mu);
+    holding = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return holding; }));
+  }
+  auto let_go = [&] {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  };
+
+  for (uint32_t i = 0; i < kCalls; ++i) {
+    if (fwd.send(3000 + i, kRemoteVolume, 100 + i) != rpc::CallDispatcher::Outcome::Pending) {
+      let_go();
+      FAIL() << "call " << i << " was not parked";
+    }
+  }
+  const bool all = fwd.wait_replies(kCalls, 10s);
+  const size_t replied = fwd.reply_count();
+  let_go();
+  ASSERT_TRUE(all) << replied << " of " << kCalls
+                   << " replies with the executor held: parked calls went to the executor";
+  for (const auto& [xid, r] : fwd.replies()) {
+    Forwarder::Reply want = Forwarder::expected(100 + (xid - 3000));
+    EXPECT_EQ(r.status, want.status) << "xid " << xid;
+    EXPECT_EQ(r.size, want.size) << "xid " << xid;
+    EXPECT_EQ(r.mtime, want.mtime) << "xid " << xid;
+  }
+  EXPECT_EQ(owner.volume().calls(), kCalls);  // each sent once
+  EXPECT_EQ(fwd.dispatcher().inline_resumes(), kCalls);
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+}
+
+// Run to completion on the owner: a forwarded call the volume can answer without waiting
+// (EchoVolume::try_getattr, as an LFS volume with the inode cached) is answered on the
+// connection's reader thread; one it cannot goes to the pool, with the same answer.
+TEST(AsyncForwarding, OwnerAnswersCallsItCanServeAtOnceOnTheLinksReaderThread) {
+  constexpr uint32_t kCalls = 50;
+  Owner owner;
+  owner.volume().set_answers_inline(true);
+  Forwarder fwd(owner.port(), 20s);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  for (uint32_t i = 0; i < kCalls; ++i) fwd.send(4000 + i, kRemoteVolume, 200 + i);
+  ASSERT_TRUE(fwd.wait_replies(kCalls, 10s)) << fwd.reply_count();
+  EXPECT_EQ(owner.volume().inline_calls(), kCalls);
+
+  owner.volume().set_answers_inline(false);  // now every call would block: the pool runs it
+  for (uint32_t i = 0; i < kCalls; ++i) fwd.send(5000 + i, kRemoteVolume, 300 + i);
+  ASSERT_TRUE(fwd.wait_replies(2 * kCalls, 10s)) << fwd.reply_count();
+  EXPECT_EQ(owner.volume().inline_calls(), kCalls);
+  EXPECT_EQ(owner.volume().calls(), 2 * kCalls);
+  for (const auto& [xid, r] : fwd.replies()) {
+    Forwarder::Reply want = Forwarder::expected(xid < 5000 ? 200 + (xid - 4000) : 300 + (xid - 5000));
+    EXPECT_EQ(r.status, want.status) << "xid " << xid;
+    EXPECT_EQ(r.size, want.size) << "xid " << xid;
+  }
 }
 
 }  // namespace

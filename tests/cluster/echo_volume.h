@@ -22,6 +22,8 @@ class EchoVolume : public fs::Volume {
   void set_verifier(uint64_t v) { verifier_ = v; }
   // Status every call returns (out-parameters are filled regardless, as on real errors).
   void set_status(fs::Status s) { status_ = s; }
+  // Whether try_getattr answers (as a volume whose inode is cached) instead of "would block".
+  void set_answers_inline(bool yes) { answers_inline_ = yes; }
   // Number of calls made and the hash of the last call's inputs.
   uint64_t calls() const { return calls_; }
   uint64_t last_input_hash() const { return last_hash_; }
@@ -32,6 +34,14 @@ class EchoVolume : public fs::Volume {
   uint64_t write_verifier() const override { return verifier_; }
 
   fs::Status getattr(const fs::OpContext& ctx, fs::InodeId id, fs::Attr* out) override;
+  std::optional<fs::Status> try_getattr(const fs::OpContext& ctx, fs::InodeId id,
+                                        fs::Attr* out) override {
+    if (!answers_inline_ || delay_ms_ != 0) return std::nullopt;
+    inline_calls_.fetch_add(1);
+    return getattr(ctx, id, out);
+  }
+  // Calls answered through try_getattr.
+  uint64_t inline_calls() const { return inline_calls_; }
   fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
                      std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
   fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
@@ -87,6 +97,8 @@ class EchoVolume : public fs::Volume {
   std::atomic<int64_t> delay_ms_{0};
   std::atomic<fs::Status> status_{fs::Status::Ok};
   std::atomic<uint64_t> calls_{0};
+  std::atomic<uint64_t> inline_calls_{0};
+  std::atomic<bool> answers_inline_{false};
   std::atomic<uint64_t> last_hash_{0};
 };
 
