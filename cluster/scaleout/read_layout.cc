@@ -172,7 +172,7 @@ int fuzz_layout_codec(const uint8_t* data, size_t size) {
     std::vector<uint8_t> once = encode_layout_reply(l);
     ReadLayout again;
     if (!decode_layout_reply(once, &again) || encode_layout_reply(again) != once) std::abort();
-    std::vector<uint8_t> ones(1u << 20, 1);
+    static const std::vector<uint8_t> ones(1u << 20, 1);
     std::vector<std::span<const uint8_t>> groups;
     for (const GroupRecord& g : l.records)
       groups.emplace_back(ones.data(), g.length > ones.size() ? 0 : g.length);
