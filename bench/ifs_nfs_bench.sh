@@ -6,7 +6,8 @@
 # both through n1's address; then read back; /r/ifs also read through n3 (a READ through a node
 # that does not coordinate is answered there from the units, the coordinator giving the layout),
 # streamed through all four nodes at once (four files of MiB/4 written, one through each node,
-# then each read back through another node: aggregate MiB/s), and read with n4 killed
+# then each read back through another node: aggregate MiB/s; nasd-ifs-stream, which retries
+# JUKEBOX where nfs-cp gives up), and read with n4 killed
 # (degraded: its units rebuilt from parity). The load average is printed with the ratios.
 #   bench/ifs_nfs_bench.sh BUILD_DIR [MiB]
 set -euo pipefail
@@ -38,21 +39,33 @@ sleep 7   # the journal's write-behind stripes what it holds (flush interval 5 s
 timed lfs-read nfs-cp "$(url 127.0.1.1 v0/big)" "$dir/back-lfs"; check "$dir/back-lfs"
 timed ifs-read nfs-cp "$(url 127.0.1.1 ifs/big)" "$dir/back-ifs"; check "$dir/back-ifs"
 timed ifs-read-via-n3 nfs-cp "$(url 127.0.1.3 ifs/big)" "$dir/back-n3"; check "$dir/back-n3"
-# All four nodes at once: a quarter each (aggregate MiB/s over the whole transfer).
-head -c $((mib << 18)) "$dir/src" >"$dir/quarter"
+# All four nodes at once: a verifying streaming writer through each node (nasd-ifs-stream:
+# 64 KiB FILE_SYNC writes, riding out JUKEBOX), then each one's files read back and checked
+# through the next node; aggregate MiB/s of acknowledged bytes.
+stream=$build/tests/e2e/nasd-ifs-stream
+seconds=$(( mib / 16 > 8 ? mib / 16 : 8 ))
 all_nodes() {  # write|read
-  local i pids=()
+  local i pids=() t0 t1
+  t0=$(date +%s%N)
   for i in 1 2 3 4; do
-    if [[ $1 == write ]]; then nfs-cp "$dir/quarter" "$(url 127.0.1.$i ifs/q$i)" >/dev/null &
-    else nfs-cp "$(url 127.0.1.$(( i % 4 + 1 )) ifs/q$i)" "$dir/back-q$i" >/dev/null & fi
+    if [[ $1 == write ]]; then
+      "$stream" --host 127.0.1.$i --dir s$i --seconds "$seconds" --file-mib 16 --report "$dir/s$i.report" >"$dir/s$i.out" 2>&1 &
+    else
+      "$stream" --verify --host 127.0.1.$(( i % 4 + 1 )) --dir s$i --report "$dir/s$i.report" >"$dir/v$i.out" 2>&1 &
+    fi
     pids+=($!)
   done
-  for i in "${pids[@]}"; do wait "$i"; done
+  for i in "${pids[@]}"; do wait "$i" || { cat "$dir"/s*.out "$dir"/v*.out 2>/dev/null; exit 1; }; done
+  t1=$(date +%s%N)
+  local bytes=0 b
+  for i in 1 2 3 4; do b=$(sed -n 's/.*acknowledged \([0-9]*\) bytes.*/\1/p' "$dir/s$i.out" | head -1); bytes=$(( bytes + ${b:-0} )); done
+  local ns=$(( t1 - t0 ))
+  [[ $1 == write ]] && ns=$(( seconds * 1000000000 ))
+  awk -v n="ifs-$1-4-nodes" -v b="$bytes" -v ns="$ns" 'BEGIN { printf "%-28s %8.1f MiB/s\n", n, b / 1048576 / (ns / 1e9) }' | tee -a "$dir/raw"
 }
-timed ifs-write-4-nodes all_nodes write
+all_nodes write
 sleep 7
-timed ifs-read-4-nodes all_nodes read
-for i in 1 2 3 4; do cmp -s "$dir/quarter" "$dir/back-q$i" || { echo "q$i read back differs" >&2; exit 1; }; done
+all_nodes read
 for n in 1 2 3 4; do
   "$build/server/admin/nasd-admin" --socket "$CLUSTER_DIR/n$n/data/nasd.sock" cluster 2>/dev/null |
     grep '^scale-out reads' | sed "s/^/  n$n: /" || true
