@@ -55,10 +55,10 @@ admin_on n3 cluster | grep '^scale-out reads' || true
 (( $(direct_reads n3) > 0 )) || fail "n3 answered no READ of /r/ifs from the units (all forwarded)"
 (( $(layouts_served n1) > 0 )) || fail "n1 (the coordinator) gave no read layout"
 before=$(direct_reads n3)
-"$stream" --host 127.0.1.2 --dir stream0 --seconds 14 --file-mib 4 \
+"$stream" --host 127.0.1.2 --dir stream0 --seconds 10 --file-mib 4 \
   --report "$dir/stream0.report" >"$dir/stream0.out" 2>&1 &
 writer=$!
-sleep 5
+sleep 4
 kill -0 "$writer" 2>/dev/null || { cat "$dir/stream0.out"; fail "the streaming writer ended before the kill of n4"; }
 kill -9 "$(pid_of n4)"
 wait "$writer" || { cat "$dir/stream0.out"; fail "the streaming writer through n2 failed while n4 died"; }
