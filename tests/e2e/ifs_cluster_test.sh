@@ -55,10 +55,10 @@ admin_on n3 cluster | grep '^scale-out reads' || true
 (( $(direct_reads n3) > 0 )) || fail "n3 answered no READ of /r/ifs from the units (all forwarded)"
 (( $(layouts_served n1) > 0 )) || fail "n1 (the coordinator) gave no read layout"
 before=$(direct_reads n3)
-"$stream" --host 127.0.1.2 --dir stream0 --seconds 10 --file-mib 4 \
+"$stream" --host 127.0.1.2 --dir stream0 --seconds 7 --file-mib 4 \
   --report "$dir/stream0.report" >"$dir/stream0.out" 2>&1 &
 writer=$!
-sleep 4
+sleep 3
 kill -0 "$writer" 2>/dev/null || { cat "$dir/stream0.out"; fail "the streaming writer ended before the kill of n4"; }
 kill -9 "$(pid_of n4)"
 wait "$writer" || { cat "$dir/stream0.out"; fail "the streaming writer through n2 failed while n4 died"; }
@@ -98,7 +98,7 @@ done
 
 # 4. Re-protect on the three survivors.
 wait_for 90 "every group back at full protection" ifs_line n2 "nodes 3/4 alive.*"
-wait_for 120 "re-protect done" ifs_line n2 "below full protection 0,"
+wait_for 400 "re-protect done" ifs_line n2 "below full protection 0,"
 ifs_status n2
 # What an admin asks: every group's health from the coordinator (nasd-admin protection).
 protection=$(admin_on n2 protection ifs)
