@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "cluster/address_pool_server.h"
+#include "cluster/ifs_edge_resolver.h"
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/router.h"
 #include "cluster/lease_authority_factory.h"
@@ -12,7 +13,18 @@
 namespace nasd::cluster {
 
 FailoverClusterDeployment::FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted)
-    : ClusterDeployment(plan, hosted) {}
+    : ClusterDeployment(plan, hosted) {
+  for (const ConfigSection* s : plan_.config.sections("volume"))
+    if (scaleout::IfsOptions::is_scaleout(*s)) {
+      edge_ = std::make_shared<IfsEdgeResolver>(router_, scaleout::IfsOptions::from_config(*s).volume_id);
+      break;
+    }
+}
+
+std::shared_ptr<fs::VolumeResolver> FailoverClusterDeployment::resolver() {
+  if (edge_) return edge_;
+  return ClusterDeployment::resolver();
+}
 
 FailoverClusterDeployment::~FailoverClusterDeployment() = default;
 
@@ -42,7 +54,17 @@ void FailoverClusterDeployment::start_scaleout() {
   if (!scaleout_) throw std::runtime_error("scale-out drives in " + no.dir + ": " + error);
   for (const auto& [name, peer] : peers_)
     if (auto it = ids.find(name); it != ids.end()) scaleout_->add_peer(it->second, peer.get());
+  // A layout is answered only while the volume is served here under its lease: the same check
+  // every call to the local volume passes (a FencedVolume behind the router's served_here()).
+  scaleout_->set_lease_check([router = router_.get(), id = o.volume_id] {
+    fs::Volume* v = router->served_here().find(id);
+    if (!v) return false;
+    fs::OpContext ctx;
+    fs::Attr attr;
+    return v->getattr(ctx, v->root(), &attr) == fs::Status::Ok;
+  });
   hosted_.set_scaleout_cluster(scaleout_.get());
+  if (edge_) edge_->attach(scaleout_.get(), ids);
 }
 
 void FailoverClusterDeployment::open_volumes() {
@@ -125,7 +147,16 @@ std::string FailoverClusterDeployment::status() const {
   return "cluster " + plan_.cluster->name + ": failover cluster of " +
          std::to_string(plan_.cluster->members.size()) + " nodes (authority " +
          membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() +
-         (pools_ ? pools_->status() : std::string()) + peer_lines();
+         (pools_ ? pools_->status() : std::string()) + scaleout_line() + peer_lines();
+}
+
+std::string FailoverClusterDeployment::scaleout_line() const {
+  if (!scaleout_) return {};
+  const scaleout::IfsNode::DirectReadStats s = scaleout_->direct_read_stats();
+  return "scale-out reads answered here from the units: " + std::to_string(s.direct) +
+         " (forwarded instead " + std::to_string(s.fallbacks) + ", layouts asked again " +
+         std::to_string(s.retried) + "; layouts served as coordinator " +
+         std::to_string(s.layouts_served) + ")\n";
 }
 
 std::string FailoverClusterDeployment::why_no_volume_create() const {

@@ -21,12 +21,16 @@ class IfsNode;
 namespace nasd::cluster {
 
 class AddressPoolServer;
+class IfsEdgeResolver;
 
 class FailoverClusterDeployment : public ClusterDeployment {
  public:
   FailoverClusterDeployment(const NodePlan& plan, HostedVolumes& hosted);
   ~FailoverClusterDeployment() override;
 
+  // The router; with a scale-out volume, wrapped so that its READs are answered on this node
+  // from the units (ifs_edge_resolver.h).
+  std::shared_ptr<fs::VolumeResolver> resolver() override;
   void open_volumes() override;
   void start(const rpc::RpcServerOptions& options,
              const std::vector<std::shared_ptr<rpc::Service>>& programs) override;
@@ -45,8 +49,11 @@ class FailoverClusterDeployment : public ClusterDeployment {
   // This node's part of the scale-out volume, when the cluster has one: its drives and unit
   // service run on every member whether or not it coordinates the volume.
   void start_scaleout();
+  // `nasd-admin cluster`: how this node's READs of the scale-out volume were answered.
+  std::string scaleout_line() const;
 
   std::unique_ptr<scaleout::IfsNode> scaleout_;
+  std::shared_ptr<IfsEdgeResolver> edge_;  // null without a scale-out volume
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
   std::unique_ptr<AddressPoolServer> pools_;  // [pool] addresses; null without pools

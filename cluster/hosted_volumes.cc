@@ -132,10 +132,14 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
     throw std::logic_error(what + " is open already");
   }
   open_[volume_id] = std::move(h);
+  // Replayed: from now on the other nodes may ask it where their READs' bytes are (each answer
+  // still passes the lease check the deployment gave the IfsNode).
+  if (ifs) scaleout_->coordinating(ifs);
   return served;
 }
 
 bool HostedVolumes::close_hosted(uint32_t id, Hosted& h, bool clean) {
+  if (h.ifs && scaleout_) scaleout_->coordinating(nullptr);
   // The router already sends new requests elsewhere, but some may be running: wait for them,
   // so that the flush below holds every mutation the next owner has no record of.
   if (h.journaled) h.journaled->seal();

@@ -35,6 +35,7 @@ enum class MessageType : uint16_t {
   VolumeCall = 16,    // a forwarded Volume call (fs/call/codec.h)
   Heartbeat = 17,     // membership heartbeat (membership/heartbeat)
   UnitCall = 40,      // a stripe-unit call of the scale-out volume (cluster/scaleout/unit_codec.h)
+  IfsReadLayout = 41, // where a READ's bytes of the scale-out volume are (cluster/scaleout/read_layout.h)
 };
 
 struct FrameHeader {

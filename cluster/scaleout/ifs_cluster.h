@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cluster/scaleout/group_io.h"
 #include "cluster/scaleout/layout.h"
 
 namespace nasd::scaleout {
+
+class IfsVolume;
 
 class IfsCluster {
  public:
@@ -19,6 +22,9 @@ class IfsCluster {
   // Every configured node, alive or not (ids ascending), each with its drives.
   virtual Topology topology() = 0;
   virtual uint32_t drives_per_node() const = 0;
+  // The volume this node coordinates, once its journal replay is done; nullptr when it stops
+  // (before it is closed or abandoned). IfsNode answers other nodes' read layouts from it.
+  virtual void coordinating(std::shared_ptr<IfsVolume> volume) {}
 };
 
 }  // namespace nasd::scaleout

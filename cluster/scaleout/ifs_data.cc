@@ -207,6 +207,55 @@ Status IfsVolume::read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset
   return Status::Ok;
 }
 
+Status IfsVolume::read_layout(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                              uint32_t count, ReadLayout* out) {
+  *out = ReadLayout{};
+  out->offset = offset;
+  std::lock_guard lk(mu_);
+  if (closed_ || abandoned_) return out->status = Status::Jukebox;
+  IfsInode* n = find(id);
+  if (!n) return out->status = Status::Stale;
+  out->attr = n->attr;
+  if (n->attr.type == fs::FileType::Dir) return out->status = Status::IsDir;
+  if (n->attr.type != fs::FileType::Reg) return out->status = Status::Inval;
+  if (!allowed(ctx.cred, *n, fs::kWantRead)) return out->status = Status::Access;
+  const uint64_t size = n->attr.size;
+  count = std::min(count, kMaxLayoutBytes);
+  if (offset >= size || count == 0) {
+    out->eof = offset >= size;
+    return out->status = Status::Ok;
+  }
+  const uint64_t end = std::min<uint64_t>(size, offset + count);
+  out->length = static_cast<uint32_t>(end - offset);
+  out->eof = end >= size;
+  for (uint64_t k = offset / kSlotBytes; k * kSlotBytes < end; k++) {
+    const SlotKey key{id.ino, k};
+    const uint64_t lo = k * kSlotBytes;
+    const uint64_t from = std::max(offset, lo), to = std::min(end, lo + kSlotBytes);
+    SlotBytes held;
+    if (auto d = dirty_.find(key); d != dirty_.end()) held = d->second;
+    else if (auto f = flushing_.find(key); f != flushing_.end()) held = f->second;
+    if (held) {
+      // Not striped yet (or being striped): the bytes themselves, zeros after them.
+      const uint64_t have_to = std::min<uint64_t>(to, lo + held->size());
+      if (have_to > from) {
+        LayoutPiece p;
+        p.offset = from;
+        p.bytes.assign(held->begin() + static_cast<long>(from - lo), held->begin() + static_cast<long>(have_to - lo));
+        out->pieces.push_back(std::move(p));
+      }
+      continue;
+    }
+    for (const GroupRecord& r : slot_records(*n, k))
+      if (r.offset < to && from < r.offset + r.length) out->records.push_back(r);
+  }
+  if (out->pieces.size() > kMaxLayoutPieces || out->records.size() > kMaxLayoutRecords) {
+    *out = ReadLayout{};
+    return out->status = Status::Jukebox;  // the reader falls back to the forwarded READ
+  }
+  return out->status = Status::Ok;
+}
+
 Status IfsVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                         std::span<const uint8_t> data, fs::Stability stable,
                         fs::Stability* committed, fs::Wcc* wcc) {

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include "cluster/scaleout/ifs_volume.h"
+#include "cluster/scaleout/read_layout.h"
+
 namespace nasd::scaleout {
 
 std::unique_ptr<IfsNode> IfsNode::open(Options options, std::string* error) {
@@ -15,7 +18,9 @@ std::unique_ptr<IfsNode> IfsNode::open(Options options, std::string* error) {
 IfsNode::IfsNode(Options options, std::unique_ptr<NodeUnits> local)
     : options_(std::move(options)), local_(std::move(local)),
       server_(std::make_unique<UnitServer>(local_.get())),
-      remote_(local_.get(), options_.call_timeout) {
+      remote_(local_.get(), options_.call_timeout),
+      layout_pool_({.threads = 2, .max_queued = 256,
+                    .at_stop = util::TaskQueue::AtStop::RunQueued, .room = "scaleout"}) {
   for (uint32_t id : options_.nodes) {
     NodeState n;
     n.id = id;
@@ -27,9 +32,112 @@ IfsNode::IfsNode(Options options, std::unique_ptr<NodeUnits> local)
 
 IfsNode::~IfsNode() { stop(); }
 
-void IfsNode::attach(interconnect::InterconnectServer& server) { server_->attach(server); }
+void IfsNode::attach(interconnect::InterconnectServer& server) {
+  server_->attach(server);
+  server.set_handler(interconnect::MessageType::IfsReadLayout,
+                     [this](interconnect::IncomingRequest request) { handle_layout(std::move(request)); });
+}
 
-void IfsNode::add_peer(uint32_t node, interconnect::CallChannel* channel) { remote_.add_peer(node, channel); }
+void IfsNode::add_peer(uint32_t node, interconnect::CallChannel* channel) {
+  remote_.add_peer(node, channel);
+  std::lock_guard lock(layout_mu_);
+  peers_[node] = channel;
+}
+
+void IfsNode::serve_layouts(std::shared_ptr<IfsVolume> volume) {
+  std::lock_guard lock(layout_mu_);
+  coordinating_ = std::move(volume);
+}
+
+void IfsNode::set_lease_check(std::function<bool()> may_serve) {
+  std::lock_guard lock(layout_mu_);
+  may_serve_ = std::move(may_serve);
+}
+
+// On a pool thread (read_layout takes the volume's lock; the connection's reader must not wait
+// for it). A full pool answers JUKEBOX: the reader forwards its READ instead.
+void IfsNode::handle_layout(interconnect::IncomingRequest request) {
+  auto shared = std::make_shared<interconnect::IncomingRequest>(std::move(request));
+  auto answer = [this, shared] {
+    ReadLayout layout;
+    layout.status = fs::Status::Jukebox;
+    LayoutRequest req;
+    std::shared_ptr<IfsVolume> volume;
+    std::function<bool()> may_serve;
+    {
+      std::lock_guard lock(layout_mu_);
+      volume = coordinating_;
+      may_serve = may_serve_;
+    }
+    if (!decode_layout_request(shared->payload, &req)) {
+      layout.status = fs::Status::ServerFault;
+    } else if (volume && may_serve && req.volume_id == volume->id()) {
+      volume->read_layout(req.ctx, req.id, req.offset, req.count, &layout);
+      // Taken while this node may still serve the volume: a lease that ran out meanwhile
+      // means a new coordinator may already have changed the bytes.
+      if (!may_serve()) {
+        layout = ReadLayout{};
+        layout.status = fs::Status::Jukebox;
+      } else {
+        layouts_served_++;
+      }
+    }
+    shared->responder.reply(encode_layout_reply(layout));
+  };
+  if (!layout_pool_.submit(answer)) {
+    ReadLayout busy;
+    busy.status = fs::Status::Jukebox;
+    shared->responder.reply(encode_layout_reply(busy));
+  }
+}
+
+bool IfsNode::read_direct(uint32_t coordinator, const fs::OpContext& ctx, fs::InodeId id,
+                          uint64_t offset, uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                          std::optional<fs::Attr>* attr, fs::Status* status) {
+  interconnect::CallChannel* channel = nullptr;
+  {
+    std::lock_guard lock(layout_mu_);
+    if (auto it = peers_.find(coordinator); it != peers_.end()) channel = it->second;
+  }
+  if (!channel || dead(coordinator)) {
+    fallbacks_++;
+    return false;
+  }
+  LayoutRequest req;
+  req.volume_id = static_cast<uint32_t>(options_.volume);
+  req.ctx.cred = ctx.cred;
+  req.id = id;
+  req.offset = offset;
+  req.count = count;
+  const std::vector<uint8_t> payload = encode_layout_request(req);
+  for (int attempt = 0; attempt < kLayoutAttempts; attempt++) {
+    if (attempt > 0) retried_++;
+    interconnect::CallOutcome out =
+        channel->call(interconnect::MessageType::IfsReadLayout, payload, options_.layout_timeout);
+    ReadLayout layout;
+    if (!out.ok() || !decode_layout_reply(out.payload, &layout) ||
+        layout.status == fs::Status::Jukebox || layout.status == fs::Status::ServerFault)
+      break;
+    if (layout.status == fs::Status::Ok) {
+      std::vector<uint8_t> bytes;
+      if (!reader_.read(layout, &bytes, nullptr)) continue;  // units gone since: ask again
+      *data = std::move(bytes);
+    } else {
+      data->clear();
+    }
+    *status = layout.status;
+    *eof = layout.eof;
+    *attr = layout.attr;
+    direct_++;
+    return true;
+  }
+  fallbacks_++;
+  return false;
+}
+
+IfsNode::DirectReadStats IfsNode::direct_read_stats() const {
+  return DirectReadStats{direct_.load(), fallbacks_.load(), retried_.load(), layouts_served_.load()};
+}
 
 void IfsNode::start() {
   prober_ = std::thread([this] { probe_loop(); });

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,10 +22,15 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/scaleout/direct_reader.h"
 #include "cluster/scaleout/ifs_cluster.h"
 #include "cluster/scaleout/unit_service.h"
+#include "fs/volume.h"
+#include "util/task_queue.h"
 
 namespace nasd::scaleout {
+
+class IfsVolume;
 
 class IfsNode : public IfsCluster, public UnitAccess {
  public:
@@ -35,6 +42,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
     uint32_t drives = 4;
     std::chrono::milliseconds call_timeout{2000};
     std::chrono::milliseconds probe_interval{300};
+    std::chrono::milliseconds layout_timeout{1000};  // a layout not answered by then: forward
   };
   static constexpr int kMissedProbes = 3;
 
@@ -52,6 +60,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   UnitAccess* units() override { return this; }
   Topology topology() override;
   uint32_t drives_per_node() const override { return options_.drives; }
+  void coordinating(std::shared_ptr<IfsVolume> volume) override { serve_layouts(std::move(volume)); }
 
   // UnitAccess: RemoteUnits, short-circuited for nodes found dead.
   UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data, uint32_t len) override;
@@ -61,10 +70,34 @@ class IfsNode : public IfsCluster, public UnitAccess {
 
   NodeUnits* local() { return local_.get(); }
 
+  // --- direct reads
+  // The volume this node coordinates right now (nullptr: none; set once its journal replay is
+  // done, cleared before it is closed or abandoned); it answers other nodes' layout requests.
+  void serve_layouts(std::shared_ptr<IfsVolume> volume);
+  // Asked after every layout taken here, before it is sent: false (the lease is gone) answers
+  // JUKEBOX. Set before attach(); the default refuses every layout.
+  void set_lease_check(std::function<bool()> may_serve);
+  // Answers a READ of the volume here: the layout from `coordinator`, the groups from their
+  // holders, in parallel. True with *status and the out-parameters as the coordinator's READ
+  // would have set them; false when it could not (no answer in layout_timeout, JUKEBOX, the
+  // groups still unreadable after kLayoutAttempts layouts): the caller forwards the READ.
+  bool read_direct(uint32_t coordinator, const fs::OpContext& ctx, fs::InodeId id,
+                   uint64_t offset, uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                   std::optional<fs::Attr>* attr, fs::Status* status);
+  static constexpr int kLayoutAttempts = 3;
+  struct DirectReadStats {
+    uint64_t direct = 0;          // READs answered here from the units
+    uint64_t fallbacks = 0;       // READs handed to the forwarded path
+    uint64_t retried = 0;         // layouts asked again (groups gone meanwhile)
+    uint64_t layouts_served = 0;  // layouts this node answered as coordinator
+  };
+  DirectReadStats direct_read_stats() const;
+
  private:
   IfsNode(Options options, std::unique_ptr<NodeUnits> local);
   bool dead(uint32_t node) const;
   void probe_loop();
+  void handle_layout(interconnect::IncomingRequest request);
 
   const Options options_;
   std::unique_ptr<NodeUnits> local_;
@@ -78,6 +111,14 @@ class IfsNode : public IfsCluster, public UnitAccess {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread prober_;
+
+  DirectReader reader_{this};
+  mutable std::mutex layout_mu_;
+  std::shared_ptr<IfsVolume> coordinating_;              // guarded by layout_mu_
+  std::function<bool()> may_serve_;                      // guarded by layout_mu_
+  std::map<uint32_t, interconnect::CallChannel*> peers_; // guarded by layout_mu_
+  util::TaskQueue layout_pool_;
+  std::atomic<uint64_t> direct_{0}, fallbacks_{0}, retried_{0}, layouts_served_{0};
 };
 
 }  // namespace nasd::scaleout

@@ -25,6 +25,8 @@
 //
 // Reads come from the dirty slots, then a small cache of decoded slots, then the groups'
 // units on their nodes; GroupIo rebuilds missing or corrupt units from parity on the fly.
+// Other nodes read without passing the bytes through here: read_layout() tells them where a
+// READ's bytes are (read_layout.h) and they read the units from their holders themselves.
 //
 // Protection: a background thread watches the topology (IfsCluster). When a node or drive is
 // lost, or groups are found below full protection, it runs a re-protect pass
@@ -47,6 +49,7 @@
 #include "cluster/scaleout/ifs_state.h"
 #include "cluster/scaleout/protection_job.h"
 #include "cluster/scaleout/protection_status.h"
+#include "cluster/scaleout/read_layout.h"
 #include "fs/journal_target.h"
 
 namespace nasd::scaleout {
@@ -94,6 +97,12 @@ class IfsVolume : public fs::JournalTarget {
     uint64_t groups = 0, bad_parity = 0, unreadable = 0, lost = 0;
   };
   FsckReport fsck();
+
+  // Where the bytes of a READ are right now (read_layout.h): the same checks and answer as
+  // read(), but clean slots as their group records instead of bytes, dirty ones inline.
+  // Never waits for a drive. Jukebox once the volume is closed or abandoned.
+  fs::Status read_layout(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                         uint32_t count, ReadLayout* out);
 
   // --- JournalTarget
   uint64_t durable_seq() const override;

@@ -5,6 +5,11 @@
 #     MKDIR, RENAME, REMOVE) runs through each node at once, each verified through another;
 #  2. coherence: a file written (and committed) through n1 is read through n3, one written
 #     through n4 is listed and read through n2;
+#  2b. direct reads: n3 answered its READs from the units on their holders (nasd-admin cluster
+#     counts them; n1 counts the layouts it gave), and a non-coordinator node is killed: a
+#     streaming writer through n2 while n4 (holding units of every group, answering READs) is
+#     killed with kill -9; every acknowledged byte reads back through n3 (direct reads, n4's
+#     units rebuilt from parity); n4 restarts and takes its volume back;
 #  3. a verifying streaming writer (nasd-ifs-stream: 64 KiB FILE_SYNC writes into 4 MiB files)
 #     through n3, while n1, the coordinator, is killed with kill -9: n2 (which holds n1's
 #     NVRAM mirror) takes the volume over from the mirror and the checkpoint on the survivors'
@@ -43,6 +48,34 @@ cmp -s "$dir/payload" "$dir/back-n2" || fail "written through n4, read through n
 wait_for 20 "n1 striping what was written (groups > 0 in nasd-admin volumes)" ifs_line n1 "groups [1-9]"
 echo "coherent: written through n1 read through n3, written through n4 read through n2"
 
+# 2b. Direct reads, and kill -9 of a node that is not the coordinator.
+direct_reads() { admin_on "$1" cluster 2>/dev/null | sed -n 's/^scale-out reads answered here from the units: \([0-9]*\) .*/\1/p'; }
+layouts_served() { admin_on "$1" cluster 2>/dev/null | sed -n 's/^scale-out reads.*layouts served as coordinator \([0-9]*\)).*/\1/p'; }
+admin_on n3 cluster | grep '^scale-out reads' || true
+(( $(direct_reads n3) > 0 )) || fail "n3 answered no READ of /r/ifs from the units (all forwarded)"
+(( $(layouts_served n1) > 0 )) || fail "n1 (the coordinator) gave no read layout"
+before=$(direct_reads n3)
+"$stream" --host 127.0.1.2 --dir stream0 --seconds 7 --file-mib 4 \
+  --report "$dir/stream0.report" >"$dir/stream0.out" 2>&1 &
+writer=$!
+sleep 3
+kill -0 "$writer" 2>/dev/null || { cat "$dir/stream0.out"; fail "the streaming writer ended before the kill of n4"; }
+kill -9 "$(pid_of n4)"
+wait "$writer" || { cat "$dir/stream0.out"; fail "the streaming writer through n2 failed while n4 died"; }
+cat "$dir/stream0.out"
+"$stream" --verify --host 127.0.1.3 --dir stream0 --report "$dir/stream0.report" >"$dir/verify0.out" 2>&1 ||
+  { cat "$dir/verify0.out"; fail "acknowledged writes lost after the kill of n4 (read via n3)"; }
+cat "$dir/verify0.out"
+(( $(direct_reads n3) > before )) || fail "n3 read nothing from the units while n4 was down"
+admin_on n3 cluster | grep '^scale-out reads'
+"$root/deploy/start-node.sh" "$dir/n4/nasd.conf" >"$dir/restart-n4.log" 2>&1 ||
+  { cat "$dir/restart-n4.log"; fail "restart of n4"; }
+wait_for 20 "n4's admin socket" cluster_line n4 "^member n4: this node"
+admin_on n4 failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback on n4"; }
+wait_for 40 "n4 serving v3 again" cluster_line n4 "^    volume v3 .*served here"
+wait_for 20 "n1 seeing n4's drives again" ifs_line n1 "nodes 4/4 alive"
+echo "kill -9 of n4 (not the coordinator) under a streaming writer: nothing acknowledged lost; n4 back"
+
 # 3. Streaming writes through n3 while the coordinator n1 is killed.
 "$stream" --host 127.0.1.3 --dir stream --seconds "$stream_seconds" --file-mib 4 \
   --report "$dir/stream.report" >"$dir/stream.out" 2>&1 &
@@ -65,7 +98,7 @@ done
 
 # 4. Re-protect on the three survivors.
 wait_for 90 "every group back at full protection" ifs_line n2 "nodes 3/4 alive.*"
-wait_for 120 "re-protect done" ifs_line n2 "below full protection 0,"
+wait_for 400 "re-protect done" ifs_line n2 "below full protection 0,"
 ifs_status n2
 # What an admin asks: every group's health from the coordinator (nasd-admin protection).
 protection=$(admin_on n2 protection ifs)
@@ -86,4 +119,4 @@ nfs-cp "$(url 127.0.1.4 ifs/through-n1)" "$dir/back-late" >/dev/null && cmp -s "
   fail "through-n1 lost after the node and the two drives"
 ifs_status n2
 "$root/deploy/stop-cluster.sh" >"$dir/stop.log" 2>&1 || { cat "$dir/stop.log"; fail "stop-cluster.sh"; }
-echo "PASS: /r/ifs on 4 nodes: e2e load through each node, coherent, kill -9 of the coordinator under a streaming writer, re-protected, two drives lost, nothing acknowledged lost"
+echo "PASS: /r/ifs on 4 nodes: e2e load through each node, coherent, direct reads, kill -9 of a non-coordinator and of the coordinator under a streaming writer, re-protected, two drives lost, nothing acknowledged lost"

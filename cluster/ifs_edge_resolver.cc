@@ -1,0 +1,55 @@
+#include "cluster/ifs_edge_resolver.h"
+
+#include "cluster/interconnect/router.h"
+#include "cluster/scaleout/ifs_node.h"
+#include "fs/wrapped_volume.h"
+
+namespace nasd::cluster {
+
+// The router's proxy to the coordinator, with READ answered from the units when it can be.
+class IfsEdgeResolver::Edge : public fs::WrappedVolume {
+ public:
+  // `proxy` is kept alive by the router for its lifetime (not owned here).
+  Edge(fs::Volume* proxy, scaleout::IfsNode* node, uint32_t coordinator)
+      : WrappedVolume(std::shared_ptr<fs::Volume>(std::shared_ptr<fs::Volume>{}, proxy)),
+        node_(node), coordinator_(coordinator) {}
+
+  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
+                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override {
+    fs::Status status = fs::Status::ServerFault;
+    if (node_->read_direct(coordinator_, ctx, id, offset, count, data, eof, attr, &status))
+      return status;
+    return inner().read(ctx, id, offset, count, data, eof, attr);
+  }
+
+ private:
+  scaleout::IfsNode* const node_;
+  const uint32_t coordinator_;
+};
+
+IfsEdgeResolver::IfsEdgeResolver(std::shared_ptr<interconnect::ClusterRouter> router,
+                                 uint32_t volume_id)
+    : router_(std::move(router)), volume_id_(volume_id) {}
+
+IfsEdgeResolver::~IfsEdgeResolver() = default;
+
+void IfsEdgeResolver::attach(scaleout::IfsNode* node, std::map<std::string, uint32_t> ids) {
+  std::lock_guard lock(mu_);
+  node_ = node;
+  ids_ = std::move(ids);
+}
+
+fs::Volume* IfsEdgeResolver::find(uint32_t volume_id) {
+  fs::Volume* v = router_->find(volume_id);
+  if (volume_id != volume_id_ || !v) return v;
+  const std::optional<std::string> owner = router_->owner(volume_id);
+  if (!owner || owner->empty() || *owner == router_->local_node()) return v;
+  std::lock_guard lock(mu_);
+  auto id = ids_.find(*owner);
+  if (!node_ || id == ids_.end()) return v;
+  std::unique_ptr<Edge>& edge = edges_[{v, id->second}];
+  if (!edge) edge = std::make_unique<Edge>(v, node_, id->second);
+  return edge.get();
+}
+
+}  // namespace nasd::cluster
