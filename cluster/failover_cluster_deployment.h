@@ -7,7 +7,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
   std::string move(const std::string& what, const std::vector<std::string>& args) override;
+  std::string join() override;
   void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
                         std::function<void(uint32_t id)> closed) override {
     volume_opened_ = std::move(opened);
@@ -49,7 +52,13 @@ class FailoverClusterDeployment : public ClusterDeployment {
   // This node's part of the scale-out volume, when the cluster has one: its drives and unit
   // service run on every member whether or not it coordinates the volume.
   void start_scaleout();
+  std::string joined_lines() const;  // the status lines of the nodes that joined
 
+  // Links to the nodes that joined after the start (join()); they own no volume, so the
+  // router never forwards to them: only the scale-out unit calls use these. Declared before
+  // scaleout_, which refers to them, so they outlive it.
+  mutable std::mutex join_mu_;
+  std::map<std::string, std::shared_ptr<interconnect::PeerClient>> joined_;  // guarded by join_mu_
   std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
