@@ -20,7 +20,7 @@ export VOLUME_SIZE=64M
 source "$(dirname "$0")/n_node_lib.sh"
 [[ -x $stream ]] || { echo "SKIP: no nasd-ifs-stream at $stream"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3 (to flip a unit's bytes)"; exit 77; }
-stream_seconds=${STREAM_SECONDS:-15}
+stream_seconds=${STREAM_SECONDS:-10}
 protection() { admin_on n1 protection ifs 2>/dev/null; }
 protection_has() { protection | grep -qE "$1"; }
 not_striped_zero() { admin_on n1 volumes 2>/dev/null | grep -qE "not yet striped 0 bytes"; }
@@ -74,7 +74,9 @@ done_ms=$(( $(now_ms) - added ))
 status=$(protection)
 head -n 3 <<<"$status"
 grep -qE '^volume ifs: protection \+2d:1n, FULL' <<<"$status" || fail "the volume is not at full protection"
-moved=$(sed -n 's/.* \([0-9]*\) groups rebalanced.*/\1/p' <<<"$status" | head -n1)
+# Every pass since the join logged its moves (the status shows the last pass only).
+moved=$(sed -n 's/.*protection pass .* \([0-9]*\) groups rebalanced.*/\1/p' "$dir/n1/data/nasd.log" |
+        awk '{ s += $1 } END { print s + 0 }')
 groups=$(sed -n 's/.*groups \([0-9]*\):.*/\1/p' <<<"$status" | head -n1)
 share=$(sed -n 's/.* 5=[0-9]* (\([0-9]*\)%).*/\1/p' <<<"$status" | head -n1)
 echo "rebalance: $moved of $groups groups moved, n5 holds $share % of the units, done $done_ms ms after the join"
@@ -145,6 +147,7 @@ protection_has "job idle; last run: scrub .* [1-9][0-9]* units written" || fail 
 fsck_ifs scrubbed || { cat "$dir/fsck-scrubbed.log"; fail "nasd-fsck --scaleout after the scrub"; }
 tail -n 1 "$dir/fsck-scrubbed.log"
 for i in 0 1 2 3 4 5 6 7; do
+  rm -f "$dir/back-$i"  # nfs-cp does not overwrite
   nfs-cp "$(url 127.0.1.4 ifs/data-$i)" "$dir/back-$i" >/dev/null && cmp -s "$dir/data-$i" "$dir/back-$i" ||
     fail "data-$i differs after the scrub"
 done
