@@ -24,6 +24,12 @@ stream_seconds=${STREAM_SECONDS:-10}
 protection() { admin_on n1 protection ifs 2>/dev/null; }
 protection_has() { protection | grep -qE "$1"; }
 not_striped_zero() { admin_on n1 volumes 2>/dev/null | grep -qE "not yet striped 0 bytes"; }
+# put FILE HOST: nfs-cp onto /r/ifs, retried (a busy machine can make one forwarded call time out).
+put() {
+  local try
+  for try in 1 2 3; do nfs-cp "$dir/$1" "$(url "$2" "ifs/$1")" >/dev/null 2>&1 && return 0; sleep 1; done
+  fail "write $1 through $2"
+}
 # fsck_ifs LABEL: nasd-fsck --scaleout over the coordinator's catalog and the 5 nodes' drives.
 fsck_ifs() {
   admin_on n1 protection catalog ifs >"$dir/catalog-$1.txt"
@@ -37,11 +43,11 @@ start_nodes --nodes 4 --volumes-per-node 1 --scale-out
 # 1. The dataset: 8 files of 3 MiB and 4 small ones, written through every node.
 for i in 0 1 2 3 4 5 6 7; do
   head -c $((3 * 1024 * 1024 + i * 4097)) /dev/urandom >"$dir/data-$i"
-  nfs-cp "$dir/data-$i" "$(url 127.0.1.$((i % 4 + 1)) ifs/data-$i)" >/dev/null || fail "write data-$i"
+  put "data-$i" 127.0.1.$((i % 4 + 1))
 done
 for i in 0 1 2 3; do
   head -c $((2000 + i * 100)) /dev/urandom >"$dir/small-$i"
-  nfs-cp "$dir/small-$i" "$(url 127.0.1.$((i + 1)) ifs/small-$i)" >/dev/null || fail "write small-$i"
+  put "small-$i" 127.0.1.$((i + 1))
 done
 wait_for 30 "the dataset striped (write-behind)" not_striped_zero
 protection | head -n 3
