@@ -92,6 +92,21 @@ Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t s
   return fd;
 }
 
+Fd tcp_connect_to(const std::string& host, uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
+    throw std::runtime_error("bad address " + host);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect " + host + ":" + std::to_string(port));
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address) {
   for (uint16_t p = 1023; p >= 600; --p) {
     try {

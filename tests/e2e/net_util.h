@@ -1,5 +1,5 @@
 // Loopback socket helpers shared by the harness and the raw-socket tests. Everything here talks
-// to 127.0.0.1 only.
+// to 127.0.0.1, except tcp_connect_to (other loopback addresses of a test's own namespace).
 #pragma once
 
 #include <chrono>
@@ -41,6 +41,9 @@ Fd tcp_connect(uint16_t port);
 Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port = 0);
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address = "127.0.0.1");
 Fd udp_connect(uint16_t port);
+// A TCP connection to another loopback address of the test's namespace (a cluster node's or a
+// virtual server's, "127.0.2.1"); throws on failure.
+Fd tcp_connect_to(const std::string& host, uint16_t port);
 
 // Sends all bytes (throws on error). Returns false if the peer has closed the connection.
 bool send_all(int fd, const void* data, size_t len);
