@@ -22,7 +22,7 @@ source "$(dirname "$0")/n_node_lib.sh"
 command -v python3 >/dev/null || { echo "SKIP: no python3 (to flip a unit's bytes)"; exit 77; }
 stream_seconds=${STREAM_SECONDS:-10}
 protection() { admin_on n1 protection ifs 2>/dev/null; }
-protection_has() { protection | grep -qE "$1"; }
+protection_has() { grep -qE "$1" <<<"$(protection)"; }  # not a pipe: grep -q would end it early (SIGPIPE, pipefail)
 not_striped_zero() { admin_on n1 volumes 2>/dev/null | grep -qE "not yet striped 0 bytes"; }
 # put FILE HOST: nfs-cp onto /r/ifs, retried (a busy machine can make one forwarded call time out).
 put() {
