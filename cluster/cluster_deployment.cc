@@ -123,6 +123,10 @@ void ClusterDeployment::stop() {
     for (const std::string& name : served_here_) serving_log_->stopped(name, 0, 0, 0);
 }
 
+void ClusterDeployment::admit_peer(const std::string& name) {
+  if (interconnect_) interconnect_->admit_peer(name);
+}
+
 // Peers' forwarded calls stop before the volumes they run on close.
 void ClusterDeployment::stop_interconnect() {
   if (interconnect_) interconnect_->stop();

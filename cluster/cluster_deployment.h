@@ -42,6 +42,8 @@ class ClusterDeployment : public Deployment {
   // The interconnect listener (with `attach` run on it before it starts) and the peer links.
   void start_interconnect(const std::function<void(interconnect::InterconnectServer&)>& attach);
   void stop_interconnect();
+  // A node that joined the running cluster may connect to this node's interconnect.
+  void admit_peer(const std::string& name);
   // One line per peer: its interconnect link up or down.
   std::string peer_lines() const;
 

@@ -121,7 +121,8 @@ void ClusterFailover::start() {
   const MemberOptions& self = *w_.cluster->member(w_.self);
   std::string covers;
   for (const auto& n : self.covers) covers += (covers.empty() ? "" : ",") + n;
-  util::log("cluster").info("failover cluster: node " + w_.self + (self.standby ? " (standby)" : "") +
+  util::log("cluster").info("failover cluster: node " + w_.self +
+                            (self.standby ? " (standby)" : self.storage ? " (storage)" : "") +
                             " of " + std::to_string(w_.cluster->members.size()) + ", covers " +
                             (covers.empty() ? "nobody" : covers) + ", mirrored to " +
                             (self.mirror_to.empty() ? "nobody" : self.mirror_to));
@@ -303,7 +304,7 @@ std::string ClusterFailover::status() const {
     return e.volumes;
   };
   for (const MemberOptions& m : c.members) {
-    out << "member " << m.name << (m.standby ? " (standby)" : "") << ": ";
+    out << "member " << m.name << (m.standby ? " (standby)" : m.storage ? " (storage)" : "") << ": ";
     if (m.name == w_.self)
       out << "this node";
     else

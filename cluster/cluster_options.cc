@@ -246,9 +246,10 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
                       &m.mirror_port);
     m.mirror_to = s->get("mirror_to");
     const std::string role = s->get("role", "primary");
-    if (role != "primary" && role != "standby")
-      throw ConfigError(where + " role = " + role + ": expected primary or standby");
+    if (role != "primary" && role != "standby" && role != "storage")
+      throw ConfigError(where + " role = " + role + ": expected primary, standby or storage");
     m.standby = role == "standby";
+    m.storage = role == "storage";
     members.push_back(std::move(m));
   }
   if (members.size() < 2 || members.size() > 8)
@@ -261,6 +262,7 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
   std::vector<MemberOptions*> primaries;
   const MemberOptions* standby = nullptr;
   for (MemberOptions& m : members) {
+    if (m.storage) continue;  // in no ring: it mirrors nothing and covers nobody
     if (m.standby) {
       if (standby) throw ConfigError("one standby [member] at most");
       standby = &m;
@@ -286,6 +288,14 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
     throw ConfigError("[member " + m.name + "] a standby has no journal to mirror (no mirror_to)");
   }
   for (MemberOptions& m : members) {
+    if (!m.storage) continue;
+    if (!m.mirror_to.empty())
+      throw ConfigError("[member " + m.name + "] a storage node has no journal to mirror (no mirror_to)");
+    for (const MemberOptions& p : members)
+      if (p.mirror_to == m.name)
+        throw ConfigError("[member " + p.name + "] mirror_to = " + m.name + ": a storage node holds no mirror");
+  }
+  for (MemberOptions& m : members) {
     if (m.mirror_to.empty()) continue;
     const MemberOptions& holder = *member(m.mirror_to);
     if (holder.mirror_host.empty())
@@ -308,6 +318,7 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
     const MemberOptions* home = member(e.node);
     if (!home) throw ConfigError(where + " node = " + e.node + ": no such [member]");
     if (home->standby) throw ConfigError(where + ": a standby serves no virtual server");
+    if (home->storage) throw ConfigError(where + ": a storage node serves no virtual server");
     e.listen = s->get("listen");
     e.nfs_port = static_cast<uint16_t>(s->get_int("nfs_port", 2049));
     e.mount_port = static_cast<uint16_t>(s->get_int("mount_port", 20048));

@@ -53,7 +53,11 @@
 //                                    # covered node (in member order) mirrors to port + k
 //   mirror_to = n2                   # whose mirror holds n1's journal (default: the next
 //                                    # primary in member order, a ring; the standby if any)
-//   role = primary                   # or standby: serves nothing, covers every primary
+//   role = primary                   # or standby: serves nothing, covers every primary;
+//                                    # or storage: adds its drives to the scale-out volume and
+//                                    # serves every path by forwarding; no EVS, in no NVRAM
+//                                    # ring (covers nobody, mirrored nowhere), so it can join a
+//                                    # running cluster (nasd-admin join, deploy/add-node.sh)
 //   [evs evs1]                       # an Enterprise Virtual Server: an address and its volumes
 //   node = n1
 //   listen = 10.0.2.1
@@ -92,6 +96,7 @@ struct MemberOptions {
   uint16_t mirror_port = 0;
   std::string mirror_to;    // the member holding this node's mirror ("" for a standby)
   bool standby = false;
+  bool storage = false;     // role = storage: drives for the scale-out volume, no EVS, no ring
   std::vector<std::string> covers;  // members whose mirror it holds, in member order
   // The mirror address this node's journal is copied to: mirror_to's mirror_listen host, port
   // + this node's index among the nodes mirror_to covers.

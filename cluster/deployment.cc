@@ -17,6 +17,10 @@ std::string Deployment::move(const std::string&, const std::vector<std::string>&
       "planned moves need an N-node failover cluster ([member]s and a shared folder)");
 }
 
+std::string Deployment::join() {
+  throw std::invalid_argument("join: only a failover cluster with [member]s takes in new nodes");
+}
+
 std::unique_ptr<Deployment> make_deployment(const NodePlan& plan, HostedVolumes& hosted) {
   switch (plan.role) {
     case NodeRole::Alone: return std::make_unique<StandaloneDeployment>(plan, hosted);

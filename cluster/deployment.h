@@ -59,6 +59,11 @@ class Deployment {
   // Planned moves: `evs ...` (what = "evs") and `volume move|cancel-move ...` (what =
   // "volume"); throws std::invalid_argument outside an N-node failover cluster.
   virtual std::string move(const std::string& what, const std::vector<std::string>& args);
+  // `nasd-admin join`: re-reads the cluster config and takes in the [member]s appended to it
+  // since this node started (role = storage: drives for the scale-out volume). Throws
+  // std::invalid_argument when the config cannot be joined (outside a failover cluster, a
+  // member changed or inserted, a new member that is not a storage node).
+  virtual std::string join();
 
   // What the management page and the metrics show of the role (cluster/node_http.cc).
   // Each peer's name and whether its interconnect link is up; none when alone.

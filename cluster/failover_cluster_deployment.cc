@@ -1,5 +1,6 @@
 #include "cluster/failover_cluster_deployment.h"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "cluster/address_pool_server.h"
@@ -9,6 +10,7 @@
 #include "cluster/lease_authority_factory.h"
 #include "cluster/scaleout/ifs_node.h"
 #include "cluster/scaleout/ifs_options.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
 
@@ -65,6 +67,69 @@ void FailoverClusterDeployment::start_scaleout() {
   });
   hosted_.set_scaleout_cluster(scaleout_.get());
   if (edge_) edge_->attach(scaleout_.get(), ids);
+}
+
+// The config is read again as the node read it at its start: its own file, then the cluster's.
+// Only members appended at the end can join (a scale-out node id is the member's position),
+// and only storage nodes: a primary would need an EVS and a place in the NVRAM ring, which a
+// running ring cannot change (that is a rolling restart with the new config).
+std::string FailoverClusterDeployment::join() {
+  if (!plan_.cluster->n_node() || !plan_.config.section("node") ||
+      !plan_.config.section("node")->has("cluster_config"))
+    throw std::invalid_argument("join: this node does not read a cluster config ([node] cluster_config)");
+  Config fresh = Config::load(plan_.config.origin());
+  fresh.append(Config::load(fresh.resolve_path(fresh.section("node")->get("cluster_config"))));
+  std::optional<ClusterOptions> now;
+  try {
+    now = ClusterOptions::from_config(fresh);
+  } catch (const ConfigError& e) {
+    throw std::invalid_argument(std::string("join: the cluster config: ") + e.what());
+  }
+  const std::vector<MemberOptions>& was = plan_.cluster->members;
+  if (!now || now->members.size() < was.size())
+    throw std::invalid_argument("join: the cluster config lost members; only appending new [member]s is supported");
+  for (size_t i = 0; i < was.size(); i++) {
+    const MemberOptions &a = was[i], &b = now->members[i];
+    if (a.name != b.name || a.host != b.host || a.port != b.port || a.standby != b.standby ||
+        a.storage != b.storage)
+      throw std::invalid_argument("join: [member " + a.name + "] changed or moved in the cluster config; "
+                                  "only appending new [member]s is supported");
+  }
+  std::ostringstream out;
+  std::lock_guard lock(join_mu_);
+  for (size_t i = was.size(); i < now->members.size(); i++) {
+    const MemberOptions& m = now->members[i];
+    if (!m.storage)
+      throw std::invalid_argument("join: [member " + m.name + "] is not role = storage; a new primary "
+                                  "needs the nodes restarted one after the other with the new config");
+  }
+  for (size_t i = was.size(); i < now->members.size(); i++) {
+    const MemberOptions& m = now->members[i];
+    const uint32_t id = static_cast<uint32_t>(i + 1);
+    if (joined_.count(m.name)) {
+      out << "member " << m.name << ": joined already (scale-out node " << id << ")\n";
+      continue;
+    }
+    interconnect::PeerClientOptions po;
+    po.host = m.host;
+    po.port = m.port;
+    po.source_host = plan_.cluster->host;
+    po.cluster_name = plan_.cluster->name;
+    po.local_node = plan_.node.name;
+    po.expected_peer = m.name;
+    po.credentials = plan_.link;
+    auto peer = std::make_shared<interconnect::PeerClient>(po);
+    peer->start();
+    admit_peer(m.name);
+    if (scaleout_) scaleout_->add_node(id, peer.get());
+    joined_[m.name] = peer;
+    util::log("cluster").info("member " + m.name + " (" + m.host + ":" + std::to_string(m.port) +
+                              ") joined" + (scaleout_ ? " as scale-out node " + std::to_string(id) : ""));
+    out << "member " << m.name << ": joined" << (scaleout_ ? " as scale-out node " + std::to_string(id) : "")
+        << " (interconnect " << m.host << ":" << m.port << ")\n";
+  }
+  if (out.str().empty()) out << "join: no new [member] in the cluster config\n";
+  return out.str();
 }
 
 void FailoverClusterDeployment::open_volumes() {
@@ -140,6 +205,10 @@ void FailoverClusterDeployment::stop() {
   if (failover_) failover_->stop();
   if (node_server_) node_server_->release();
   stop_interconnect();
+  {
+    std::lock_guard lock(join_mu_);
+    for (auto& [name, peer] : joined_) peer->stop();
+  }
   if (scaleout_) scaleout_->stop();
 }
 
@@ -147,7 +216,7 @@ std::string FailoverClusterDeployment::status() const {
   return "cluster " + plan_.cluster->name + ": failover cluster of " +
          std::to_string(plan_.cluster->members.size()) + " nodes (authority " +
          membership::authority_kind_name(plan_.cluster->authority.kind) + ")\n" + failover_->status() +
-         (pools_ ? pools_->status() : std::string()) + scaleout_line() + peer_lines();
+         (pools_ ? pools_->status() : std::string()) + scaleout_line() + peer_lines() + joined_lines();
 }
 
 std::string FailoverClusterDeployment::scaleout_line() const {
@@ -157,6 +226,14 @@ std::string FailoverClusterDeployment::scaleout_line() const {
          " (forwarded instead " + std::to_string(s.fallbacks) + ", layouts asked again " +
          std::to_string(s.retried) + "; layouts served as coordinator " +
          std::to_string(s.layouts_served) + ")\n";
+}
+
+std::string FailoverClusterDeployment::joined_lines() const {
+  std::lock_guard lock(join_mu_);
+  std::string out;
+  for (const auto& [name, peer] : joined_)
+    out += "joined " + name + " (storage): interconnect " + (peer->connected() ? "up" : "down") + "\n";
+  return out;
 }
 
 std::string FailoverClusterDeployment::why_no_volume_create() const {

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
   std::string move(const std::string& what, const std::vector<std::string>& args) override;
+  std::string join() override;
   void set_volume_lock_hooks(VolumeLockHooks hooks) override { lock_hooks_ = std::move(hooks); }
   std::optional<ClusterFailover::Report> failover_report() const override {
     if (!failover_) return std::nullopt;
@@ -51,7 +54,13 @@ class FailoverClusterDeployment : public ClusterDeployment {
   void start_scaleout();
   // `nasd-admin cluster`: how this node's READs of the scale-out volume were answered.
   std::string scaleout_line() const;
+  std::string joined_lines() const;  // the status lines of the nodes that joined
 
+  // Links to the nodes that joined after the start (join()); they own no volume, so the
+  // router never forwards to them: only the scale-out unit calls use these. Declared before
+  // scaleout_, which refers to them, so they outlive it.
+  mutable std::mutex join_mu_;
+  std::map<std::string, std::shared_ptr<interconnect::PeerClient>> joined_;  // guarded by join_mu_
   std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::shared_ptr<IfsEdgeResolver> edge_;  // null without a scale-out volume
   std::unique_ptr<VirtualServer> node_server_;

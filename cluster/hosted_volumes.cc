@@ -215,6 +215,18 @@ std::string HostedVolumes::protection_command(const std::vector<std::string>& ar
     for (const auto& [id, h] : open_)
       if (h.ifs) coordinated.emplace_back(h.name, h.ifs);
   }
+  // `protection scrub VOLUME` and `protection catalog VOLUME`: one coordinated volume.
+  if (!args.empty() && (args[0] == "scrub" || args[0] == "catalog")) {
+    if (args.size() != 2 || args[1].empty() || args[1].size() > 255)
+      throw std::invalid_argument("usage: protection " + args[0] + " VOLUME");
+    for (const auto& [name, ifs] : coordinated) {
+      if (name != args[1]) continue;
+      if (args[0] == "catalog") return ifs->catalog_text();
+      ifs->start_scrub();
+      return "protection: scrub of " + name + " started (progress: nasd-admin protection " + name + ")\n";
+    }
+    throw std::invalid_argument("protection: no scale-out volume " + args[1] + " is coordinated here");
+  }
   // Taken outside mu_: reading the catalog waits for the volume's own lock.
   constexpr size_t kMaxListedGroups = 1000;
   scaleout::ProtectionBoard board;

@@ -151,10 +151,21 @@ void Node::start_admin() {
                            all.insert(all.end(), args.begin(), args.end());
                            return deployment_->move("evs", all);
                          });
+  commands_->add_command("join",
+                         "join: re-read the cluster config and take in the role = storage "
+                         "[member]s appended to it (their drives join the scale-out volume, "
+                         "whose rebalance job then moves units onto them); run on every node",
+                         [this](const std::vector<std::string>& args) {
+                           if (!args.empty()) throw std::invalid_argument("usage: join");
+                           return deployment_->join();
+                         });
   commands_->add_command("protection",
-                         "protection [VOLUME]: each protection group's health (full/degraded/lost "
-                         "units) and the re-protect, rebalance and scrub jobs' progress of the "
-                         "scale-out volumes this node coordinates",
+                         "protection [VOLUME] | protection scrub VOLUME | protection catalog "
+                         "VOLUME: each protection group's health (full/degraded/lost units), "
+                         "units per node and the re-protect, rebalance and scrub jobs' progress "
+                         "of the scale-out volumes this node coordinates; scrub starts a scrub "
+                         "job (every unit read and checked, bad ones repaired from parity); "
+                         "catalog prints the group catalog for nasd-fsck --scaleout",
                          [this](const std::vector<std::string>& args) { return hosted_->protection_command(args); });
   commands_->add_command("failover",
                          "planned failover: hand this node's volumes and address to its partner",

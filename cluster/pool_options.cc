@@ -72,12 +72,12 @@ std::vector<PoolOptions> pools_from_config(const Config& config, const ClusterOp
     p.nodes = s->get_list("nodes");
     if (p.nodes.empty()) {
       for (const MemberOptions& m : cluster.members)
-        if (!m.standby) p.nodes.push_back(m.name);
+        if (!m.standby && !m.storage) p.nodes.push_back(m.name);
     }
     std::set<std::string> once;
     for (const std::string& n : p.nodes) {
       const MemberOptions* m = cluster.member(n);
-      if (!m || m->standby) throw ConfigError(where + " nodes: " + n + " is no primary [member]");
+      if (!m || m->standby || m->storage) throw ConfigError(where + " nodes: " + n + " is no primary [member]");
       if (!once.insert(n).second) throw ConfigError(where + " nodes: " + n + " given twice");
     }
     pools.push_back(std::move(p));

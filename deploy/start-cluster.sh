@@ -20,6 +20,9 @@
 #              on 4 nodes) over drives of every node (<node data_dir>/ifs-1000/drive-<i>.units,
 #              IFS_DRIVES per node, default 4), served by every node; evs1's node coordinates
 #              it, n2 (its NVRAM mirror) takes it over (cluster/scaleout/README.md).
+#   --add-node: one more node joins the running --scale-out cluster in $CLUSTER_DIR as a storage
+#              node (its drives join /r/ifs, the rebalance job moves units onto them):
+#              deploy/add-node.sh, which says how.
 #   --authority etcd: leases in an etcd that deploy/start-etcd.sh starts in $CLUSTER_DIR/etcd
 #              (ETCD_MEMBERS=3 for three members) instead of lease files in the shared folder.
 # VOLUME_SIZE (default 1G; the backing files are allocated in full), SEGMENT_SIZE, NVRAM_SIZE
@@ -55,7 +58,9 @@ while [ $# -gt 0 ]; do
     --authority) AUTHORITY="${2:?--authority needs file or etcd}"; shift ;;
     --standby) STANDBY=1 ;;
     --scale-out) SCALE_OUT=1 ;;
-    *) echo "usage: $0 [--no-failover] [--nodes N [--volumes-per-node V] [--authority file|etcd] [--standby] [--scale-out]]" >&2; exit 2 ;;
+    --add-node) [ $# = 1 ] || { echo "--add-node takes no other option" >&2; exit 2; }
+                exec "$ROOT/deploy/add-node.sh" ;;
+    *) echo "usage: $0 [--no-failover] [--nodes N [--volumes-per-node V] [--authority file|etcd] [--standby] [--scale-out]] | --add-node" >&2; exit 2 ;;
   esac
   shift
 done

@@ -185,12 +185,19 @@ void InterconnectServer::serve(Connection* conn) {
   conn->finished = true;
 }
 
+void InterconnectServer::admit_peer(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (std::find(admitted_.begin(), admitted_.end(), name) == admitted_.end()) admitted_.push_back(name);
+}
+
 void InterconnectServer::serve_authenticated(Connection* conn) {
   Socket& socket = *conn->socket;
   std::string error;
   const auto& peers = options_.peers;
-  auto accept_peer = [&peers](const std::string& name) {
-    return peers.empty() || std::find(peers.begin(), peers.end(), name) != peers.end();
+  auto accept_peer = [this, &peers](const std::string& name) {
+    if (peers.empty() || std::find(peers.begin(), peers.end(), name) != peers.end()) return true;
+    std::lock_guard lock(mu_);
+    return std::find(admitted_.begin(), admitted_.end(), name) != admitted_.end();
   };
   std::optional<link::Session> session;
   try {

@@ -107,6 +107,9 @@ class InterconnectServer {
   void stop();
 
   uint16_t port() const { return port_; }
+  // A node that joined the running cluster (a [member] added to the config, `nasd-admin
+  // join`) may connect from now on, as the configured peers may. Thread-safe.
+  void admit_peer(const std::string& name);
   size_t connection_count() const;
   // Connections closed because they did not authenticate (or came from a refused address).
   uint64_t refused_count() const { return refused_.load(); }
@@ -140,6 +143,7 @@ class InterconnectServer {
   mutable std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;
   LinkSessions sessions_;
+  std::vector<std::string> admitted_;  // guarded by mu_: peers that joined after the start
 };
 
 }  // namespace nasd::interconnect

@@ -18,7 +18,7 @@ std::unique_ptr<IfsNode> IfsNode::open(Options options, std::string* error) {
 IfsNode::IfsNode(Options options, std::unique_ptr<NodeUnits> local)
     : options_(std::move(options)), local_(std::move(local)),
       server_(std::make_unique<UnitServer>(local_.get())),
-      remote_(local_.get(), options_.call_timeout),
+      remote_(local_.get(), options_.call_timeout), nodes_(options_.nodes),
       layout_pool_({.threads = 2, .max_queued = 256,
                     .at_stop = util::TaskQueue::AtStop::RunQueued, .room = "scaleout"}) {
   for (uint32_t id : options_.nodes) {
@@ -139,6 +139,28 @@ IfsNode::DirectReadStats IfsNode::direct_read_stats() const {
   return DirectReadStats{direct_.load(), fallbacks_.load(), retried_.load(), layouts_served_.load()};
 }
 
+void IfsNode::add_node(uint32_t node, interconnect::CallChannel* channel) {
+  {
+    std::lock_guard lock(mu_);
+    if (view_.count(node)) return;
+  }
+  // The channel first: the prober may reach the node as soon as it is in nodes_.
+  remote_.add_peer(node, channel);
+  std::lock_guard lock(mu_);
+  NodeState n;
+  n.id = node;
+  n.alive = false;
+  n.drives.assign(options_.drives, DriveState{true});
+  view_[node] = n;
+  missed_[node] = kMissedProbes;
+  nodes_.push_back(node);
+}
+
+bool IfsNode::knows(uint32_t node) const {
+  std::lock_guard lock(mu_);
+  return view_.count(node) > 0;
+}
+
 void IfsNode::start() {
   prober_ = std::thread([this] { probe_loop(); });
 }
@@ -154,7 +176,12 @@ void IfsNode::stop() {
 
 void IfsNode::probe_loop() {
   for (;;) {
-    for (uint32_t id : options_.nodes) {
+    std::vector<uint32_t> nodes;
+    {
+      std::lock_guard lock(mu_);
+      nodes = nodes_;
+    }
+    for (uint32_t id : nodes) {
       std::vector<bool> health = remote_.health(id);
       std::lock_guard lock(mu_);
       NodeState& n = view_[id];

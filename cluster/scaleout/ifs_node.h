@@ -53,6 +53,12 @@ class IfsNode : public IfsCluster, public UnitAccess {
   // Serves this node's drives to the other nodes (before the interconnect starts).
   void attach(interconnect::InterconnectServer& server);
   void add_peer(uint32_t node, interconnect::CallChannel* channel);
+  // A node that joined the running cluster (a role = storage [member] added to the config):
+  // its drives become part of the topology once it answers a probe (dead until then, so
+  // nothing is placed on a node that is not up yet). The coordinator's protection thread sees
+  // the new topology and starts the rebalance job. No-op for a known node.
+  void add_node(uint32_t node, interconnect::CallChannel* channel);
+  bool knows(uint32_t node) const;
   void start();  // the prober
   void stop();
 
@@ -105,6 +111,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   RemoteUnits remote_;
 
   mutable std::mutex mu_;
+  std::vector<uint32_t> nodes_;          // guarded by mu_: options_.nodes, then joined ones
   std::map<uint32_t, NodeState> view_;   // guarded by mu_
   std::map<uint32_t, int> missed_;       // guarded by mu_
   std::mutex stop_mu_;

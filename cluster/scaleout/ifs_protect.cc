@@ -1,10 +1,12 @@
-// IfsVolume's protection: the thread that watches the topology and runs re-protect passes
-// (ProtectionJob driven here, GroupIo::repair_group doing the work), the status for the admin,
-// and fsck over the catalog.
+// IfsVolume's protection: the thread that watches the topology and runs the protection jobs
+// (ProtectionJob driven here): re-protect and scrub by GroupIo::repair_group, rebalance onto
+// a joined node by GroupIo::rebalance_group; the status for the admin, the catalog dump and
+// fsck over the catalog.
 #include <chrono>
 #include <future>
 #include <sstream>
 
+#include "cluster/scaleout/catalog_text.h"
 #include "cluster/scaleout/ifs_volume.h"
 #include "util/log.h"
 
@@ -12,7 +14,11 @@ namespace nasd::scaleout {
 
 namespace {
 
-constexpr size_t kCommitsPerCheckpoint = 256;
+// A pass checkpoints its commits every kCommitsPerCheckpoint commits (pass_checkpoint_batch_)
+// or kCheckpointEveryMs, whichever comes first: a coordinator killed mid-pass loses at most
+// that much of the pass's work (its new units are then garbage; the old ones still hold the
+// data) and its successor's pass starts from the last checkpoint.
+constexpr int64_t kCheckpointEveryMs = 2000;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -84,19 +90,30 @@ void IfsVolume::protect_loop() {
   bool first = true;
   int64_t last_pass = 0;
   for (;;) {
+    bool scrub = false;
     {
       std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) return;
+      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(500),
+                            [&] { return stopping_ || scrub_requested_; }) && stopping_)
+        return;
+      scrub = scrub_requested_;
+      scrub_requested_ = false;
     }
     try {
       const Topology t = cluster_->topology();
       const bool changed = first || !same_topology(t, last);
       first = false;
       last = t;
-      // A pass when the topology changed, and again every few seconds while groups are
-      // below full protection (a pass may leave some: a node came back meanwhile).
+      if (scrub) {
+        last_pass = now_ms();
+        run_pass(t, true);
+        continue;
+      }
+      // A pass when the topology changed (a node lost, joined or back), and again every few
+      // seconds while groups are below full protection or unbalanced (a pass may leave some:
+      // a node came back meanwhile, a client rewrote a group under a task).
       if (!changed && now_ms() - last_pass < 5000) continue;
-      if (health().groups_degraded == 0) continue;
+      if (!pass_due(t)) continue;
       last_pass = now_ms();
       run_pass(t);
     } catch (const std::exception& e) {
@@ -136,7 +153,32 @@ JobConfig IfsVolume::job_config() const {
 
 void IfsVolume::reprotect_now() { run_pass(cluster_->topology()); }
 
-void IfsVolume::run_pass(const Topology& topology) {
+void IfsVolume::start_scrub() {
+  {
+    std::lock_guard lock(stop_mu_);
+    scrub_requested_ = true;
+  }
+  stop_cv_.notify_all();
+}
+
+void IfsVolume::scrub_now() { run_pass(cluster_->topology(), true); }
+
+std::string IfsVolume::catalog_text() {
+  std::lock_guard lock(mu_);
+  return encode_catalog(catalog_locked());
+}
+
+bool IfsVolume::pass_due(const Topology& topology) {
+  ProtectionJob judge(job_config(), 0, topology);
+  {
+    std::lock_guard lock(mu_);
+    judge.load(catalog_locked());
+  }
+  const JobProgress p = judge.progress();
+  return p.groups_degraded > 0 || p.groups_unbalanced > 0;
+}
+
+void IfsVolume::run_pass(const Topology& topology, bool scrub) {
   std::lock_guard pass_lock(pass_mu_);
   std::vector<GroupRecord> records;
   uint32_t job_epoch = 0;
@@ -151,6 +193,7 @@ void IfsVolume::run_pass(const Topology& topology) {
   ProtectionJob job(job_config(), job_epoch, topology);
   job.load(records);
   job.topology_changed(now_ms(), topology);
+  if (scrub) job.start_scrub(now_ms());
   std::map<ExtentId, uint64_t> expected;  // the version each extent's task started from
   for (const GroupRecord& r : records) expected[ExtentId{r.file, r.offset}] = r.version;
   std::vector<JobTask> tasks;
@@ -158,7 +201,9 @@ void IfsVolume::run_pass(const Topology& topology) {
   // checkpoint that references the new ones has landed.
   std::vector<UnitRef> drops;
   size_t commits = 0;
+  int64_t last_checkpoint = now_ms();
   auto checkpoint_and_drop = [&]() -> bool {
+    last_checkpoint = now_ms();
     if (commits == 0 && drops.empty()) return true;
     if (flush(&durable) != fs::Status::Ok) {
       std::lock_guard lock(mu_);
@@ -215,7 +260,9 @@ void IfsVolume::run_pass(const Topology& topology) {
       std::lock_guard lock(status_mu_);
       job_progress_ = job.progress();
     }
-    if (commits >= kCommitsPerCheckpoint && !checkpoint_and_drop()) {
+    const bool batch_full = commits >= pass_checkpoint_batch_ ||
+                            (commits > 0 && now_ms() - last_checkpoint >= kCheckpointEveryMs);
+    if (batch_full && !checkpoint_and_drop()) {
       util::log("ifs").error("volume " + options_.name + ": protection pass stopped: no checkpoint");
       break;
     }
@@ -231,8 +278,20 @@ void IfsVolume::run_pass(const Topology& topology) {
       running.push_back(std::async(std::launch::async, [this, &topology, t = tasks[i]] {
         TaskResult result;
         result.task = t.id;
-        result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
-                                     &result.replacement, &result.units_rebuilt, &result.error);
+        std::vector<UnitPlace> balanced;
+        if (t.kind == JobKind::Rebalance &&
+            !rebalance_units(t.record.shape, topology, t.record.places, t.record.file,
+                             t.record.group, &balanced).empty()) {
+          // Onto the balanced places under a fresh version (the old units stay until the
+          // commit is checkpointed): the group keeps full protection throughout.
+          result.ok = io_.rebalance_group(t.record, topology, t.first_new_version,
+                                          &result.replacement, &result.units_rebuilt, &result.error);
+        } else {
+          // Re-protect and scrub are one repair: rebuild what is unreadable (in place) or
+          // misplaced (elsewhere); a rebalance of a group balanced meanwhile scrubs it.
+          result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
+                                       &result.replacement, &result.units_rebuilt, &result.error);
+        }
         return result;
       }));
     }
@@ -247,8 +306,10 @@ void IfsVolume::run_pass(const Topology& topology) {
   }
   const JobProgress p = job.progress();
   util::log("ifs").info("volume " + options_.name + ": protection pass " + std::to_string(job_epoch) +
-                        " done: " + std::to_string(p.done) + "/" + std::to_string(p.total) +
-                        " groups, " + std::to_string(p.units_rebuilt) + " units rebuilt, " +
+                        " (" + job_kind_name(p.kind) + (scrub ? ", scrub asked" : "") +
+                        ") done: " + std::to_string(p.done) + "/" + std::to_string(p.total) +
+                        " groups, " + std::to_string(p.units_rebuilt) + " units written, " +
+                        std::to_string(p.groups_moved) + " groups rebalanced, " +
                         std::to_string(p.unrecoverable) + " unrecoverable");
 }
 

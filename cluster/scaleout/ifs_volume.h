@@ -30,9 +30,13 @@
 //
 // Protection: a background thread watches the topology (IfsCluster). When a node or drive is
 // lost, or groups are found below full protection, it runs a re-protect pass
-// (ProtectionJob + GroupIo::repair_group), committing each rebuilt group to the catalog and a
-// checkpoint before the old units are dropped. protection() reports groups' health and the
-// pass's progress (for nasd-admin).
+// (ProtectionJob + GroupIo::repair_group); when a node joins (or returns), groups spread
+// unevenly are rebalanced onto it (GroupIo::rebalance_group, every moved group re-striped
+// under a fresh version); a scrub on request reads every unit and repairs bad ones in place.
+// Each commit goes into the catalog, and a checkpoint holds it before the old units are
+// dropped, so a coordinator killed mid-pass loses nothing (the next one opens the older or
+// the newer record, both complete) and its successor's pass picks the job up again.
+// group_status() reports groups' health and the pass's progress (for nasd-admin).
 #pragma once
 
 #include <atomic>
@@ -92,6 +96,17 @@ class IfsVolume : public fs::JournalTarget {
   ProtectionStatus group_status(size_t max_listed);
   // Runs one protection pass now (tests, the admin's "repair now"); returns when it ended.
   void reprotect_now();
+  // Asks the protection thread for a scrub (OneFS MediaScan): every unit of every group read,
+  // its checksum verified, and a bad or missing one rebuilt from the group's others; the
+  // pass also does whatever re-protect and rebalance are due. Returns at once; progress in
+  // group_status(). scrub_now() runs it on the calling thread (tests).
+  void start_scrub();
+  void scrub_now();
+  // The group catalog as nasd-fsck --scaleout reads it (catalog_text.h), taken now.
+  std::string catalog_text();
+  // A protection pass checkpoints its commits at least every `commits` commits (default 256;
+  // tests lower it to see a pass cut short between checkpoints). Before start_protection().
+  void set_pass_checkpoint_batch(size_t commits) { pass_checkpoint_batch_ = commits ? commits : 1; }
   // Every group of every file: its health (fsck): unreadable units and parity mismatches.
   struct FsckReport {
     uint64_t groups = 0, bad_parity = 0, unreadable = 0, lost = 0;
@@ -210,7 +225,11 @@ class IfsVolume : public fs::JournalTarget {
 
   // ifs_protect.cc
   void protect_loop();
-  void run_pass(const Topology& topology);
+  // One pass of the protection job over the catalog: re-protect and rebalance as the
+  // topology calls for, and with `scrub` every group read and verified.
+  void run_pass(const Topology& topology, bool scrub = false);
+  // Groups below full protection or spread unevenly on `topology` (a pass is due).
+  bool pass_due(const Topology& topology);
 
   const IfsOptions options_;
   IfsCluster* const cluster_;
@@ -233,10 +252,12 @@ class IfsVolume : public fs::JournalTarget {
   JobProgress job_progress_;                      // guarded by status_mu_
   uint64_t passes_ = 0;                           // guarded by status_mu_
   std::mutex pass_mu_;                            // one protection pass at a time
+  size_t pass_checkpoint_batch_ = 256;
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;                         // guarded by stop_mu_
+  bool scrub_requested_ = false;                  // guarded by stop_mu_
   std::atomic<bool> closed_{false};
   std::atomic<bool> abandoned_{false};
   bool meta_changed_ = false;                     // guarded by mu_: catalog changed by a pass

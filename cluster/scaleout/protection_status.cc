@@ -23,6 +23,7 @@ ProtectionStatus protection_status(const ProtectionJob& job, const ProtectionPol
   s.nodes = static_cast<int>(topo.nodes.size());
   s.nodes_alive = topo.alive_nodes();
   s.job = job.progress();
+  for (const NodeState& n : topo.nodes) s.units_per_node[n.id] = 0;  // a new node shows 0
   std::vector<GroupStatus> all;
   for (const auto& [e, r] : job.catalog()) {
     GroupStatus g;
@@ -32,6 +33,7 @@ ProtectionStatus protection_status(const ProtectionJob& job, const ProtectionPol
     g.version = r.version;
     g.shape = r.shape;
     for (const UnitPlace& p : r.places) {
+      ++s.units_per_node[p.node];
       if (topo.usable(p.node, p.drive)) {
         ++g.full_units;
       } else {
@@ -76,6 +78,14 @@ std::string format_protection_status(const std::string& volume, const Protection
   o << "  nodes " << s.nodes_alive << "/" << s.nodes << " alive; groups " << s.groups << ": "
     << s.groups_full << " full, " << s.groups_degraded << " degraded, " << s.groups_lost
     << " lost, " << s.groups_unbalanced << " unbalanced; units lost " << s.units_lost << "\n";
+  if (!s.units_per_node.empty()) {
+    uint64_t units = 0;
+    for (const auto& [node, n] : s.units_per_node) units += n;
+    o << "  units per node:";
+    for (const auto& [node, count] : s.units_per_node)
+      o << " " << node << "=" << count << " (" << (units ? count * 100 / units : 0) << "%)";
+    o << "\n";
+  }
   const JobProgress& j = s.job;
   const uint64_t pct = j.total ? j.done * 100 / j.total : 100;
   std::ostringstream run;

@@ -48,6 +48,7 @@ struct ProtectionStatus {
   uint64_t groups_lost = 0;
   uint64_t groups_unbalanced = 0;
   uint64_t units_lost = 0;
+  std::map<uint32_t, uint64_t> units_per_node;  // catalog units on each node (the balance)
   JobProgress job;
   std::vector<GroupStatus> listed;  // the groups not at full protection first, then the rest
   uint64_t not_listed = 0;          // beyond max_listed

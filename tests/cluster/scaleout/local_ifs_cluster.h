@@ -1,6 +1,7 @@
 // TEST SUPPORT: a scale-out cluster in one process: `nodes` nodes of `drives` drives each in a
 // scratch folder, reached through LocalUnits. kill(node) stands for a dead node (its units
-// answer Unreachable and the topology shows it dead); delete_drive removes a backing file.
+// answer Unreachable and the topology shows it dead); delete_drive removes a backing file;
+// add_node stands for a node joining the running cluster.
 #pragma once
 
 #include <unistd.h>
@@ -61,6 +62,21 @@ class LocalIfsCluster : public IfsCluster {
     std::lock_guard lock(mu_);
     down_[node - 1] = true;
     units_.set_down(node, true);
+  }
+  // A node joins (as a storage node joins a running cluster): its fresh drives appear in the
+  // topology with the next id. Returns the id.
+  uint32_t add_node() {
+    std::lock_guard lock(mu_);
+    const uint32_t id = uint32_t(nodes_.size() + 1);
+    std::unique_ptr<NodeUnits> n;
+    std::string err;
+    const std::string d = dir_ + "/n" + std::to_string(id);
+    std::filesystem::create_directories(d);
+    if (!NodeUnits::open(d, 100, id, drives_, &n, &err)) throw std::runtime_error(err);
+    units_.add(n.get());
+    nodes_.push_back(std::move(n));
+    down_.push_back(false);
+    return id;
   }
   void delete_drive(uint32_t node, uint32_t drive) {
     std::filesystem::remove(dir_ + "/n" + std::to_string(node) + "/drive-" + std::to_string(drive) + ".units");
