@@ -120,6 +120,7 @@ class LockClient {
 class NlmTest : public E2eTest {
  protected:
   void SetUp() override {
+    NASD_E2E_NEEDS_OWN_SERVER("plays lockd and statd for its own server, kills it");
     E2eTest::SetUp();
     if (is_ganesha()) GTEST_SKIP() << "nasd's lock manager";
     file_ = make_file(root(), "locked-file", "0123456789");
