@@ -87,7 +87,7 @@ cpu_per_mib() {
   c0=$(cpu $all); t0=$(now)
   "$stream" --host 127.0.1.1 --dir "$name" --seconds 600 --max-mib "$cpu_mib" "$@" \
     --report "$dir/$name.report" >"$dir/$name.out" || { cat "$dir/$name.out"; exit 1; }
-  wait_until 60 "$name striped" "not yet striped 0 bytes"
+  wait_until 120 "$name striped" "not yet striped 0 bytes"
   c1=$(cpu $all); t1=$(now)
   awk -v n="$name" -v m="$cpu_mib" -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v i="$idle" 'BEGIN {
     w = e - s; c = (b - a) - i * w; printf "%-28s %8.2f ms CPU per MiB (%.1f s CPU over %.1f s, %d MiB)\n", n, 1000 * c / m, c, w, m }' |
@@ -110,7 +110,8 @@ if [[ -n $vda ]]; then
 fi
 
 # 4. One node down: n4 killed; degraded read and a write while re-protect runs.
-protected_mib=$(awk -v m="$mib" -v c="$cpu_mib" 'BEGIN { print m + 2 * c }')
+# What re-protect has to bring back: every file's data in /r/ifs (nfs-ls -R sizes).
+protected_mib=$(nfs-ls -R "$(url 127.0.1.1 ifs)" | awk '/^-/ { s += $5 } END { printf "%.0f", s / 1048576 }')
 kill -9 "$(pids n4)"
 killed=$(now)
 wait_until 10 "n1 seeing n4 dead" "nodes 3/4 alive"

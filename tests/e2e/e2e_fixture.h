@@ -102,6 +102,7 @@ class E2eTest : public ::testing::Test {
   uint16_t mount_port_ = 0;
   std::string export_path_ = kExportPath;
   std::string test_dir_;  // against a target: the test's directory's name below the export root
+  uint64_t jukebox_retries_at_start_ = 0;
   std::unique_ptr<RpcChannel> channel_;
   std::unique_ptr<Nfs3Client> nfs_;
   Fh export_root_;
