@@ -218,7 +218,7 @@ bool ClusterFailover::try_open(uint32_t id, const std::string& replay_from) {
     w_.router->add_local(
         w_.volumes->open(section, *w_.config, shared, copy, std::move(fence), owned));
     opened = true;
-    if (w_.volume_opened) w_.volume_opened(id, home.empty());
+    if (w_.locks.opened) w_.locks.opened(id);
   } catch (const std::exception& e) {
     util::log("cluster").error("volume " + section.name() + " could not be opened: " + e.what());
   }
@@ -229,9 +229,15 @@ bool ClusterFailover::try_open(uint32_t id, const std::string& replay_from) {
 
 void ClusterFailover::bind_address_of(uint32_t id) {
   bounds_.at(id)->write_ready(w_.serving_log, section_of(id).name());
-  std::lock_guard lock(served_mu_);
-  served_.insert(id);
-  rebind_locked();
+  std::string address;
+  {
+    std::lock_guard lock(served_mu_);
+    served_.insert(id);
+    rebind_locked();
+    for (const EvsOptions& e : w_.cluster->evs)
+      if (e.name == evs_.at(id)) address = e.listen;
+  }
+  if (w_.locks.serving) w_.locks.serving(id, address);
 }
 
 void ClusterFailover::rebind_locked() {
@@ -256,7 +262,7 @@ bool ClusterFailover::close_volume(uint32_t id, bool lease_held) {
     served_.erase(id);
     rebind_locked();
   }
-  if (w_.volume_closed) w_.volume_closed(id);
+  if (w_.locks.closing) w_.locks.closing(id, lease_held);
   const bool clean = w_.volumes->close(id, lease_held);
   // After the close (its checkpoint writes under the lease), before the lease is released.
   bounds_.at(id)->write_stop(w_.serving_log, section_of(id).name());

@@ -56,6 +56,17 @@ class PlacementStore;
 
 namespace nasd::cluster {
 
+// What the node's lock manager (NLM) is told as volumes come and go (cluster/node_locks.cc).
+struct VolumeLockHooks {
+  // Opened here, before its requests are routed here: adopt its lock table, or begin its grace.
+  std::function<void(uint32_t id)> opened;
+  // The address of its EVS (`address`: what clients mounted) answers here now.
+  std::function<void(uint32_t id, const std::string& address)> serving;
+  // Routed away and its address released, before the close. `handover`: closed under its lease
+  // (the lock table goes with it); otherwise the lease ran out and the locks are lost.
+  std::function<void(uint32_t id, bool handover)> closing;
+};
+
 struct ClusterFailoverWiring {
   std::string self;
   const ClusterOptions* cluster = nullptr;  // members, EVSes, timings; outlives this
@@ -70,8 +81,7 @@ struct ClusterFailoverWiring {
   // Builds an EVS's virtual server with the node's programs (the pair form's own address among
   // them).
   std::function<std::unique_ptr<VirtualServer>(const EvsOptions&)> make_evs;
-  std::function<void(uint32_t id, bool home)> volume_opened;
-  std::function<void(uint32_t id)> volume_closed;
+  VolumeLockHooks locks;
   // Where this node records when it starts and stops serving a volume (for the fault drill);
   // may be null. Outlives this.
   ServingLog* serving_log = nullptr;

@@ -50,11 +50,10 @@ class Deployment {
   virtual std::string status() const = 0;
   // `volume create` needs every node to know every volume; a failover cluster refuses it (why, or "").
   virtual std::string why_no_volume_create() const { return ""; }
-  // Called when the membership opens a volume here (`home`: one of this node's own) or closes
-  // one that goes to the other node, so the lock manager can start that volume's grace period;
-  // before start(). Only a failover cluster moves volumes, so the others ignore them.
-  virtual void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
-                                std::function<void(uint32_t id)> closed) {}
+  // What the lock manager is told when the membership opens, serves or closes a volume here
+  // (its lock table follows the volume); before start(). Only a failover cluster moves volumes,
+  // so the others ignore them.
+  virtual void set_volume_lock_hooks(VolumeLockHooks hooks) {}
   // Planned failover / failback; throws std::invalid_argument outside a failover cluster.
   virtual std::string failover(bool back);
   // Planned moves: `evs ...` (what = "evs") and `volume move|cancel-move ...` (what =

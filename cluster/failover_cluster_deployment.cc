@@ -83,8 +83,7 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
     // The pair form's own address registers with the portmapper, as a node's address does.
     return std::make_unique<VirtualServer>(e.name, eo, programs, e.is_node_address && e.node == self);
   };
-  w.volume_opened = volume_opened_;
-  w.volume_closed = volume_closed_;
+  w.locks = lock_hooks_;
   w.serving_log = serving_log_.get();
   std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
   failover_ = std::make_unique<ClusterFailover>(std::move(w));

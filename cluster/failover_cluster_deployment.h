@@ -35,11 +35,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::string why_no_volume_create() const override;
   std::string failover(bool back) override;
   std::string move(const std::string& what, const std::vector<std::string>& args) override;
-  void set_volume_hooks(std::function<void(uint32_t id, bool home)> opened,
-                        std::function<void(uint32_t id)> closed) override {
-    volume_opened_ = std::move(opened);
-    volume_closed_ = std::move(closed);
-  }
+  void set_volume_lock_hooks(VolumeLockHooks hooks) override { lock_hooks_ = std::move(hooks); }
   std::optional<ClusterFailover::Report> failover_report() const override {
     if (!failover_) return std::nullopt;
     return failover_->report();
@@ -54,8 +50,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::unique_ptr<VirtualServer> node_server_;
   std::unique_ptr<ClusterFailover> failover_;
   std::unique_ptr<AddressPoolServer> pools_;  // [pool] addresses; null without pools
-  std::function<void(uint32_t id, bool home)> volume_opened_;
-  std::function<void(uint32_t id)> volume_closed_;
+  VolumeLockHooks lock_hooks_;
 };
 
 }  // namespace nasd::cluster

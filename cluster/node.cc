@@ -106,9 +106,7 @@ void Node::start_rpc() {
   export_namespace_root();
   std::vector<std::shared_ptr<rpc::Service>> services = {programs.nfs, programs.mount};
   for (auto& lock_service : make_lock_services(programs)) services.push_back(lock_service);
-  deployment_->set_volume_hooks(
-      [this](uint32_t id, bool home) { lock_volume_opened(id, home); },
-      [this](uint32_t id) { locks_->drop_volume(id); });
+  deployment_->set_volume_lock_hooks(lock_hooks());
   deployment_->start(ro, services);
 }
 

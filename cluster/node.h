@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "server/rpc/duplicate_request_cache.h"
 #include "cluster/namespace_root.h"
 #include "cluster/node_plan.h"
+#include "cluster/volume_lock_files.h"
 #include "util/config.h"
 
 namespace nasd::nvram {
@@ -89,10 +91,14 @@ class Node {
   std::string exports_command(const std::vector<std::string>& args);
   void start_admin();
   // NLM and NSM (node_locks.cc): the lock state and its two programs, the failover hooks that
-  // start a volume's grace period, and `nasd-admin locks`.
+  // hand a volume's lock table over with it (or begin its grace period after a takeover), and
+  // `nasd-admin locks`.
   std::vector<std::shared_ptr<rpc::Service>> make_lock_services(const nfs::NfsPrograms& programs);
   bool serves_volume_here(uint32_t volume_id) const;
-  void lock_volume_opened(uint32_t id, bool home);
+  VolumeLockHooks lock_hooks();
+  void lock_volume_opened(uint32_t id);
+  void lock_volume_serving(uint32_t id, const std::string& address);
+  void lock_volume_closing(uint32_t id, bool handover);
   std::string locks_status() const;
   // The metrics and management page listener ([node] http_port; node_http.cc): what it shows
   // of the volumes, NVRAM, cluster and exports.
@@ -116,6 +122,9 @@ class Node {
   std::mutex admin_mu_;                            // one volume creation at a time
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
   std::shared_ptr<nlm::LockState> locks_;          // NLM/NSM: locks, monitored clients
+  std::shared_ptr<VolumeLockFiles> lock_files_;     // each volume's clients and handed-over table
+  std::mutex recovering_mu_;
+  std::set<uint32_t> recovering_;  // opened without their table: clients told once serving
   std::unique_ptr<admin::CommandRegistry> commands_;
   std::unique_ptr<admin::ControlSocket> control_;
   std::unique_ptr<http::ManagementServer> http_;  // reads everything above: stopped first

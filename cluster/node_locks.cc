@@ -1,6 +1,7 @@
-// The node's NLM/NSM wiring: the lock state lives beside the node's other state (data_dir/sm),
-// its client list is mirrored to the shared folder in an HA pair, and a volume that arrives by
-// failover or failback starts its own grace period and its clients are told to reclaim.
+// The node's NLM/NSM wiring: the lock state lives beside the node's other state (data_dir/sm);
+// in a failover cluster each volume's lock state follows the volume (VolumeLockFiles in the
+// shared folder): handed over with it on a planned move, recovered by grace period and reclaim
+// after a takeover.
 #include <sstream>
 
 #include "cluster/interconnect/router.h"
@@ -9,23 +10,19 @@
 #include "server/nlm/lock_state.h"
 #include "server/nlm/nlm_service.h"
 #include "server/nlm/nsm_service.h"
+#include "server/nlm/volume_handover.h"
+#include "util/log.h"
 
 namespace nasd::cluster {
-namespace {
-
-std::string clients_file(const std::string& shared_dir, const std::string& node) {
-  return shared_dir + "/nsm/" + node + ".clients";
-}
-
-}  // namespace
 
 std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
     const nfs::NfsPrograms& programs) {
   nlm::NlmOptions o = nlm::NlmOptions::from_config(plan_.config);
-  std::string mirror;
   if (plan_.cluster && plan_.cluster->failover)
-    mirror = clients_file(plan_.cluster->failover->shared_dir, plan_.node.name);
-  locks_ = std::make_shared<nlm::LockState>(o, plan_.node.in_data_dir("sm"), mirror);
+    lock_files_ = std::make_shared<VolumeLockFiles>(
+        plan_.cluster->failover->shared_dir + "/nsm",
+        [this](uint32_t id) { return volume_name(id); }, o.max_hosts);
+  locks_ = std::make_shared<nlm::LockState>(o, plan_.node.in_data_dir("sm"), lock_files_);
   // The grace period starts before the first request can arrive; the SM_NOTIFY calls go out
   // from the callback thread (and are retried until the clients answer).
   locks_->start();
@@ -35,31 +32,84 @@ std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
   return {nlm_service, std::make_shared<nlm::NsmService>(locks_)};
 }
 
-// Locks are granted by the node that serves the volume; a node that forwards it could not see
-// the owner's locks.
+// Locks are granted by the node that serves the volume, while its lease holds; a node that
+// forwards it could not see the owner's locks.
 bool Node::serves_volume_here(uint32_t volume_id) const {
   const interconnect::ClusterRouter* router = deployment_ ? deployment_->router() : nullptr;
   if (!router || volume_id == NamespaceRoot::kVolumeId) return true;
-  auto owner = router->owner(volume_id);
-  return owner && *owner == plan_.node.name;
+  return router->serves_here(volume_id);
 }
 
-// A volume opened by failover (the partner's) or failback (our own, back from the partner):
-// its locks were held at the other node, so its clients, on the other node's list, are told
-// that the server they locked at (that volume's address) restarted, and reclaim here.
-void Node::lock_volume_opened(uint32_t id, bool home) {
-  if (!locks_ || !plan_.cluster || !plan_.cluster->failover) return;
+VolumeLockHooks Node::lock_hooks() {
+  VolumeLockHooks h;
+  if (!lock_files_) return h;  // only a failover cluster moves volumes
+  h.opened = [this](uint32_t id) { lock_volume_opened(id); };
+  h.serving = [this](uint32_t id, const std::string& address) { lock_volume_serving(id, address); };
+  h.closing = [this](uint32_t id, bool handover) { lock_volume_closing(id, handover); };
+  return h;
+}
+
+// Before the volume is routed here: the table its last owner handed over is adopted as it was;
+// without one (that owner died or lost its lease) the locks are gone and the volume's grace
+// period begins, so that no lock can be granted over one its holder is about to reclaim.
+void Node::lock_volume_opened(uint32_t id) {
+  std::string error;
+  const std::string name = volume_name(id);
+  std::optional<std::vector<uint8_t>> bytes = lock_files_->take_table(id, &error);
+  nlm::VolumeHandover handover;
+  if (bytes && !nlm::decode_handover(*bytes, &handover, &error)) bytes.reset();
+  if (bytes && handover.volume != id) {
+    error = "the table is of volume " + std::to_string(handover.volume);
+    bytes.reset();
+  }
+  if (bytes && !locks_->adopt_volume(handover)) {
+    error = "the table does not fit or does not agree with itself";
+    bytes.reset();
+  }
+  if (bytes) {
+    util::log("nlm").info("volume " + name + ": lock table handed over (" +
+                          std::to_string(handover.table.locks.size()) + " lock(s), " +
+                          std::to_string(handover.table.waiters.size()) + " waiting, " +
+                          std::to_string(handover.table.shares.size()) + " share(s))");
+    std::lock_guard lock(recovering_mu_);
+    recovering_.erase(id);
+    return;
+  }
+  if (!error.empty()) util::log("nlm").warn("volume " + name + ": lock table not adopted: " + error);
   locks_->begin_volume_grace(id);
-  // The node that served it until now: for one of ours, the node covering us; for a covered
-  // node's, that node. Its clients are told the volume's address restarted.
-  const ClusterOptions& cluster = *plan_.cluster;
-  const EvsOptions* evs = cluster.evs_of_volume(volume_name(id));
-  const MemberOptions* self = cluster.member(plan_.node.name);
-  if (!evs || !self) return;
-  const std::string from = home ? self->mirror_to : evs->node;
-  if (from.empty()) return;
-  auto clients = nlm::StatusMonitor::load_hosts(clients_file(cluster.failover->shared_dir, from));
-  locks_->notify(clients, home && evs->is_node_address ? locks_->options().notify_name : evs->listen);
+  std::lock_guard lock(recovering_mu_);
+  recovering_.insert(id);
+}
+
+// Once the volume's address answers here, its clients are told that the server they locked
+// at (that address) restarted: they reclaim, in the grace period, here.
+void Node::lock_volume_serving(uint32_t id, const std::string& address) {
+  {
+    std::lock_guard lock(recovering_mu_);
+    if (!recovering_.erase(id)) return;
+  }
+  std::vector<nlm::MonitoredHost> clients = locks_->volume_clients(id);
+  util::log("nlm").info("volume " + volume_name(id) + ": grace period, SM_NOTIFY for " + address +
+                        " to " + std::to_string(clients.size()) + " client(s)");
+  locks_->notify(clients, address);
+}
+
+// Routed away and its address released: with the lease still held, the table goes with the
+// volume (taken out first, so no lock changes after it is written); otherwise it is lost.
+void Node::lock_volume_closing(uint32_t id, bool handover) {
+  {
+    std::lock_guard lock(recovering_mu_);
+    recovering_.erase(id);
+  }
+  if (!handover) {
+    locks_->drop_volume(id);
+    return;
+  }
+  nlm::VolumeHandover table = locks_->take_volume(id);
+  std::string error;
+  if (!lock_files_->save_table(id, nlm::encode_handover(table), &error))
+    util::log("nlm").error("volume " + volume_name(id) + ": lock table not handed over (" + error +
+                           "): its next owner begins a grace period and the clients reclaim");
 }
 
 std::string Node::locks_status() const {

@@ -73,6 +73,17 @@ std::optional<std::string> ClusterRouter::owner(uint32_t volume_id) const {
   return it->second.owner;
 }
 
+bool ClusterRouter::serves_here(uint32_t volume_id) const {
+  std::function<bool()> fence;
+  {
+    std::shared_lock lock(mu_);
+    auto it = volumes_.find(volume_id);
+    if (it == volumes_.end() || it->second.owner != local_node_) return false;
+    fence = it->second.fence;
+  }
+  return !fence || fence();  // outside the lock: the fence may take its own
+}
+
 std::vector<uint32_t> ClusterRouter::volume_ids() const {
   std::shared_lock lock(mu_);
   std::vector<uint32_t> ids;

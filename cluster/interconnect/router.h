@@ -48,6 +48,10 @@ class ClusterRouter : public fs::VolumeResolver {
   // whose lease ran out while it was not scheduled refuses requests before it has even noticed.
   // False if unknown volume.
   bool set_fence(uint32_t volume_id, std::function<bool()> may_serve);
+  // Whether this node serves `volume_id` right now: it owns it and its fence (if any) passes.
+  // For calls that do not go through the volume (NLM's lock grants), so that a node paused past
+  // its lease grants nothing on a volume another node may own by now.
+  bool serves_here(uint32_t volume_id) const;
   std::vector<uint32_t> volume_ids() const;
 
   // The volume for a request arriving at this node (nullptr: no such volume anywhere).

@@ -44,7 +44,8 @@ const Lock* LockManager::find_conflict(const FileState& state, const Lock& lock)
 LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
                              std::optional<Lock>* conflicting) const {
   conflicting->reset();
-  if (in_grace(probe.file.volume, now_ms)) return LockStatus::DeniedGrace;
+  if (away_.count(probe.file.volume) || in_grace(probe.file.volume, now_ms))
+    return LockStatus::DeniedGrace;
   auto it = files_.find(probe.file);
   if (it == files_.end()) return LockStatus::Granted;
   if (const Lock* c = find_conflict(it->second, probe)) {
@@ -57,6 +58,7 @@ LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
 LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   const Lock& want = request.lock;
   if (want.range.empty()) return LockStatus::Denied;
+  if (away_.count(want.file.volume)) return LockStatus::DeniedGrace;  // moving: ask again
   // Only reclaims in the grace period, and reclaims only then: a reclaim that comes later may
   // be of a lock another client has been granted since, and must not take it back.
   if (request.reclaim != in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
@@ -189,6 +191,7 @@ bool LockManager::cancel(const Lock& waiting) {
 }
 
 LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms) {
+  if (away_.count(share.file.volume)) return LockStatus::DeniedGrace;
   if (reclaim != in_grace(share.file.volume, now_ms)) return LockStatus::DeniedGrace;
   FileState& state = files_[share.file];
   size_t before = size_of(state.locks, state.waiters, state.shares);
@@ -237,6 +240,8 @@ std::vector<Waiter> LockManager::free_all(const std::string& host) {
 }
 
 void LockManager::drop_volume(uint32_t volume) {
+  away_.insert(volume);
+  volume_grace_until_.erase(volume);
   for (auto it = files_.begin(); it != files_.end();) {
     if (it->first.volume != volume) {
       ++it;
@@ -249,7 +254,63 @@ void LockManager::drop_volume(uint32_t volume) {
 
 void LockManager::begin_grace(uint64_t until_ms) { grace_until_ = std::max(grace_until_, until_ms); }
 
+VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
+  VolumeLocks out;
+  auto grace = volume_grace_until_.find(volume);
+  if (grace != volume_grace_until_.end() && now_ms < grace->second)
+    out.grace_left_ms = grace->second - now_ms;
+  for (const auto& [file, state] : files_) {
+    if (file.volume != volume) continue;
+    out.locks.insert(out.locks.end(), state.locks.begin(), state.locks.end());
+    out.waiters.insert(out.waiters.end(), state.waiters.begin(), state.waiters.end());
+    out.shares.insert(out.shares.end(), state.shares.begin(), state.shares.end());
+  }
+  drop_volume(volume);
+  return out;
+}
+
+bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64_t now_ms) {
+  if (entries_ + table.entries() > max_entries_) return false;
+  // Built apart and checked whole, so that a bad table changes nothing.
+  std::map<FileId, FileState> adopted;
+  for (const Lock& l : table.locks) {
+    if (l.file.volume != volume || l.range.empty()) return false;
+    FileState& state = adopted[l.file];
+    if (find_conflict(state, l)) return false;
+    for (const Lock& held : state.locks)
+      if (held.owner == l.owner && held.range.overlaps(l.range)) return false;
+    state.locks.push_back(l);
+  }
+  for (const Waiter& w : table.waiters) {
+    if (w.lock.file.volume != volume || w.lock.range.empty()) return false;
+    FileState& state = adopted[w.lock.file];
+    for (const Waiter& other : state.waiters)
+      if (same_request(other.lock, w.lock)) return false;
+    state.waiters.push_back(w);
+  }
+  for (const Share& s : table.shares) {
+    if (s.file.volume != volume) return false;
+    FileState& state = adopted[s.file];
+    for (const Share& other : state.shares) {
+      if (other.host == s.host && other.oh == s.oh) return false;
+      if (shares_conflict(s, other)) return false;
+    }
+    state.shares.push_back(s);
+  }
+  // What is still here of the volume (nothing, unless it never left) stays; the table's files
+  // must not meet it.
+  for (const auto& [file, state] : adopted)
+    if (files_.count(file)) return false;
+  for (auto& [file, state] : adopted) files_[file] = std::move(state);
+  entries_ += table.entries();
+  away_.erase(volume);
+  volume_grace_until_.erase(volume);
+  if (table.grace_left_ms > 0) volume_grace_until_[volume] = now_ms + table.grace_left_ms;
+  return true;
+}
+
 void LockManager::begin_volume_grace(uint32_t volume, uint64_t until_ms) {
+  away_.erase(volume);
   uint64_t& until = volume_grace_until_[volume];
   until = std::max(until, until_ms);
 }

@@ -20,6 +20,11 @@
 //   only reclaims are granted; other LOCK, TEST and SHARE requests get DeniedGrace. A reclaim
 //   after the grace period gets DeniedGrace as well (as Linux's lockd answers): the lock may
 //   have gone to another client meanwhile. Unlock, cancel and unshare are always allowed.
+// - Hand-over (a planned move of a volume to another node): take_volume() removes a volume's
+//   locks, waiters and shares with its grace period, and from then on answers DeniedGrace for
+//   that volume (a request that raced the move is retried by its client, by then at the new
+//   owner); adopt_volume() at the new owner puts them back as they were. A volume that arrives
+//   without its table (a takeover) gets begin_volume_grace() instead, and its clients reclaim.
 // Invariant: no two granted locks of different owners conflict; no two shares conflict.
 #pragma once
 
@@ -28,6 +33,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,6 +97,17 @@ struct Share {
 
 enum class LockStatus { Granted, Denied, Blocked, DeniedGrace, NoLocks };
 
+// Everything of one volume, as it leaves a node with the volume and arrives at the next one.
+// `grace_left_ms`: what remains of the volume's grace period (a duration: the two nodes' clocks
+// need not agree).
+struct VolumeLocks {
+  std::vector<Lock> locks;
+  std::vector<Waiter> waiters;
+  std::vector<Share> shares;
+  uint64_t grace_left_ms = 0;
+  size_t entries() const { return locks.size() + waiters.size() + shares.size(); }
+};
+
 struct LockRequest {
   Lock lock;
   bool block = false;    // wait instead of Denied
@@ -125,13 +142,22 @@ class LockManager {
   // of other hosts this granted.
   std::vector<Waiter> free_all(const std::string& host);
 
-  // The volume is no longer served here (it failed over to the partner): its locks, waiters and
-  // shares are forgotten; the clients reclaim them at the new owner.
+  // The volume is no longer served here and its table does not go with it (its lease ran out):
+  // its locks, waiters and shares are forgotten (the clients reclaim them at the new owner),
+  // and requests for it are answered DeniedGrace until it comes back.
   void drop_volume(uint32_t volume);
+  // A planned move: the volume's table leaves with it (and requests for it are answered
+  // DeniedGrace until it comes back).
+  VolumeLocks take_volume(uint32_t volume, uint64_t now_ms);
+  // The table of a volume that arrives by a planned move. Every entry must name `volume`, have
+  // a non-empty range, and agree with the others (no conflicting locks or shares, no duplicate
+  // waiters); the whole table must fit the bound. False (and nothing changed) otherwise: the
+  // caller falls back to a grace period and reclaims.
+  bool adopt_volume(uint32_t volume, const VolumeLocks& table, uint64_t now_ms);
 
   // Grace periods end at `until_ms` (the caller's clock); a later call extends, never shortens.
   void begin_grace(uint64_t until_ms);                      // every volume (a restart)
-  void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a failover)
+  void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a takeover)
   bool in_grace(uint32_t volume, uint64_t now_ms) const;
   // For the admin view: when the all-volume grace ends (0 when over), and each volume's.
   uint64_t grace_until(uint64_t now_ms) const { return now_ms < grace_until_ ? grace_until_ : 0; }
@@ -163,6 +189,7 @@ class LockManager {
   std::map<FileId, FileState> files_;
   uint64_t grace_until_ = 0;
   std::map<uint32_t, uint64_t> volume_grace_until_;
+  std::set<uint32_t> away_;  // taken or dropped, not back yet: DeniedGrace
 };
 
 }  // namespace nasd::nlm

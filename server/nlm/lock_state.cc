@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "server/nlm/xdr/nlm4_prot.h"
@@ -33,9 +34,10 @@ std::string range_text(const ByteRange& r) {
 }  // namespace
 
 LockState::LockState(NlmOptions options, const std::string& monitor_dir,
-                     const std::string& mirror_file)
+                     std::shared_ptr<VolumeClientLog> volume_clients)
     : options_(std::move(options)),
-      monitor_(std::make_unique<StatusMonitor>(monitor_dir, options_.max_hosts, mirror_file)),
+      monitor_(std::make_unique<StatusMonitor>(monitor_dir, options_.max_hosts)),
+      volume_clients_(std::move(volume_clients)),
       manager_(options_.max_locks) {
   CallbackSender::Options co;
   co.timeout = std::chrono::milliseconds(options_.callback_timeout_ms);
@@ -73,6 +75,44 @@ void LockState::drop_volume(uint32_t volume) {
   std::erase_if(pending_grants_, [&](const auto& p) { return p.second.file.volume == volume; });
 }
 
+std::vector<MonitoredHost> LockState::volume_clients(uint32_t volume) const {
+  return volume_clients_ ? volume_clients_->clients(volume) : std::vector<MonitoredHost>{};
+}
+
+VolumeHandover LockState::take_volume(uint32_t volume) {
+  VolumeHandover out;
+  out.volume = volume;
+  {
+    std::lock_guard lock(mu_);
+    out.table = manager_.take_volume(volume, now_ms());
+    std::erase_if(pending_grants_, [&](const auto& p) { return p.second.file.volume == volume; });
+  }
+  std::set<std::string> hosts;
+  for (const Lock& l : out.table.locks) hosts.insert(l.owner.host);
+  for (const Waiter& w : out.table.waiters) hosts.insert(w.lock.owner.host);
+  for (const Share& s : out.table.shares) hosts.insert(s.host);
+  for (const std::string& h : hosts) {
+    std::string address = monitor_->address_of(h);
+    if (!address.empty()) out.clients.push_back({h, address});
+  }
+  return out;
+}
+
+bool LockState::adopt_volume(const VolumeHandover& handover) {
+  // Recorded first, as for a new lock: a client whose lock is held here is told when this node
+  // restarts, and by whoever takes the volume over should this node die.
+  for (const MonitoredHost& c : handover.clients)
+    if (!record_client(handover.volume, c.name, c.address)) return false;
+  std::lock_guard lock(mu_);
+  return manager_.adopt_volume(handover.volume, handover.table, now_ms());
+}
+
+bool LockState::record_client(uint32_t volume, const std::string& host, const std::string& address) {
+  if (address.empty()) return true;
+  if (!monitor_->monitor(host, address)) return false;
+  return !volume_clients_ || volume_clients_->record(volume, MonitoredHost{host, address});
+}
+
 void LockState::notify(const std::vector<MonitoredHost>& clients, const std::string& server_name) {
   int32_t state = monitor_->state();
   for (const MonitoredHost& h : clients) {
@@ -95,7 +135,7 @@ LockStatus LockState::test(const Lock& probe, std::optional<Lock>* conflicting) 
 LockStatus LockState::lock(const LockRequest& request, const std::string& monitor_address) {
   // Recorded (and written) before the lock exists: a client that holds a lock is always told
   // when this server restarts.
-  if (!monitor_address.empty() && !monitor_->monitor(request.lock.owner.host, monitor_address))
+  if (!record_client(request.lock.file.volume, request.lock.owner.host, monitor_address))
     return LockStatus::NoLocks;
   std::lock_guard lock(mu_);
   return manager_.lock(request, now_ms());
@@ -116,8 +156,7 @@ bool LockState::cancel(const Lock& waiting) {
 }
 
 LockStatus LockState::share(const Share& share, bool reclaim, const std::string& monitor_address) {
-  if (!monitor_address.empty() && !monitor_->monitor(share.host, monitor_address))
-    return LockStatus::NoLocks;
+  if (!record_client(share.file.volume, share.host, monitor_address)) return LockStatus::NoLocks;
   std::lock_guard lock(mu_);
   return manager_.share(share, reclaim, now_ms());
 }

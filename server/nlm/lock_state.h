@@ -1,13 +1,17 @@
-// A node's locking state, shared by its NLM and NSM services, `nasd-admin locks` and failover:
-// the lock manager behind one mutex, the status monitor, and the callbacks to clients (GRANTED
-// for a blocked lock that became free, SM_NOTIFY after a restart or a takeover).
+// A node's locking state, shared by its NLM and NSM services, `nasd-admin locks` and the
+// cluster: the lock manager behind one mutex, the status monitor, and the callbacks to clients
+// (GRANTED for a blocked lock that became free, SM_NOTIFY after a restart or a takeover).
 //
-// What a restart or a failover carries over: the list of clients that held locks (persisted,
-// and mirrored to the cluster's shared folder) and the status monitor's state number. Not the
-// locks themselves: they live in memory, and the clients reclaim them in the grace period that
-// follows (every volume after a start, the taken-over volumes after a failover), the way NLM
-// was designed. Blocked requests are not carried over either: a client retransmits its blocking
-// LOCK, which queues it again.
+// What a restart carries over: the list of clients that held locks and the status monitor's
+// state number. Not the locks themselves: they live in memory, and the clients reclaim them in
+// the grace period that follows, the way NLM was designed.
+//
+// In a cluster the locks are per-volume state that follows the volume: on a planned move the
+// node giving the volume up takes its table out (take_volume) and the next owner adopts it
+// (adopt_volume) -- nothing to reclaim, no grace period; on a takeover (the owner died, or lost
+// its lease) the table is gone, so the new owner begins the volume's grace period and tells the
+// clients on the volume's list (VolumeClientLog) that the volume's server restarted, and they
+// reclaim. Blocked requests travel with a planned move; after a takeover the clients resend them.
 #pragma once
 
 #include <atomic>
@@ -24,6 +28,8 @@
 #include "server/nlm/lock_manager.h"
 #include "server/nlm/nlm_options.h"
 #include "server/nlm/status_monitor.h"
+#include "server/nlm/volume_client_log.h"
+#include "server/nlm/volume_handover.h"
 
 namespace nasd::nlm {
 
@@ -35,8 +41,9 @@ inline constexpr uint32_t kNsmVersion = 1;
 class LockState {
  public:
   // `monitor_dir`: where the status monitor keeps its files (the node's data folder + /sm);
-  // `mirror_file`: a copy of the client list for the partner ("" when alone).
-  LockState(NlmOptions options, const std::string& monitor_dir, const std::string& mirror_file);
+  // `volume_clients`: where each volume's clients are recorded (a cluster; null when alone).
+  LockState(NlmOptions options, const std::string& monitor_dir,
+            std::shared_ptr<VolumeClientLog> volume_clients = nullptr);
   ~LockState();  // stop()
 
   // Begins the grace period of every volume and sends SM_NOTIFY with the new state number to
@@ -44,12 +51,21 @@ class LockState {
   void start();
   void stop();
 
-  // After a failover: `volume` is served here now; its grace period begins and `clients` (the
-  // previous owner's list) are told that `server_name` restarted.
+  // After a takeover: `volume` is served here now without its table; its grace period begins.
+  // Then its clients (volume_clients()) are told that `server_name` -- the address they locked
+  // at -- restarted (notify), and reclaim.
   void begin_volume_grace(uint32_t volume);
   void notify(const std::vector<MonitoredHost>& clients, const std::string& server_name);
-  // The volume went to the partner: what was held on it here is forgotten.
+  std::vector<MonitoredHost> volume_clients(uint32_t volume) const;
+  // The volume left without its table (its lease ran out): what was held on it is forgotten.
   void drop_volume(uint32_t volume);
+  // A planned move, at the node giving the volume up: its table, with the address of every
+  // client it names. Requests for the volume are refused (DeniedGrace) from now on.
+  VolumeHandover take_volume(uint32_t volume);
+  // At the node the volume arrived at: the table is held here as it was. False (nothing
+  // adopted) when it does not fit or is inconsistent, or its clients cannot be recorded; the
+  // caller then begins the volume's grace period instead.
+  bool adopt_volume(const VolumeHandover& handover);
 
   // The procedures, on the current time. `monitor_address` is where the caller answers; its
   // host is added to the status monitor's list before a lock is granted (NoLocks when the list
@@ -76,10 +92,14 @@ class LockState {
 
  private:
   uint64_t now_ms() const;
+  // The status monitor's list and the volume's list both hold `host` at `address` (NoLocks
+  // otherwise); nothing to record when `address` is empty.
+  bool record_client(uint32_t volume, const std::string& host, const std::string& address);
   void send_granted(std::vector<Waiter> granted);
 
   const NlmOptions options_;
   std::unique_ptr<StatusMonitor> monitor_;
+  const std::shared_ptr<VolumeClientLog> volume_clients_;
   std::unique_ptr<CallbackSender> callbacks_;
   mutable std::mutex mu_;
   LockManager manager_;

@@ -33,8 +33,8 @@ void write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-StatusMonitor::StatusMonitor(std::string dir, size_t max_hosts, std::string mirror_file)
-    : dir_(std::move(dir)), max_hosts_(max_hosts), mirror_file_(std::move(mirror_file)) {
+StatusMonitor::StatusMonitor(std::string dir, size_t max_hosts)
+    : dir_(std::move(dir)), max_hosts_(max_hosts) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("cannot create " + dir_ + ": " + ec.message());
@@ -47,8 +47,6 @@ StatusMonitor::StatusMonitor(std::string dir, size_t max_hosts, std::string mirr
   write_file(dir_ + "/state", std::to_string(state_) + "\n");
   hosts_ = load_hosts(dir_ + "/clients");
   if (hosts_.size() > max_hosts_) hosts_.resize(max_hosts_);
-  std::lock_guard lock(mu_);
-  save_hosts_locked();  // refreshes the mirror copy
 }
 
 int32_t StatusMonitor::state() const {
@@ -121,14 +119,6 @@ void StatusMonitor::save_hosts_locked() const {
   std::string text;
   for (const auto& h : hosts_) text += h.address + " " + h.name + "\n";
   write_file(dir_ + "/clients", text);
-  if (!mirror_file_.empty()) {
-    // The partner's copy is a convenience for failover; losing it must not stop locking.
-    try {
-      std::filesystem::create_directories(std::filesystem::path(mirror_file_).parent_path());
-      write_file(mirror_file_, text);
-    } catch (const std::exception&) {
-    }
-  }
 }
 
 }  // namespace nasd::nlm

@@ -7,8 +7,8 @@
 // first lock of a new client is granted, so no client that got a lock is ever missing from it.
 //
 // Files (in `dir`): `state` (the decimal state number), `clients` (one "address name" per line).
-// A mirror copy of `clients` (the cluster's shared folder) lets the partner notify this node's
-// clients when it takes this node's volumes over. Thread-safe.
+// (In a cluster, each volume's clients are also recorded apart -- volume_client_log.h -- for
+// the node that takes that volume over.) Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ class StatusMonitor {
  public:
   // Loads `dir`/state and `dir`/clients (creating `dir`), moves to the next odd state number
   // and writes it. Throws std::runtime_error when the folder or files cannot be written.
-  StatusMonitor(std::string dir, size_t max_hosts, std::string mirror_file = "");
+  StatusMonitor(std::string dir, size_t max_hosts);
 
   int32_t state() const;
   // The state number advances by two (stays odd): SM_SIMU_CRASH.
@@ -41,7 +41,8 @@ class StatusMonitor {
   std::string address_of(const std::string& name) const;
   std::vector<MonitoredHost> hosts() const;
 
-  // Reads a `clients` file (this node's, or a partner's copy); missing or unreadable: empty.
+  // Reads a `clients` file (this format: one "address name" per line); missing or unreadable:
+  // empty.
   static std::vector<MonitoredHost> load_hosts(const std::string& path);
 
  private:
@@ -49,7 +50,6 @@ class StatusMonitor {
 
   const std::string dir_;
   const size_t max_hosts_;
-  const std::string mirror_file_;
   mutable std::mutex mu_;
   int32_t state_ = 1;
   std::vector<MonitoredHost> hosts_;

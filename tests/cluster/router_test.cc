@@ -75,12 +75,17 @@ TEST_F(RouterTest, AFencedLocalVolumeAnswersJukeboxUntilTheFenceLifts) {
   EXPECT_EQ(getattr(router_->find(1)), fs::Status::Jukebox);
   EXPECT_EQ(getattr(router_->served_here().find(1)), fs::Status::Jukebox);
   EXPECT_EQ(local_->calls(), 1u);
+  EXPECT_FALSE(router_->serves_here(1)) << "NLM would still grant locks here";
   // Forwarding is not fenced: the partner decides for its own volumes.
   ASSERT_TRUE(router_->set_owner(1, "b"));
   EXPECT_EQ(getattr(router_->find(1)), fs::Status::Ok);
+  EXPECT_FALSE(router_->serves_here(1));
   lease_trusted = true;
+  EXPECT_FALSE(router_->serves_here(1));
   ASSERT_TRUE(router_->set_owner(1, "a"));
   EXPECT_EQ(getattr(router_->find(1)), fs::Status::Ok);
+  EXPECT_TRUE(router_->serves_here(1));
+  EXPECT_FALSE(router_->serves_here(99));
   EXPECT_FALSE(router_->set_fence(99, [] { return true; }));
 }
 

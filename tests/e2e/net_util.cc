@@ -105,6 +105,8 @@ Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t s
   return fd;
 }
 
+Fd tcp_connect_to(const std::string& host, uint16_t port) { return tcp_connect(host, port); }
+
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address) {
   for (uint16_t p = 1023; p >= 600; --p) {
     try {

@@ -1,6 +1,7 @@
 // Socket helpers shared by the harness and the raw-socket tests. The port-only forms talk to
 // 127.0.0.1 (the server a test starts itself); the forms with a host reach a server the suite
-// was pointed at (NASD_E2E_TARGET, e2e_target.h), e.g. one node of a cluster on 127.0.1.3.
+// was pointed at (NASD_E2E_TARGET, e2e_target.h), e.g. one node of a cluster on 127.0.1.3, or
+// another loopback address of a test's own namespace.
 #pragma once
 
 #include <chrono>
@@ -45,6 +46,8 @@ Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t s
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address = "127.0.0.1");
 Fd udp_connect(uint16_t port);
 Fd udp_connect(const std::string& host, uint16_t port);
+// The same as tcp_connect(host, port), under the name the NLM tests use.
+Fd tcp_connect_to(const std::string& host, uint16_t port);
 
 // Sends all bytes (throws on error). Returns false if the peer has closed the connection.
 bool send_all(int fd, const void* data, size_t len);

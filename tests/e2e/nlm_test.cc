@@ -10,7 +10,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -34,6 +36,9 @@ using namespace nlmwire;
 class LockClient {
  public:
   LockClient(uint16_t port, std::string name) : conn_(port), name_(std::move(name)) {}
+  // At another address of the namespace (a cluster node's or virtual server's).
+  LockClient(const std::string& host, uint16_t port, std::string name)
+      : conn_(tcp_connect_to(host, port)), name_(std::move(name)) {}
 
   LockArgs args(const Fh& fh, bool excl, uint64_t off, uint64_t len, int32_t svid) const {
     LockArgs a;
@@ -402,8 +407,8 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
     EXPECT_EQ(b.lock(f0, true, 0, 1), kFailed);
     EXPECT_EQ(b.lock(f1, true, 0, 100), kGranted);
   }
-  // client-a is on the list node a mirrors to the shared folder for its partner.
-  std::ifstream list(dir_ + "/san/nsm/a.clients");
+  // client-a is on v0's list in the shared folder, for whoever takes v0 over.
+  std::ifstream list(dir_ + "/san/nsm/v0.clients");
   std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("client-a"), std::string::npos) << text;
 
@@ -438,6 +443,202 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
   wait_out_grace(2049, f0);
   EXPECT_EQ(b.lock(f0, true, 50, 10), kDenied);  // a's reclaimed lock holds
   EXPECT_EQ(b.lock(f0, true, 100, 10), kGranted);
+}
+
+// NLM in an N-node cluster whose virtual servers move (nlm_moves_test.sh starts it: three nodes,
+// evs<i> on 127.0.2.i, lease 3 s, NLM grace 12 s). Locks taken through evs1's address follow the
+// EVS: on a planned move (`nasd-admin evs move evs1 n2`) the lock table is handed over with v0 --
+// no grace, no reclaim, a conflicting lock is refused at once; on a takeover (kill -9 of n2, the
+// owner by then) the new owner begins v0's grace period, sends SM_NOTIFY naming evs1's address
+// to the clients on v0's list (this test plays their statd), and the client that reclaims keeps
+// its lock; one that does not reclaim loses it when the grace period ends.
+class NlmClusterTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kEvs1 = "127.0.2.1";
+
+  void SetUp() override {
+    const char* d = std::getenv("NASD_NLM_CLUSTER_DIR");
+    const char* a = std::getenv("NASD_ADMIN");
+    if (!d || !a) GTEST_SKIP() << "needs a cluster: run through nlm_moves_test.sh";
+    dir_ = d;
+    admin_ = a;
+  }
+
+  // `nasd-admin COMMAND` on `node`; its output.
+  std::string admin_on(const std::string& node, const std::string& command) {
+    const std::string out = dir_ + "/admin.out";
+    const std::string cmd = admin_ + " --socket " + dir_ + "/" + node + "/data/nasd.sock " + command +
+                            " >" + out + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(rc, 0) << cmd << ": " << text;
+    return text;
+  }
+
+  // A new file in v0, through evs1's address (retried while the cluster comes up).
+  Fh make_file(const std::string& name) {
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {
+        RpcChannel mch(kEvs1, 20048, Credential{});
+        Mount3Client mount(mch);
+        MountReply m = mount.mnt("/r/v0");
+        if (m.status == MNT3_OK) {
+          RpcChannel nch(kEvs1, 2049, Credential{});
+          Nfs3Client nfs(nch);
+          NewObjectReply r = nfs.create(m.root, name, UNCHECKED);
+          if (r.status == NFS3_OK && r.fh) return *r.fh;
+        }
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(200ms);
+    }
+    ADD_FAILURE() << "no file made on v0 through " << kEvs1;
+    return Fh{};
+  }
+
+  // The first answer to a LOCK through evs1's address from whichever node answers there (no
+  // node, or one that does not serve v0 -- NLM4_FAILED -- is not an answer yet).
+  uint32_t lock_when_served(const std::string& client, const Fh& fh, uint64_t off, uint64_t len,
+                            bool reclaim = false, std::chrono::seconds limit = 60s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {
+        LockClient c(kEvs1, 2049, client);
+        c.quiet_ = true;
+        uint32_t st = c.lock(fh, true, off, len, false, reclaim);
+        if (st != kFailed) return st;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return kFailed;
+  }
+
+  // TEST through evs1's address, as lock_when_served.
+  TestOutcome test_when_served(const Fh& fh, uint64_t off, uint64_t len, std::chrono::seconds limit = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    TestOutcome t;
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {
+        LockClient c(kEvs1, 2049, "client-y");
+        c.quiet_ = true;
+        t = c.test(fh, true, off, len);
+        if (t.stat != kFailed) return t;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return t;
+  }
+
+  void wait_out_grace(const Fh& fh, std::chrono::seconds limit = 40s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      try {
+        LockClient probe(kEvs1, 2049, "probe");
+        probe.quiet_ = true;
+        uint32_t st = probe.test(fh, true, 0, 1).stat;
+        if (st != kGrace && st != kFailed) return;
+      } catch (const std::exception&) {
+      }
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "grace period never ended";
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  // Every node begins a grace period for all volumes when it starts; a move to a node still in
+  // its own would be answered DENIED_GRACE_PERIOD for that reason alone.
+  void wait_nodes_out_of_grace(std::chrono::seconds limit = 40s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (const char* node : {"n1", "n2", "n3"}) {
+      while (admin_on(node, "locks").find("every volume") != std::string::npos) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << node << "'s grace period never ended";
+        std::this_thread::sleep_for(200ms);
+      }
+    }
+  }
+
+  pid_t pid_of(const std::string& node) {
+    std::ifstream in(dir_ + "/" + node + "/data/nasd.pid");
+    pid_t pid = 0;
+    in >> pid;
+    return pid;
+  }
+
+  std::string dir_, admin_;
+};
+
+TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) {
+  CallbackServer statd;  // client-x's, client-y's and client-z's lockd and statd
+  ASSERT_TRUE(statd.registered());
+  Fh f = make_file("locked-v0");
+  ASSERT_FALSE(f.bytes.empty());
+  wait_nodes_out_of_grace();
+
+  // Before the move: x holds [0, 100), z holds [500, 510), y conflicts with both.
+  ASSERT_EQ(lock_when_served("client-x", f, 0, 100), kGranted);
+  ASSERT_EQ(lock_when_served("client-z", f, 500, 10), kGranted);
+  ASSERT_EQ(lock_when_served("client-y", f, 50, 10), kDenied);
+  EXPECT_NE(admin_on("n1", "locks").find("client-x"), std::string::npos);
+
+  // 1. Planned move of evs1 (v0 and its address) from n1 to n2, issued on n3.
+  std::string moved = admin_on("n3", "evs move evs1 n2");
+  ASSERT_NE(moved.find("evs evs1 to n2: done"), std::string::npos) << moved;
+  // The table went with v0: at n2 there is no grace period, y is refused at once, x and z
+  // still hold their locks, nobody was asked to reclaim.
+  EXPECT_EQ(lock_when_served("client-y", f, 50, 10), kDenied);
+  EXPECT_EQ(lock_when_served("client-y", f, 505, 1), kDenied);
+  EXPECT_EQ(lock_when_served("client-y", f, 200, 10), kGranted);
+  {
+    TestOutcome t = test_when_served(f, 0, 1);
+    EXPECT_EQ(t.stat, kDenied);
+    EXPECT_EQ(t.offset, 0u);
+    EXPECT_EQ(t.len, 100u);
+  }
+  std::string listing = admin_on("n2", "locks");
+  EXPECT_NE(listing.find("client-x"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("client-z"), std::string::npos) << listing;
+  EXPECT_EQ(listing.find("grace period"), std::string::npos) << listing;
+  EXPECT_EQ(admin_on("n1", "locks").find("client-x"), std::string::npos) << "n1 still holds v0's locks";
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/san/nsm/v0.locks")) << "the table was not taken";
+  std::this_thread::sleep_for(1s);
+  EXPECT_TRUE(statd.snapshot().notified.empty()) << "SM_NOTIFY after a planned move";
+
+  // 2. kill -9 of n2, which owns v0 now: its cover takes v0 and evs1's address over without the
+  // table. The first answer there is the grace refusal; no conflicting lock is ever granted.
+  pid_t pid = pid_of("n2");
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  EXPECT_EQ(lock_when_served("client-y", f, 50, 10), kGrace);
+  // x's statd hears that the server it locked at (evs1's address) restarted.
+  ASSERT_TRUE(statd.wait_for(
+      [](const Callbacks& c) {
+        for (const auto& n : c.notified)
+          if (n.first == kEvs1) return true;
+        return false;
+      },
+      30s))
+      << "no SM_NOTIFY naming " << kEvs1;
+  std::cout << "takeover: SM_NOTIFY for " << kEvs1 << " "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count()
+            << " ms after the kill" << std::endl;
+  // x reclaims and keeps its lock; y's reclaim of an overlapping range is refused; y's lock
+  // taken after the move is not reclaimed by y either, so it is free after the grace period.
+  EXPECT_EQ(lock_when_served("client-x", f, 0, 100, /*reclaim=*/true), kGranted);
+  EXPECT_EQ(lock_when_served("client-y", f, 50, 10, /*reclaim=*/true), kDenied);
+  EXPECT_EQ(lock_when_served("client-y", f, 600, 10), kGrace);
+  wait_out_grace(f);
+  EXPECT_EQ(lock_when_served("client-y", f, 50, 10), kDenied);  // x's reclaimed lock holds
+  // z never reclaimed: after the grace period its range is free.
+  EXPECT_EQ(lock_when_served("client-y", f, 500, 10), kGranted);
+  {
+    TestOutcome t = test_when_served(f, 10, 1);
+    EXPECT_EQ(t.stat, kDenied);
+    EXPECT_EQ(t.len, 100u);
+  }
 }
 
 }  // namespace

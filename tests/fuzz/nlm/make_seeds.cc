@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/nlm/volume_handover.h"
 #include "server/nlm/xdr/nlm4_prot.h"
 #include "server/nlm/xdr/sm_prot.h"
 #include "tests/fuzz/nlm/fuzz_input.h"
@@ -94,6 +95,14 @@ void write(const std::string& dir, const std::string& name, const std::vector<Re
   std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
 }
 
+// A handed-over lock table (nlm_volume_handover_fuzzer's input).
+void write_handover(const std::string& dir, const std::string& name,
+                    const nasd::nlm::VolumeHandover& h) {
+  std::vector<uint8_t> bytes = nasd::nlm::encode_handover(h);
+  std::ofstream(dir + "/" + name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
 constexpr uint8_t kNsm = kNlmProcs;  // NSM procedure 0's selector
 
 }  // namespace
@@ -121,5 +130,20 @@ int main(int argc, char** argv) {
                    {8, 1, cancargs(b, 0, 10)}, {15, 0, res_args(NLM4_DENIED)}, {12, 0, res_args(NLM4_GRANTED)}});
   write(d, "nm-lock-granted", {{22, 0, lockargs(a, true, 0, 1)}, {5, 0, testargs(a, 0, 1)}, {0, 4, ""},
                                {2, 2, lockargs(a, true, 0, 1)}, {2, 3, lockargs(b, true, 0, 1)}});
+  namespace nlm = nasd::nlm;
+  const nlm::FileId f{7, 42, 1}, g{7, 43, 2};
+  const nlm::LockOwner x{"client-a", 1, "oh-a"}, y{"client-b", 2, "oh-b"};
+  nlm::VolumeHandover h;
+  h.volume = 7;
+  write_handover(d, "handover-empty", h);
+  h.table.locks = {{f, x, true, {0, 100}}, {f, y, false, {200, nlm::ByteRange::kToEof}},
+                   {g, x, false, {0, 10}}, {g, y, false, {5, 20}}};
+  h.table.grace_left_ms = 30000;
+  h.clients = {{"client-a", "10.0.0.1"}, {"client-b", "10.0.0.2"}};
+  write_handover(d, "handover-locks", h);
+  h.table.waiters = {{{f, y, true, {50, 60}}, "fh-bytes", "cookie", "10.0.0.2"}};
+  h.table.shares = {{f, "client-a", "share", nlm::ShareAccess::Read, nlm::ShareDeny::Write},
+                    {g, "client-b", "share", nlm::ShareAccess::ReadWrite, nlm::ShareDeny::None}};
+  write_handover(d, "handover-full", h);
   return 0;
 }

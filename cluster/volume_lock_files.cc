@@ -1,0 +1,154 @@
+#include "cluster/volume_lock_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "server/nlm/status_monitor.h"
+
+namespace nasd::cluster {
+namespace {
+
+// A table holds at most [nlm] max_locks entries of at most a few KiB each; anything larger is
+// not one of ours.
+constexpr off_t kMaxTableBytes = off_t{1} << 30;
+
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+bool sync_dir(const std::string& dir, std::string* error) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return *error = errno_text("open " + dir), false;
+  const bool ok = ::fsync(fd) == 0;
+  if (!ok) *error = errno_text("fsync " + dir);
+  ::close(fd);
+  return ok;
+}
+
+// tmp + fsync + rename + folder fsync: a crash leaves the old file or the new one, never half,
+// and a file reported written survives the crash.
+bool write_durably(const std::string& dir, const std::string& path, const void* data, size_t size,
+                   std::string* error) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return *error = errno_text("create " + tmp), false;
+  const char* p = static_cast<const char*>(data);
+  size_t left = size;
+  bool ok = true;
+  while (ok && left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = errno_text("write " + tmp);
+      ok = false;
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (ok && ::fsync(fd) != 0) ok = (*error = errno_text("fsync " + tmp), false);
+  ::close(fd);
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = (*error = errno_text("rename " + tmp), false);
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return sync_dir(dir, error);
+}
+
+}  // namespace
+
+VolumeLockFiles::VolumeLockFiles(std::string dir, std::function<std::string(uint32_t)> volume_name,
+                                 size_t max_clients)
+    : dir_(std::move(dir)), volume_name_(std::move(volume_name)), max_clients_(max_clients) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+}
+
+std::string VolumeLockFiles::path(uint32_t volume, const char* suffix) const {
+  return dir_ + "/" + volume_name_(volume) + suffix;
+}
+
+std::vector<nlm::MonitoredHost>& VolumeLockFiles::cached_locked(uint32_t volume) {
+  auto it = clients_.find(volume);
+  if (it == clients_.end())
+    it = clients_.emplace(volume, nlm::StatusMonitor::load_hosts(path(volume, ".clients"))).first;
+  return it->second;
+}
+
+bool VolumeLockFiles::record(uint32_t volume, const nlm::MonitoredHost& client) {
+  std::lock_guard lock(mu_);
+  std::vector<nlm::MonitoredHost>& list = cached_locked(volume);
+  std::vector<nlm::MonitoredHost> next = list;
+  auto it = std::find_if(next.begin(), next.end(),
+                         [&](const nlm::MonitoredHost& h) { return h.name == client.name; });
+  if (it != next.end()) {
+    if (it->address == client.address) return true;  // the common case: nothing to write
+    it->address = client.address;
+  } else {
+    if (next.size() >= max_clients_) return false;
+    next.push_back(client);
+  }
+  std::string text;
+  for (const auto& h : next) text += h.address + " " + h.name + "\n";
+  std::string error;
+  if (!write_durably(dir_, path(volume, ".clients"), text.data(), text.size(), &error)) return false;
+  list = std::move(next);
+  return true;
+}
+
+std::vector<nlm::MonitoredHost> VolumeLockFiles::clients(uint32_t volume) {
+  std::lock_guard lock(mu_);
+  clients_.erase(volume);
+  return cached_locked(volume);
+}
+
+bool VolumeLockFiles::save_table(uint32_t volume, const std::vector<uint8_t>& bytes,
+                                 std::string* error) {
+  std::lock_guard lock(mu_);
+  return write_durably(dir_, path(volume, ".locks"), bytes.data(), bytes.size(), error);
+}
+
+std::optional<std::vector<uint8_t>> VolumeLockFiles::take_table(uint32_t volume, std::string* error) {
+  std::lock_guard lock(mu_);
+  // The list may have grown at the previous owner since this node last read it.
+  clients_.erase(volume);
+  const std::string p = path(volume, ".locks");
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) *error = errno_text("open " + p);
+    return std::nullopt;
+  }
+  std::optional<std::vector<uint8_t>> out;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *error = errno_text("stat " + p);
+  } else if (st.st_size > kMaxTableBytes) {
+    *error = p + " is larger than any lock table";
+  } else {
+    std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    if (got == bytes.size()) out = std::move(bytes);
+    else *error = errno_text("read " + p);
+  }
+  ::close(fd);
+  // Removed whatever it held: a table is adopted once, and a bad one is not tried again.
+  if (::unlink(p.c_str()) != 0 || !sync_dir(dir_, error)) {
+    // Still there: adopting it now could let a later open adopt it a second time.
+    if (error->empty()) *error = errno_text("remove " + p);
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace nasd::cluster
