@@ -93,7 +93,7 @@ done
 for r in "${runs[@]}"; do wait "$r"; done
 cat "$dir"/suite-n[1-4].log
 check_suites
-retries=$(grep -h "calls answered NFS3ERR_JUKEBOX" "$dir"/suite-n*-*.out | awk '{ s += $4 } END { print s + 0 }')
+retries=$(cat "$dir"/suite-n*-*.out | awk '/calls answered NFS3ERR_JUKEBOX/ { s += $4 } END { print s + 0 }')
 echo "calls answered NFS3ERR_JUKEBOX (try again later) and sent again by the suite's client: $retries"
 # Which tests skip against a target, and why (from the run through n3).
 echo "skipped against a target (they need a server of their own):"
