@@ -4,7 +4,8 @@
 # --scale-out), against /r/ifs: NASD_E2E_TARGET=127.0.1.<i>:2049:20048:/r/ifs (e2e_target.h).
 # Each test works in a directory of its own below /r/ifs and removes it afterwards.
 # Through all four nodes at the same time:
-#  - through n3 (a node that forwards to the coordinator n1): every executable of the suite;
+#  - through n3 (a node that forwards to the coordinator n1): every executable of the suite
+#    (bigfile alone afterwards);
 #    the tests that need a server of their own (restart, kill -9, its own config, admin socket,
 #    metrics port, NLM callbacks) skip and say why;
 #  - through n1 (the coordinator), n2 and n4: the quick conformance executables (attrs,
@@ -49,6 +50,7 @@ suite() {
   done
   t0=$(now_ms)
   for t in "${names[@]}"; do
+    [[ -n $t ]] || continue
     out="$dir/suite-$node-$t.out"
     if ! NASD_E2E_TARGET="127.0.1.${node#n}:2049:20048:/r/ifs" timeout 240 \
          "$e2e_bin/e2e_${t}_test" --gtest_filter="$filter" >"$out" 2>&1; then
@@ -80,7 +82,10 @@ check_suites() {
 # n1, n2 and n4 (IFS_SUITE_FULL=1: the whole suite through every node).
 echo "the e2e NFS suite against /r/ifs through each node at once (NASD_E2E_TARGET=127.0.1.<i>:2049:20048:/r/ifs):"
 runs=()
-suite n3 "${full[@]}" >"$dir/suite-n3.log" 2>&1 & runs+=($!)
+# The 100 MiB libnfs copy (bigfile) runs alone afterwards: beside the three other suites on a
+# loaded machine its nfs-cp failed twice in five runs ("Failed to write to dest file"; libnfs's
+# tools give up on the first error, see /r/ifs's notes).
+suite n3 "${full[@]/bigfile}" >"$dir/suite-n3.log" 2>&1 & runs+=($!)
 for node in n1 n2 n4; do
   if [[ ${IFS_SUITE_FULL:-0} == 1 ]]; then
     suite $node "${full[@]}" >"$dir/suite-$node.log" 2>&1 &
@@ -91,6 +96,7 @@ for node in n1 n2 n4; do
   runs+=($!)
 done
 for r in "${runs[@]}"; do wait "$r"; done
+suite n3 bigfile >>"$dir/suite-n3.log" 2>&1
 cat "$dir"/suite-n[1-4].log
 check_suites
 retries=$(cat "$dir"/suite-n*-*.out | awk '/calls answered NFS3ERR_JUKEBOX/ { s += $4 } END { print s + 0 }')
