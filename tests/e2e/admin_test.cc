@@ -60,6 +60,7 @@ class AdminStatsTest : public E2eTest {
 };
 
 TEST_F(AdminStatsTest, StatsCountTheProceduresThatRan) {
+  NASD_E2E_NEEDS_OWN_SERVER("reads the server's admin socket");
   if (is_ganesha()) GTEST_SKIP() << "nasd-admin is nasd's tool; ganesha has no such socket";
   if (server().choice().admin_binary.empty())
     GTEST_SKIP() << "no nasd-admin binary (build target `nasd-admin` or set NASD_ADMIN_BIN)";

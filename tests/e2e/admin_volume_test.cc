@@ -13,6 +13,7 @@ using namespace std::chrono_literals;
 class AdminVolumeTest : public E2eTest {
  protected:
   void SetUp() override {
+    NASD_E2E_NEEDS_OWN_SERVER("creates volumes through the server's admin socket and restarts it");
     E2eTest::SetUp();
     if (is_ganesha()) GTEST_SKIP() << "volume creation is nasd's admin command";
     if (server().choice().admin_binary.empty()) GTEST_SKIP() << "no nasd-admin binary";

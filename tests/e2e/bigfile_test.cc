@@ -75,12 +75,12 @@ TEST_F(BigFileTest, HundredMegabytesRoundTripThroughTheLibnfsTools) {
   auto src = scratch() / "big.src";
   write_random_file(src, kSize);
   const std::string want = sha256_of(src);
-  const std::string remote = server().url("/big.bin");
+  const std::string remote = url("/big.bin");
 
   CommandResult in = tool({"nfs-cp", src.string(), remote});
   ASSERT_EQ(in.exit_code, 0) << "nfs-cp in: " << in.output;
 
-  CommandResult ls = tool({"nfs-ls", server().url()});
+  CommandResult ls = tool({"nfs-ls", url()});
   ASSERT_EQ(ls.exit_code, 0) << ls.output;
   EXPECT_EQ(listed_size(ls.output, "big.bin"), static_cast<int64_t>(kSize)) << ls.output;
   EXPECT_EQ(attrs_of(nfs().resolve(root(), "big.bin")).size, kSize);

@@ -47,7 +47,7 @@ class DrcTest : public E2eTest {
 };
 
 TEST_F(DrcTest, RetransmittedGuardedCreateGetsTheOriginalReply) {
-  raw::TcpConnection conn(server().nfs_port());
+  raw::TcpConnection conn = nfs_tcp();
   raw::Call create = call(kCreate, raw::create_guarded_args(root().bytes, "once"), raw::next_xid());
 
   auto first = conn.call(create);
@@ -66,7 +66,7 @@ TEST_F(DrcTest, RetransmittedGuardedCreateGetsTheOriginalReply) {
 
 TEST_F(DrcTest, RetransmittedRemoveGetsOkNotNoent) {
   make_file(root(), "doomed");
-  raw::TcpConnection conn(server().nfs_port());
+  raw::TcpConnection conn = nfs_tcp();
   raw::Call remove = call(kRemove, raw::dirop_args(root().bytes, "doomed"), raw::next_xid());
 
   ASSERT_EQ(status_of(conn.call(remove)), 0u);
@@ -85,16 +85,16 @@ TEST_F(DrcTest, ALateCopyOfACreateFromAnotherPortDoesNotUndoTheRemoveThatFollowe
   raw::Call create = call(kCreate, raw::create_guarded_args(root().bytes, "f118"), raw::next_xid());
   std::optional<raw::Reply> first;
   {
-    raw::TcpConnection conn(server().nfs_port());
+    raw::TcpConnection conn = nfs_tcp();
     first = conn.call(create);
   }
   ASSERT_EQ(status_of(first), 0u) << "the original CREATE";
   {
-    raw::TcpConnection conn(server().nfs_port());  // the client goes on, on a new connection
+    raw::TcpConnection conn = nfs_tcp();  // the client goes on, on a new connection
     raw::Call remove = call(kRemove, raw::dirop_args(root().bytes, "f118"), raw::next_xid());
     ASSERT_EQ(status_of(conn.call(remove)), 0u) << "the acknowledged REMOVE";
   }
-  raw::TcpConnection late(server().nfs_port());  // the old copy, from yet another port
+  raw::TcpConnection late = nfs_tcp();  // the old copy, from yet another port
   auto again = retransmit(late, create);
   ASSERT_TRUE(again);
   EXPECT_EQ(status_of(again), 0u);
@@ -105,7 +105,7 @@ TEST_F(DrcTest, ALateCopyOfACreateFromAnotherPortDoesNotUndoTheRemoveThatFollowe
 
 TEST_F(DrcTest, UdpRetransmissionIsAnsweredFromTheCache) {
   // A real retransmission comes from the same address and port: one socket for both sends.
-  raw::UdpConnection sock(server().nfs_port());
+  raw::UdpConnection sock = nfs_udp();
   raw::Call create = call(kCreate, raw::create_guarded_args(root().bytes, "udp-once"),
                           raw::next_xid());
   auto first = sock.call(create);
@@ -121,6 +121,11 @@ TEST_F(DrcTest, UdpRetransmissionIsAnsweredFromTheCache) {
 // volume was closed (a clean restart trims the journal).
 class DrcAcrossRestartTest : public DrcTest {
  protected:
+  void SetUp() override {
+    NASD_E2E_NEEDS_OWN_SERVER("kills and restarts the server");
+    DrcTest::SetUp();
+  }
+
   struct Sent {
     raw::Call call;
     std::string results;

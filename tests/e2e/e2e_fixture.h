@@ -2,6 +2,14 @@
 // suite) in its own scratch folder, the export's root handle, and raw NFSv3 / MOUNT clients.
 // Every test ends by stopping the server, and fails if it did not exit 0 on SIGTERM: a server
 // that crashed or hung during a test is caught even when the test's own checks passed.
+//
+// With NASD_E2E_TARGET set (e2e_target.h) no server is started: the fixture mounts the given
+// export on the given host, makes a directory of its own for the test below the export's root
+// and hands that out as root(), and at the end checks that the target still answers. Tests talk
+// to the server only through the accessors below (host(), nfs_port(), url(), nfs_tcp(), ...),
+// so the same test runs either way; one that needs to restart, kill, configure or inspect a
+// server of its own starts with NASD_E2E_NEEDS_OWN_SERVER("why"), which skips it against a
+// target and says why.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,27 +18,59 @@
 #include <optional>
 #include <string>
 
+#include "tests/e2e/e2e_target.h"
 #include "tests/e2e/mount3_client.h"
 #include "tests/e2e/nfs3_client.h"
 #include "tests/e2e/nfs_client.h"
+#include "tests/e2e/raw_rpc.h"
 #include "tests/e2e/rpc_channel.h"
 #include "tests/e2e/server_process.h"
 #include "tests/e2e/temp_dir.h"
 
+// In a test body or a fixture's SetUp (before E2eTest::SetUp, so nothing is made for it).
+#define NASD_E2E_NEEDS_OWN_SERVER(why)                                                      \
+  if (::nasd::e2e::E2eTest::has_own_server()) {                                             \
+  } else                                                                                    \
+    GTEST_SKIP() << "needs a server of its own (" << (why) << "); NASD_E2E_TARGET points at " \
+                 << ::nasd::e2e::E2eTest::target_description()
+
 namespace nasd::e2e {
 
 class E2eTest : public ::testing::Test {
+ public:
+  // False when NASD_E2E_TARGET names a server to test instead of starting one.
+  static bool has_own_server();
+  static std::string target_description();
+
  protected:
   void SetUp() override;
   void TearDown() override;
 
-  ServerProcess& server() { return *server_; }
-  bool is_ganesha() const { return server_->kind() == ServerKind::Ganesha; }
+  // The server this test started. Throws std::logic_error against a target: such tests begin
+  // with NASD_E2E_NEEDS_OWN_SERVER.
+  ServerProcess& server();
+  bool is_ganesha() const { return server_ && server_->kind() == ServerKind::Ganesha; }
   const TempDir& scratch() const { return *scratch_; }
 
-  // Root credential (uid 0) on the NFS port, and the export's root handle.
+  // Where the server under test is: 127.0.0.1, its ports and /r/v0 for a server of the test's
+  // own; the target's otherwise.
+  const std::string& host() const { return host_; }
+  uint16_t nfs_port() const { return nfs_port_; }
+  uint16_t mount_port() const { return mount_port_; }
+  const std::string& export_path() const { return export_path_; }
+  // Raw RPC to the NFS / MOUNT port (raw_rpc.h).
+  raw::TcpConnection nfs_tcp() const { return raw::TcpConnection(host_, nfs_port_); }
+  raw::TcpConnection mount_tcp() const { return raw::TcpConnection(host_, mount_port_); }
+  raw::UdpConnection nfs_udp() const { return raw::UdpConnection(host_, nfs_port_); }
+  // A libnfs URL of `path` ("" or "/name...") inside root(): what nfs-cp and NfsClient take.
+  std::string url(const std::string& path = "", const std::string& extra_query = "") const;
+
+  // Root credential (uid 0) on the NFS port, and the test's root directory: the export's root
+  // for a server of its own, a fresh directory below it against a target.
   Nfs3Client& nfs() { return *nfs_; }
   const Fh& root() const { return root_; }
+  // The handle MNT of export_path() gives.
+  const Fh& export_root() const { return export_root_; }
 
   // A separate connection with another AUTH_SYS identity.
   struct Session {
@@ -51,10 +91,21 @@ class E2eTest : public ::testing::Test {
   fattr3 attrs_of(const Fh& fh);
 
  private:
+  void set_up_target(const E2eTarget& target);
+  void tear_down_target();
+
   std::unique_ptr<TempDir> scratch_;
   std::unique_ptr<ServerProcess> server_;
+  std::optional<E2eTarget> target_;
+  std::string host_ = "127.0.0.1";
+  uint16_t nfs_port_ = 0;
+  uint16_t mount_port_ = 0;
+  std::string export_path_ = kExportPath;
+  std::string test_dir_;  // against a target: the test's directory's name below the export root
+  uint64_t jukebox_retries_at_start_ = 0;
   std::unique_ptr<RpcChannel> channel_;
   std::unique_ptr<Nfs3Client> nfs_;
+  Fh export_root_;
   Fh root_;
 };
 

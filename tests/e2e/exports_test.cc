@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/e2e/child_process.h"
+#include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/net_util.h"
 #include "tests/e2e/raw_rpc.h"
 #include "tests/e2e/server_process.h"
@@ -39,6 +40,7 @@ constexpr const char* kVolumeV1 =
 class ExportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    NASD_E2E_NEEDS_OWN_SERVER("writes the server's own export configuration");
     std::string why_not;
     std::optional<ServerChoice> choice = ServerChoice::from_environment(&why_not);
     if (!choice) {

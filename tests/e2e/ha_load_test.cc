@@ -48,6 +48,7 @@ int number(const std::map<std::string, std::string>& kv, const std::string& key)
 }
 
 TEST_F(HaLoadTest, RetryingLoadRidesOutKill9AndRestart) {
+  NASD_E2E_NEEDS_OWN_SERVER("kills and restarts the server");
   Fh dir = make_dir(root(), "ha");
   AckedLoadOptions options;
   options.retry = true;
@@ -93,6 +94,7 @@ TEST_F(HaLoadTest, RetryingLoadRidesOutKill9AndRestart) {
 }
 
 TEST_F(HaLoadTest, ToolRidesOutKill9AndRestart) {
+  NASD_E2E_NEEDS_OWN_SERVER("kills and restarts the server");
   const std::string tool = NASD_HA_LOAD_BIN;
   ASSERT_FALSE(tool.empty()) << "this build has no nasd-ha-load target";
   std::filesystem::path report = scratch().path() / "ha-load.report";

@@ -5,7 +5,10 @@
 // again on a fresh connection until --retry-budget-s runs out (writes are idempotent). It
 // records, per file, the bytes acknowledged in --report. With --verify it instead reads every
 // file of a report back through --host and checks every acknowledged byte.
-//   nasd-ifs-stream --host H --export /r/ifs --dir D --seconds S [--file-mib M] --report F
+//   nasd-ifs-stream --host H --export /r/ifs --dir D --seconds S [--file-mib M | --file-kib K]
+//                   [--max-mib T] --report F
+// (--file-kib: files of K KiB, a multiple of 64, e.g. 128 for files the volume mirrors;
+// --max-mib: stop after T MiB acknowledged, for a fixed amount of work such as CPU per MiB.)
 //   nasd-ifs-stream --verify --host H --export /r/ifs --dir D --report F
 // Exit 0: everything acknowledged reads back (verify), or the load ran and had acknowledgements.
 #include <chrono>
@@ -28,7 +31,7 @@ constexpr uint32_t kChunk = 64 * 1024;
 struct Args {
   std::string host = "127.0.0.1", export_path = "/r/ifs", dir, report;
   uint16_t nfs_port = 2049, mount_port = 20048;
-  int seconds = 10, file_mib = 4, retry_budget_s = 60;
+  int seconds = 10, file_mib = 4, file_kib = 0, max_mib = 0, retry_budget_s = 60;
   bool verify = false;
 };
 
@@ -94,7 +97,8 @@ int write_load(const Args& a) {
     return std::pair{r.fh ? *r.fh : Fh{}, r.status};
   });
   std::map<std::string, uint64_t> acked;
-  const uint64_t file_bytes = uint64_t(a.file_mib) << 20;
+  const uint64_t file_bytes = a.file_kib > 0 ? uint64_t(a.file_kib) << 10 : uint64_t(a.file_mib) << 20;
+  const uint64_t max_bytes = a.max_mib > 0 ? uint64_t(a.max_mib) << 20 : UINT64_MAX;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(a.seconds);
   uint64_t total = 0;
   auto save = [&] {
@@ -104,7 +108,7 @@ int write_load(const Args& a) {
     std::rename((a.report + ".tmp").c_str(), a.report.c_str());
   };
   try {
-    for (int i = 0; std::chrono::steady_clock::now() < end; i++) {
+    for (int i = 0; std::chrono::steady_clock::now() < end && total < max_bytes; i++) {
       const std::string name = "s" + std::to_string(i);
       Fh fh = s.retry("CREATE " + name, [&](Nfs3Client& nfs, bool) {
         NewObjectReply r = nfs.create(dir, name, UNCHECKED, sattr_mode(0644));
@@ -112,7 +116,9 @@ int write_load(const Args& a) {
         return std::pair{r.fh ? *r.fh : Fh{}, r.status};
       });
       acked[name] = 0;
-      for (uint64_t off = 0; off < file_bytes && std::chrono::steady_clock::now() < end; off += kChunk) {
+      for (uint64_t off = 0;
+           off < file_bytes && total < max_bytes && std::chrono::steady_clock::now() < end;
+           off += kChunk) {
         const std::string data = chunk_of(name, off, kChunk);
         s.retry("WRITE " + name, [&](Nfs3Client& nfs, bool) {
           WRITE3res w = nfs.write(fh, off, data, FILE_SYNC);
@@ -185,11 +191,18 @@ int main(int argc, char** argv) {
     else if (k == "--report") a.report = next();
     else if (k == "--seconds") a.seconds = std::stoi(next());
     else if (k == "--file-mib") a.file_mib = std::stoi(next());
+    else if (k == "--file-kib") a.file_kib = std::stoi(next());
+    else if (k == "--max-mib") a.max_mib = std::stoi(next());
     else if (k == "--retry-budget-s") a.retry_budget_s = std::stoi(next());
     else if (k == "--verify") a.verify = true;
     else { std::cerr << "unknown argument " << k << "\n"; return 2; }
   }
   if (a.dir.empty() || a.report.empty()) { std::cerr << "--dir and --report are required\n"; return 2; }
+  if (a.file_mib < 1 || a.file_mib > 65536 || a.file_kib < 0 || a.file_kib > (1 << 26) ||
+      a.file_kib % 64 != 0 || a.max_mib < 0 || a.seconds < 1) {
+    std::cerr << "--file-mib 1..65536, --file-kib a multiple of 64, --max-mib >= 0, --seconds >= 1\n";
+    return 2;
+  }
   try {
     return a.verify ? nasd::e2e::verify(a) : nasd::e2e::write_load(a);
   } catch (const std::exception& e) {

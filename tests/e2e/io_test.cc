@@ -68,6 +68,7 @@ TEST_F(IoTest, WriteStabilitiesAndVerifier) {
 }
 
 TEST_F(IoTest, VerifierChangesAcrossRestart) {
+  NASD_E2E_NEEDS_OWN_SERVER("restarts the server");
   Fh f = make_file(root(), "v");
   WRITE3res before = nfs().write(f, 0, "before", UNSTABLE);
   ASSERT_EQ(before.status, NFS3_OK) << st(before.status);

@@ -13,7 +13,7 @@ class MountTest : public E2eTest {
   void SetUp() override {
     E2eTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    channel_ = std::make_unique<RpcChannel>(server().mount_port(), Credential{});
+    channel_ = std::make_unique<RpcChannel>(host(), mount_port(), Credential{});
     mount_ = std::make_unique<Mount3Client>(*channel_);
   }
   void TearDown() override {
@@ -37,7 +37,7 @@ class MountTest : public E2eTest {
 TEST_F(MountTest, NullAnswers) { mount().null(); }
 
 TEST_F(MountTest, MntReturnsTheRootHandleAndAuthSys) {
-  MountReply r = mount().mnt(kExportPath);
+  MountReply r = mount().mnt(export_path());
   ASSERT_EQ(r.status, MNT3_OK) << mountstat3_to_str(r.status);
   EXPECT_GT(r.root.bytes.size(), 0u);
   EXPECT_LE(r.root.bytes.size(), 64u);
@@ -46,7 +46,7 @@ TEST_F(MountTest, MntReturnsTheRootHandleAndAuthSys) {
       << "AUTH_SYS must be offered";
   fattr3 a = attrs_of(r.root);
   EXPECT_EQ(a.type, NF3DIR);
-  EXPECT_EQ(a.fileid, attrs_of(root()).fileid) << "MNT twice names the same root";
+  EXPECT_EQ(a.fileid, attrs_of(export_root()).fileid) << "MNT twice names the same root";
 }
 
 TEST_F(MountTest, MntOfAPathThatIsNotExportedIsNoent) {
@@ -59,19 +59,19 @@ TEST_F(MountTest, ExportListsTheExport) {
   auto list = mount().exports();
   ASSERT_FALSE(list.empty());
   EXPECT_TRUE(std::any_of(list.begin(), list.end(),
-                          [](const ExportEntry& e) { return e.directory == kExportPath; }))
-      << "EXPORT does not list " << kExportPath;
+                          [&](const ExportEntry& e) { return e.directory == export_path(); }))
+      << "EXPORT does not list " << export_path();
 }
 
 TEST_F(MountTest, DumpFollowsMntAndUmnt) {
-  ASSERT_EQ(mount().mnt(kExportPath).status, MNT3_OK);
-  EXPECT_TRUE(dump_lists(kExportPath)) << "DUMP forgot a mount";
-  mount().umnt(kExportPath);
-  EXPECT_FALSE(dump_lists(kExportPath)) << "UMNT did not remove the mount from DUMP";
+  ASSERT_EQ(mount().mnt(export_path()).status, MNT3_OK);
+  EXPECT_TRUE(dump_lists(export_path())) << "DUMP forgot a mount";
+  mount().umnt(export_path());
+  EXPECT_FALSE(dump_lists(export_path())) << "UMNT did not remove the mount from DUMP";
 
-  ASSERT_EQ(mount().mnt(kExportPath).status, MNT3_OK);
+  ASSERT_EQ(mount().mnt(export_path()).status, MNT3_OK);
   mount().umntall();
-  EXPECT_FALSE(dump_lists(kExportPath)) << "UMNTALL did not clear DUMP";
+  EXPECT_FALSE(dump_lists(export_path())) << "UMNTALL did not clear DUMP";
   // Unmounting is advisory in NFSv3: the handle keeps working.
   EXPECT_EQ(nfs().getattr(root()).status, NFS3_OK);
 }

@@ -16,9 +16,18 @@
 namespace nasd::e2e {
 namespace {
 
-sockaddr_in loopback(uint16_t port) {
-  return *reinterpret_cast<const sockaddr_in*>(util::parse_socket_address("127.0.0.1", port).get());
+constexpr const char* kLoopback = "127.0.0.1";
+
+// host must be an IPv4 literal (the harness never resolves names).
+sockaddr_in address_of(const std::string& host, uint16_t port) {
+  util::SocketAddress parsed;
+  std::string error;
+  if (!util::parse_socket_address(host, port, &parsed, &error) || parsed.family() != AF_INET)
+    throw std::runtime_error("not an IPv4 address: " + host);
+  return *reinterpret_cast<const sockaddr_in*>(parsed.get());
 }
+
+sockaddr_in loopback(uint16_t port) { return address_of(kLoopback, port); }
 
 std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
@@ -55,14 +64,27 @@ void pick_free_ports(uint16_t* a, uint16_t* b) {
   Fd second = bound_ephemeral(b);
 }
 
-bool tcp_port_open(uint16_t port) {
+bool tcp_port_open(uint16_t port) { return tcp_port_open(kLoopback, port); }
+
+bool tcp_port_open(const std::string& host, uint16_t port) {
   Fd fd(socket(AF_INET, SOCK_STREAM, 0));
   if (!fd) return false;
-  sockaddr_in sa = loopback(port);
+  sockaddr_in sa = address_of(host, port);
   return connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
 }
 
-Fd tcp_connect(uint16_t port) { return tcp_connect_to("127.0.0.1", port); }
+Fd tcp_connect(uint16_t port) { return tcp_connect(kLoopback, port); }
+
+Fd tcp_connect(const std::string& host, uint16_t port) {
+  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in sa = address_of(host, port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect " + host + ":" + std::to_string(port));
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
 
 Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port) {
   Fd fd(socket(AF_INET, SOCK_STREAM, 0));
@@ -83,21 +105,6 @@ Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t s
   return fd;
 }
 
-Fd tcp_connect_to(const std::string& host, uint16_t port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  if (!fd) throw sys_error("socket");
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1)
-    throw std::runtime_error("bad address " + host);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-    throw sys_error("connect " + host + ":" + std::to_string(port));
-  int one = 1;
-  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address) {
   for (uint16_t p = 1023; p >= 600; --p) {
     try {
@@ -109,12 +116,14 @@ Fd tcp_connect_reserved(uint16_t port, const std::string& source_address) {
   throw std::runtime_error("no free reserved port between 600 and 1023");
 }
 
-Fd udp_connect(uint16_t port) {
+Fd udp_connect(uint16_t port) { return udp_connect(kLoopback, port); }
+
+Fd udp_connect(const std::string& host, uint16_t port) {
   Fd fd(socket(AF_INET, SOCK_DGRAM, 0));
   if (!fd) throw sys_error("socket");
-  sockaddr_in sa = loopback(port);
+  sockaddr_in sa = address_of(host, port);
   if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-    throw sys_error("connect udp 127.0.0.1:" + std::to_string(port));
+    throw sys_error("connect udp " + host + ":" + std::to_string(port));
   return fd;
 }
 

@@ -1,5 +1,7 @@
-// Loopback socket helpers shared by the harness and the raw-socket tests. Everything here talks
-// to 127.0.0.1, except tcp_connect_to (other loopback addresses of a test's own namespace).
+// Socket helpers shared by the harness and the raw-socket tests. The port-only forms talk to
+// 127.0.0.1 (the server a test starts itself); the forms with a host reach a server the suite
+// was pointed at (NASD_E2E_TARGET, e2e_target.h), e.g. one node of a cluster on 127.0.1.3, or
+// another loopback address of a test's own namespace.
 #pragma once
 
 #include <chrono>
@@ -13,8 +15,9 @@ uint16_t pick_free_port();
 // Distinct free ports, usable together.
 void pick_free_ports(uint16_t* a, uint16_t* b);
 
-// True once a TCP connect to 127.0.0.1:port succeeds.
+// True once a TCP connect to 127.0.0.1:port (host:port) succeeds.
 bool tcp_port_open(uint16_t port);
+bool tcp_port_open(const std::string& host, uint16_t port);
 
 // Owns a socket descriptor.
 class Fd {
@@ -33,17 +36,16 @@ class Fd {
   int fd_ = -1;
 };
 
-// Connected TCP / UDP sockets to 127.0.0.1:port; throw on failure.
+// Connected TCP / UDP sockets to 127.0.0.1:port (host:port, an IPv4 literal); throw on failure.
 Fd tcp_connect(uint16_t port);
+Fd tcp_connect(const std::string& host, uint16_t port);
 // As tcp_connect, from a chosen source: another loopback address ("127.0.0.2", so a test can be
 // a host no export lists) and/or a source port (0: any). reserved_port picks a free port below
 // 1024, as a root NFS client does (needs root); it throws when none is free.
 Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t source_port = 0);
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address = "127.0.0.1");
 Fd udp_connect(uint16_t port);
-// A TCP connection to another loopback address of the test's namespace (a cluster node's or a
-// virtual server's, "127.0.2.1"); throws on failure.
-Fd tcp_connect_to(const std::string& host, uint16_t port);
+Fd udp_connect(const std::string& host, uint16_t port);
 
 // Sends all bytes (throws on error). Returns false if the peer has closed the connection.
 bool send_all(int fd, const void* data, size_t len);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace nasd::e2e {
 namespace {
@@ -9,23 +10,44 @@ namespace {
 template <class Args>
 using AsyncFn = int (*)(rpc_context*, rpc_cb, Args*, void*);
 
+// Runs `once()` (one call, returning a reply with a `status`) and, while it answers
+// NFS3ERR_JUKEBOX and the channel's retry budget lasts, again after a pause: what a client does
+// with "try again later". Every reply type here carries the procedure's nfsstat3 as `status`.
+template <class Once>
+auto with_jukebox_retry(RpcChannel& ch, Once once) {
+  const auto deadline = std::chrono::steady_clock::now() + ch.jukebox_budget();
+  auto delay = std::chrono::milliseconds(50);
+  for (;;) {
+    auto r = once();
+    if (r.status != NFS3ERR_JUKEBOX || std::chrono::steady_clock::now() + delay > deadline)
+      return r;
+    ch.count_jukebox_retry();
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(1000));
+  }
+}
+
 // For reply structs without pointers: a plain copy outlives libnfs's buffer.
 template <class Res, class Args>
 Res call_copy(RpcChannel& ch, const char* what, AsyncFn<Args> fn, Args* args) {
-  Res res{};
-  ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
-          [&](void* data) { res = *static_cast<Res*>(data); });
-  return res;
+  return with_jukebox_retry(ch, [&] {
+    Res res{};
+    ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
+            [&](void* data) { res = *static_cast<Res*>(data); });
+    return res;
+  });
 }
 
 // For replies with pointers: `convert` copies out what it needs while the reply is alive.
 template <class Res, class Args, class Out, class Convert>
 Out call_convert(RpcChannel& ch, const char* what, AsyncFn<Args> fn, Args* args,
                  Convert convert) {
-  Out out{};
-  ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
-          [&](void* data) { out = convert(*static_cast<Res*>(data)); });
-  return out;
+  return with_jukebox_retry(ch, [&] {
+    Out out{};
+    ch.call(what, [&](rpc_context* rpc, rpc_cb cb, void* priv) { return fn(rpc, cb, args, priv); },
+            [&](void* data) { out = convert(*static_cast<Res*>(data)); });
+    return out;
+  });
 }
 
 diropargs3 dirop(const Fh& dir, const std::string& name) {

@@ -12,6 +12,7 @@ namespace {
 using PersistenceTest = E2eTest;
 
 TEST_F(PersistenceTest, HandlesSurviveACleanRestart) {
+  NASD_E2E_NEEDS_OWN_SERVER("restarts the server");
   Fh dir = make_dir(root(), "d");
   Fh file = make_file(dir, "f", "kept across restarts");
   NewObjectReply link = nfs().symlink(root(), "l", "d/f");
@@ -32,6 +33,7 @@ TEST_F(PersistenceTest, HandlesSurviveACleanRestart) {
 }
 
 TEST_F(PersistenceTest, StopsCleanlyAndStartsAgain) {
+  NASD_E2E_NEEDS_OWN_SERVER("stops and starts the server");
   make_file(root(), "x", "y");
   ASSERT_TRUE(server().stop()) << "SIGTERM must give exit 0, got " << server().last_exit()
                                << "\n" << server().log_tail();
@@ -41,6 +43,7 @@ TEST_F(PersistenceTest, StopsCleanlyAndStartsAgain) {
 }
 
 TEST_F(PersistenceTest, AcknowledgedWorkSurvivesKill9) {
+  NASD_E2E_NEEDS_OWN_SERVER("kills the server with kill -9");
   Fh dir = make_dir(root(), "load");
   AckedLoad load(server().nfs_port(), dir);
   load.start();

@@ -154,6 +154,11 @@ std::optional<Reply> udp_call(uint16_t port, const Call& c, std::chrono::millise
   return UdpConnection(port).call(c, timeout);
 }
 
+std::optional<Reply> udp_call(const std::string& host, uint16_t port, const Call& c,
+                              std::chrono::milliseconds timeout) {
+  return UdpConnection(host, port).call(c, timeout);
+}
+
 std::string fh_args(const std::string& fh) { return XdrWriter().opaque(fh).bytes(); }
 
 std::string dirop_args(const std::string& dir_fh, const std::string& name) {

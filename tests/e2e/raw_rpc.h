@@ -59,6 +59,7 @@ Reply parse_reply(const std::string& message);
 class TcpConnection {
  public:
   explicit TcpConnection(uint16_t port) : fd_(tcp_connect(port)) {}
+  TcpConnection(const std::string& host, uint16_t port) : fd_(tcp_connect(host, port)) {}
   // A connection made elsewhere (tcp_connect_from, tcp_connect_reserved).
   explicit TcpConnection(Fd fd) : fd_(std::move(fd)) {}
   int fd() const { return fd_.get(); }
@@ -80,6 +81,7 @@ class TcpConnection {
 class UdpConnection {
  public:
   explicit UdpConnection(uint16_t port) : fd_(udp_connect(port)) {}
+  UdpConnection(const std::string& host, uint16_t port) : fd_(udp_connect(host, port)) {}
   // From a fixed local port: a client that retransmits after the server restarted or failed
   // over still sends from the address and port the reply cache keys its calls by.
   UdpConnection(uint16_t port, uint16_t local_port);
@@ -92,6 +94,8 @@ class UdpConnection {
 
 // One call on a fresh UDP socket.
 std::optional<Reply> udp_call(uint16_t port, const Call& c,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(5));
+std::optional<Reply> udp_call(const std::string& host, uint16_t port, const Call& c,
                               std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 // Argument encodings.

@@ -7,6 +7,7 @@
 #include <nfsc/libnfs.h>  // defines EXTERN, which the raw headers need
 #include <nfsc/libnfs-raw.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -53,6 +54,21 @@ class RpcChannel {
   // `what` names the call in error messages ("LOOKUP", "MNT").
   void call(const char* what, const Issue& issue, const OnReply& on_reply);
 
+  // NFS3ERR_JUKEBOX ("try again later", RFC 1813) is a valid answer to almost any call, and a
+  // client sends the call again after a pause. Off by default: a server the test started
+  // itself has no reason to give it. Against a cluster under load (NASD_E2E_TARGET) the
+  // fixture allows up to `budget` of retrying per call (Nfs3Client does the retrying) and
+  // reports how many calls needed it.
+  void set_jukebox_retry(std::chrono::milliseconds budget) { jukebox_budget_ = budget; }
+  std::chrono::milliseconds jukebox_budget() const { return jukebox_budget_; }
+  void count_jukebox_retry() {
+    ++jukebox_retries_;
+    ++process_jukebox_retries_;
+  }
+  uint64_t jukebox_retries() const { return jukebox_retries_; }
+  // Over every channel of this process.
+  static uint64_t process_jukebox_retries() { return process_jukebox_retries_; }
+
  private:
   struct Pending;
   static void on_complete(rpc_context* rpc, int status, void* data, void* private_data);
@@ -62,6 +78,9 @@ class RpcChannel {
   Credential cred_;
   std::chrono::milliseconds timeout_;
   bool broken_ = false;  // after a timeout or disconnect: libnfs state is unknown, refuse calls
+  std::chrono::milliseconds jukebox_budget_{0};
+  uint64_t jukebox_retries_ = 0;
+  static inline std::atomic<uint64_t> process_jukebox_retries_{0};
   // Requests still queued inside libnfs when we gave up on them; freed after the context.
   std::list<std::unique_ptr<Pending>> abandoned_;
 };

@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 class SnapshotTest : public E2eTest {
  protected:
   void SetUp() override {
+    NASD_E2E_NEEDS_OWN_SERVER("takes snapshots through the server's admin socket, kills and reconfigures it");
     E2eTest::SetUp();
     if (is_ganesha()) GTEST_SKIP() << "snapshots are nasd's (nasd-admin snapshot)";
     if (server().choice().admin_binary.empty()) GTEST_SKIP() << "no nasd-admin binary";

@@ -23,8 +23,8 @@ class WireTest : public E2eTest {
     if (dumpcap.empty()) GTEST_SKIP() << "dumpcap not installed";
     capture_ = scratch() / "session.pcapng";
     capture_log_ = scratch() / "dumpcap.log";
-    std::string filter = "port " + std::to_string(server().nfs_port()) + " or port " +
-                         std::to_string(server().mount_port());
+    std::string filter = "host " + host() + " and (port " + std::to_string(nfs_port()) +
+                         " or port " + std::to_string(mount_port()) + ")";
     dumpcap_ = ChildProcess::spawn(
         {dumpcap, "-i", "lo", "-f", filter, "-w", capture_.string()}, capture_log_);
     auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -49,8 +49,8 @@ class WireTest : public E2eTest {
       ADD_FAILURE() << "tshark not installed";
       return "";
     }
-    std::string nfs = std::to_string(server().nfs_port());
-    std::string mnt = std::to_string(server().mount_port());
+    std::string nfs = std::to_string(nfs_port());
+    std::string mnt = std::to_string(mount_port());
     std::vector<std::string> argv = {bin, "-n", "-r", capture_.string(),
                                      "-d", "tcp.port==" + nfs + ",rpc",
                                      "-d", "tcp.port==" + mnt + ",rpc",
@@ -103,7 +103,7 @@ class WireTest : public E2eTest {
     getattr.xid = raw::next_xid();
     getattr.proc = 1;
     getattr.args = raw::fh_args(root().bytes);
-    EXPECT_TRUE(raw::udp_call(server().nfs_port(), getattr));
+    EXPECT_TRUE(raw::udp_call(host(), nfs_port(), getattr));
   }
 
   std::filesystem::path capture_, capture_log_;
