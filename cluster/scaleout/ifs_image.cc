@@ -1,6 +1,6 @@
 #include "cluster/scaleout/ifs_image.h"
 
-#include <isa-l.h>
+#include "util/crc32c.h"
 
 #include <algorithm>
 #include <future>
@@ -13,7 +13,7 @@ constexpr uint32_t kHeadBytes = 32;
 constexpr uint32_t kMaxChunks = 1u << 20;
 
 uint32_t crc_of(const std::vector<uint8_t>& v) {
-  return crc32_iscsi(const_cast<unsigned char*>(v.data()), static_cast<int>(v.size()), 0);
+  return util::crc32c_register(0, v.data(), v.size());
 }
 
 void put64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = uint8_t(v >> (8 * i)); }

@@ -1,7 +1,6 @@
 #include "cluster/scaleout/unit_store.h"
 
 #include <fcntl.h>
-#include <isa-l/crc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/crc32c.h"
+
 namespace nasd::scaleout {
 namespace {
 
@@ -19,7 +20,7 @@ constexpr uint32_t kRecordMagic = 0x54494e55;  // "UNIT"
 constexpr uint8_t kPut = 1, kDelete = 2;
 
 uint32_t crc(const void* p, size_t n) {
-  return crc32_iscsi(static_cast<unsigned char*>(const_cast<void*>(p)), static_cast<int>(n), 0);
+  return util::crc32c_register(0, p, n);
 }
 
 template <typename T>
