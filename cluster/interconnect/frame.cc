@@ -1,10 +1,10 @@
 #include "cluster/interconnect/frame.h"
 
-#include <isa-l/crc.h>
 
 #include <cstring>
 
 #include "cluster/interconnect/wire_buffer.h"
+#include "util/crc32c.h"
 
 namespace nasd::interconnect {
 namespace {
@@ -41,21 +41,7 @@ uint32_t frame_crc(uint16_t version, MessageType type, uint64_t id,
 }  // namespace
 
 uint32_t crc32c(std::span<const uint8_t> data, uint32_t seed) {
-  // Castagnoli polynomial, reflected; `seed` chains calls over pieces. ISA-L's crc32_iscsi is
-  // the register form (no inversions) and picks the fastest code for the CPU at run time; the
-  // bytewise table it replaces cost more per forwarded READ/WRITE than the rest of the frame.
-  // Its length is an int: long buffers go in pieces.
-  uint32_t reg = ~seed;
-  const uint8_t* p = data.data();
-  size_t n = data.size();
-  constexpr size_t kPiece = size_t(1) << 30;
-  while (n > 0) {
-    const size_t piece = n < kPiece ? n : kPiece;
-    reg = crc32_iscsi(const_cast<uint8_t*>(p), static_cast<int>(piece), reg);
-    p += piece;
-    n -= piece;
-  }
-  return ~reg;
+  return util::crc32c(data.data(), data.size(), seed);
 }
 
 std::array<uint8_t, kFrameHeaderBytes> encode_frame_header(MessageType type, uint64_t request_id,

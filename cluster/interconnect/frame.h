@@ -71,6 +71,7 @@ bool parse_frame_header(std::span<const uint8_t, kFrameHeaderBytes> bytes, uint3
 // True when header.crc matches the header fields and the payload.
 bool frame_crc_ok(const FrameHeader& header, std::span<const uint8_t> payload);
 
+// CRC-32C (util/crc32c.h) of a byte span, continuing from `seed`.
 uint32_t crc32c(std::span<const uint8_t> data, uint32_t seed = 0);
 
 }  // namespace nasd::interconnect
