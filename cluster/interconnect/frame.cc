@@ -1,6 +1,5 @@
 #include "cluster/interconnect/frame.h"
 
-
 #include <cstring>
 
 #include "cluster/interconnect/wire_buffer.h"
