@@ -255,7 +255,8 @@ class Forwarder {
     in->sin_port = htons(800);
     in->sin_addr.s_addr = htonl(0x7f000001);
     origin.peer_len = sizeof(sockaddr_in);
-    auto outcome = dispatcher_.handle(rpc::testing::make_call(spec), origin,
+    const std::vector<uint8_t> call = rpc::testing::make_call(spec);
+    auto outcome = dispatcher_.handle(rpc::Record(call.begin(), call.end()), origin,
                                       rpc::CallDispatcher::Clock::now(),
                                       [this](rpc::CallDispatcher::Reply r) { collect(*r); });
     if (outcome.kind == rpc::CallDispatcher::Outcome::SendNow) collect(*outcome.reply);
