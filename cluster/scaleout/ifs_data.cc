@@ -19,10 +19,16 @@ namespace {
 
 // flush(): plans of one slot tried per flush (the first on the flush's topology, the others on
 // the topology of the moment), the versions each plan may use (a slot is cut into at most
-// kMaxData groups), and rewrites of a group's refused units before the slot is planned again.
+// kMaxData groups), and rewrites of a group's refused units before the slot is planned again,
+// after 100, 200, 400, 800, 1000 ms: about 2.5 s, which outlasts a node's hiccup under load
+// (its unit calls time out and its link reconnects) and gives the liveness probes time to
+// find a node that is really gone, so that the next plan leaves it out.
 constexpr int kSlotPlans = 3;
 constexpr uint64_t kVersionsPerPlan = kMaxData + 1;
-constexpr int kUnitRetries = 2;
+constexpr int kUnitRetries = 5;
+std::chrono::milliseconds retry_delay(int retry) {
+  return std::chrono::milliseconds(std::min(1000, 100 << (retry - 1)));
+}
 
 std::vector<GroupRecord> slot_records(const IfsInode& n, uint64_t slot) {
   std::vector<GroupRecord> out;
@@ -405,8 +411,8 @@ Status IfsVolume::flush(uint64_t* durable) {
           const Topology now = cluster_->topology();
           bool gone = false;
           for (int i : failed) gone = gone || !now.usable(r.places[size_t(i)].node, r.places[size_t(i)].drive);
-          if (gone) break;  // planned again below, without the dead node or drive
-          std::this_thread::sleep_for(std::chrono::milliseconds(100 * retry));
+          if (gone || abandoned_) break;  // planned again below, without the dead node or drive
+          std::this_thread::sleep_for(retry_delay(retry));
           const std::vector<int> again = failed;
           io_.rewrite_units(r, bytes, again, &failed, &why, false);
         }
