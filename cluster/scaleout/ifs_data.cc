@@ -391,7 +391,7 @@ Status IfsVolume::flush(uint64_t* durable) {
       src = padded.data();
     }
     Topology plan_on = topology;
-    for (int attempt = 0; attempt < kSlotPlans; attempt++) {
+    for (int attempt = 0; attempt < kSlotPlans && !abandoned_; attempt++) {
       if (attempt > 0) plan_on = cluster_->topology();
       if (!GroupIo::plan_extent(options_.policy, plan_on, j.key.first, j.key.second,
                                 j.first_version + uint64_t(attempt) * kVersionsPerPlan, lo,
