@@ -64,6 +64,8 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
     if (!decode_call_record(payload, &call, nullptr) || !call.request.identity) return;
     if (call.request.volume_id != id_) return;
     if (sink) sink->recovered(*call.request.identity, call.request, call.reply);
+    answered_.remember(AnsweredCalls::key_of(*call.request.identity, call.request.op()),
+                       call.reply);
     remember_reply({payload.begin(), payload.end()});
   };
   for (const auto& payload : carried_replies) hand_on(payload);
@@ -145,6 +147,20 @@ fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
 }
 
 fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& req, bool wait) {
+  const fs::call::VolumeOp op = req.op();
+  // WRITE is idempotent and carries no identity from NFS; only named calls have copies to tie.
+  if (!req.identity || op == fs::call::VolumeOp::Write) return run_journalled(req, wait);
+  AnsweredCalls::Turn turn =
+      answered_.claim(AnsweredCalls::key_of(*req.identity, op), kCopyWait);
+  if (turn.answer) return std::move(*turn.answer);  // a copy of a call already answered
+  if (!turn.claim) return refused(op, fs::Status::Jukebox);  // another copy still running
+  fs::call::VolumeReply reply = run_journalled(req, wait);
+  turn.claim.answered(reply);  // published when the claim ends, after the commit wait
+  return reply;
+}
+
+fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeRequest& req,
+                                                    bool wait) {
   const fs::call::VolumeOp op = req.op();
   if (!journal_->accepts_mutations(id_)) return refused(op, fs::Status::Jukebox);
   thread_local CallRecordPieces pieces;

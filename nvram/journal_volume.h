@@ -33,8 +33,16 @@
 // the client to the new owner instead of acknowledging something the new owner never saw.
 // Checking after the commit is what makes it sound: a record committed (mirrored) before a
 // successful check reached the mirror before the lease could lapse, so before any takeover copy.
+//
+// A mutation that names its client call (fs/call_identity.h: the NFS program's, or a forwarding
+// node's carried over the interconnect) runs at most once on this volume: copies of it -- the
+// client's retransmission forwarded again by another node after the first forwarder died, a
+// dead forwarder's copy arriving late, a retransmission after a restart or takeover -- get the
+// first copy's reply (answered_calls.h). The answers come back from the journal and the carried
+// reply window at recover(), so they move with the volume as the reply cache does.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -46,6 +54,7 @@
 #include "fs/call/recovered_call_sink.h"
 #include "fs/journal_target.h"
 #include "fs/wrapped_volume.h"
+#include "nvram/answered_calls.h"
 #include "nvram/journal.h"
 #include "nvram/replay.h"
 
@@ -136,9 +145,13 @@ class JournalVolume : public fs::WrappedVolume {
                                       fs::Stability* committed, fs::Wcc* wcc) override;
 
  private:
+  // A call that names its client call (fs/call_identity.h) runs at most once: a copy of one
+  // this volume has answered gets that reply, a copy of one still running waits for it (up to
+  // kCopyWait, then Jukebox), and only the first runs (run_journalled). See answered_calls.h.
+  fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
   // Runs `req` on the fs under the mutation lock as the next sequence and journals it with its
   // reply. Waits for the commit when `wait`. The reply's status is the acknowledged one.
-  fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
+  fs::call::VolumeReply run_journalled(const fs::call::VolumeRequest& req, bool wait);
   fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
   // Adds a Call payload to the reply window; caller holds mutation_mu_.
@@ -166,6 +179,11 @@ class JournalVolume : public fs::WrappedVolume {
     void save_if_changed();
   };
   std::shared_ptr<ReplyWindow> window_ = std::make_shared<ReplyWindow>();
+  // Every identified call's answer, seeded by recover() from the journal and the carried window.
+  // Holds more than the window: it keeps failures too, and costs no disk.
+  static constexpr size_t kAnsweredCalls = 4 * kReplyWindow;
+  static constexpr std::chrono::milliseconds kCopyWait{1000};
+  AnsweredCalls answered_{kAnsweredCalls};
 };
 
 }  // namespace nasd::nvram
