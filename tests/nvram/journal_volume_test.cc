@@ -335,6 +335,7 @@ TEST(JournalVolumeOnTheLoop, StableCallsParkUntilTheMirrorAcknowledgesAndAreNeve
   EXPECT_EQ(journal->stats().appends, appends0);
 
   // WRITE FILE_SYNC: parks.
+  const uint64_t before_partner = mirror->received();
   auto call = std::make_shared<util::ResumableCall>();
   std::optional<Status> first;
   {
@@ -347,7 +348,6 @@ TEST(JournalVolumeOnTheLoop, StableCallsParkUntilTheMirrorAcknowledgesAndAreNeve
   EXPECT_EQ(appends1, appends0 + 1);
   std::atomic<bool> resumed{false};
   ASSERT_TRUE(call->end_run([&] { resumed = true; }));
-  const uint64_t before_partner = mirror->received();
   ASSERT_TRUE(wait_until([&] { return mirror->received() > before_partner; },
                          std::chrono::seconds(5)))
       << "the record never reached the partner";

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -150,19 +151,29 @@ Status write_block_on_the_loop(fs::Volume& v, fs::InodeId f, uint64_t block) {
   _exit(0);
 }
 
-// Kills the primary after `want` acknowledgements (lines on the pipe) and returns them all.
-std::string acks_until_kill(pid_t pid, int fd, size_t want) {
-  std::string acks;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (static_cast<size_t>(std::count(acks.begin(), acks.end(), '\n')) < want &&
+// Reads acknowledgements (lines on the pipe) until `want` came or `limit` passed.
+void read_acks(int fd, std::string* acks, size_t want, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (static_cast<size_t>(std::count(acks->begin(), acks->end(), '\n')) < want &&
          std::chrono::steady_clock::now() < deadline) {
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
+    if (poll(&p, 1, 20) <= 0) continue;
     char buf[4096];
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n <= 0) break;
-    acks.append(buf, static_cast<size_t>(n));
+    acks->append(buf, static_cast<size_t>(n));
   }
+}
+
+// Lets the primary run until `want` acknowledgements came, freezes the partner (SIGSTOP: it
+// receives and acknowledges nothing more) for a while shorter than the mirror timeout, kills
+// the primary (SIGKILL) and returns every acknowledgement it gave. A reply that left before
+// the partner acknowledged its record shows up as one given while the partner was frozen.
+std::string acks_until_kill(pid_t pid, int fd, size_t want, testing::MirrorProcess* mirror) {
+  std::string acks;
+  read_acks(fd, &acks, want, std::chrono::seconds(30));
+  mirror->freeze();
+  read_acks(fd, &acks, SIZE_MAX, std::chrono::milliseconds(300));
   kill(pid, SIGKILL);
   int status;
   waitpid(pid, &status, 0);
@@ -176,7 +187,8 @@ std::string acks_until_kill(pid_t pid, int fd, size_t want) {
 }
 
 // Stable WRITEs answered the event loop's way (parked, resumed by the journal's committer):
-// after a kill -9 of the primary, every write whose reply was built is in the partner's region.
+// with the partner frozen and then the primary killed (kill -9), every write whose reply was
+// built is in the partner's region.
 TEST(Mirror, StableWritesAnsweredByTheCommitterAreInThePartnersRegionAfterKill9) {
   testing::ScratchDir dir;
   const std::string mirror_region = dir.file("mirror.img");
@@ -190,8 +202,8 @@ TEST(Mirror, StableWritesAnsweredByTheCommitterAreInThePartnersRegionAfterKill9)
     run_loop_primary(dir.file("primary.img"), mirror.address(), fds[1]);
   }
   close(fds[1]);
-  const std::string acks = acks_until_kill(pid, fds[0], 1500);
-  mirror.terminate();
+  const std::string acks = acks_until_kill(pid, fds[0], 1500, &mirror);
+  mirror.kill_now();  // frozen: it holds what it wrote before
   const std::string dump = testing::MirrorProcess::dump(mirror_region);
   std::set<std::string> held;
   std::istringstream lines(dump);
