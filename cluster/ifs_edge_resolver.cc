@@ -21,6 +21,17 @@ class IfsEdgeResolver::Edge : public fs::WrappedVolume {
       return status;
     return inner().read(ctx, id, offset, count, data, eof, attr);
   }
+  // The event loop's READ would otherwise go to the proxy's try_read (WrappedVolume passes it
+  // on), which forwards it to the coordinator: "would block" sends it to the executor, whose
+  // read() above answers it from the units (read_direct waits on the holders' unit calls).
+  std::optional<fs::Status> try_read(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t,
+                                     std::vector<uint8_t>*, bool*, std::optional<fs::Attr>*) override {
+    return std::nullopt;
+  }
+  std::optional<fs::Status> try_read_shared(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t,
+                                            util::ByteSlices*, bool*, std::optional<fs::Attr>*) override {
+    return std::nullopt;
+  }
 
  private:
   scaleout::IfsNode* const node_;

@@ -116,8 +116,8 @@ bool GroupIo::plan_extent(const ProtectionPolicy& policy, const Topology& topolo
   return true;
 }
 
-bool GroupIo::write_group(const GroupRecord& r, const uint8_t* data, std::vector<int>* failed,
-                          std::string* error, bool sync) {
+bool GroupIo::encode_units(const GroupRecord& r, const uint8_t* data,
+                           std::vector<std::vector<uint8_t>>* units, std::string* error) {
   const int n = r.shape.data, m = r.shape.parity;
   const uint32_t ub = r.unit_bytes();
   if (r.length == 0 || r.length > static_cast<uint64_t>(n) * kStripeUnit ||
@@ -125,30 +125,65 @@ bool GroupIo::write_group(const GroupRecord& r, const uint8_t* data, std::vector
     *error = "malformed group record";
     return false;
   }
-  std::vector<std::vector<uint8_t>> units(n + m, std::vector<uint8_t>(ub, 0));
+  units->assign(n + m, std::vector<uint8_t>(ub, 0));
   for (int i = 0; i < n; ++i) {
     const uint64_t from = static_cast<uint64_t>(i) * ub;
     if (from < r.length) {
-      std::memcpy(units[i].data(), data + from, std::min<uint64_t>(ub, r.length - from));
+      std::memcpy((*units)[i].data(), data + from, std::min<uint64_t>(ub, r.length - from));
     }
   }
   std::vector<const uint8_t*> dp(n);
   std::vector<uint8_t*> pp(m);
-  for (int i = 0; i < n; ++i) dp[i] = units[i].data();
-  for (int i = 0; i < m; ++i) pp[i] = units[n + i].data();
+  for (int i = 0; i < n; ++i) dp[i] = (*units)[i].data();
+  for (int i = 0; i < m; ++i) pp[i] = (*units)[n + i].data();
   codec(n, m)->encode(ub, dp.data(), pp.data());
-  std::vector<UnitStatus> st(n + m);
-  parallel_for(n + m, [&](size_t i) {
-    st[i] = units_->put(r.places[i], r.key(static_cast<int>(i)), units[i].data(), ub);
-    if (st[i] == UnitStatus::Ok && sync) st[i] = units_->sync(r.places[i]);
-  });
+  return true;
+}
+
+bool GroupIo::put_units(const GroupRecord& r, const uint8_t* data, const std::vector<int>& which,
+                        std::vector<int>* failed, std::string* error, bool sync) {
+  std::vector<std::vector<uint8_t>> units;
   failed->clear();
-  for (int i = 0; i < n + m; ++i) {
-    if (st[i] != UnitStatus::Ok) failed->push_back(i);
+  if (!encode_units(r, data, &units, error)) return false;
+  const uint32_t ub = r.unit_bytes();
+  std::vector<UnitStatus> st(which.size());
+  parallel_for(which.size(), [&](size_t k) {
+    const int i = which[k];
+    st[k] = units_->put(r.places[i], r.key(i), units[i].data(), ub);
+    if (st[k] == UnitStatus::Ok && sync) st[k] = units_->sync(r.places[i]);
+  });
+  for (size_t k = 0; k < which.size(); ++k) {
+    if (st[k] != UnitStatus::Ok) failed->push_back(which[k]);
   }
-  if (static_cast<int>(failed->size()) > m) {
-    *error = std::to_string(failed->size()) + " of " + std::to_string(n + m) +
+  return true;
+}
+
+bool GroupIo::write_group(const GroupRecord& r, const uint8_t* data, std::vector<int>* failed,
+                          std::string* error, bool sync) {
+  std::vector<int> all(r.places.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  if (!put_units(r, data, all, failed, error, sync)) return false;
+  if (static_cast<int>(failed->size()) > r.shape.parity) {
+    *error = std::to_string(failed->size()) + " of " + std::to_string(r.shape.width()) +
              " units failed to write";
+    return false;
+  }
+  return true;
+}
+
+bool GroupIo::rewrite_units(const GroupRecord& r, const uint8_t* data,
+                            const std::vector<int>& which, std::vector<int>* failed,
+                            std::string* error, bool sync) {
+  for (int i : which) {
+    if (i < 0 || i >= static_cast<int>(r.places.size())) {
+      *error = "no unit " + std::to_string(i) + " in the group";
+      return false;
+    }
+  }
+  if (!put_units(r, data, which, failed, error, sync)) return false;
+  if (!failed->empty()) {
+    *error = std::to_string(failed->size()) + " of " + std::to_string(which.size()) +
+             " units failed to write again";
     return false;
   }
   return true;

@@ -12,7 +12,8 @@
 //   * read_group returns the bytes written whenever at most M units are unreadable (missing,
 //     corrupt, on a dead node or failed drive): missing data units are rebuilt from parity;
 //   * write_group succeeds when at least N units landed (the group is readable); the units that
-//     did not are reported so the caller records the group as degraded for re-protect;
+//     did not are reported, and the caller lands them (rewrite_units) or does not record the
+//     group: a record cannot say that a unit is missing, so re-protect would never rebuild it;
 //   * verify_group (fsck) re-encodes the data units and compares every parity unit;
 //   * repair_group rebuilds every unreadable unit: in place when its drive is usable (scrub),
 //     elsewhere per replace_units when its node or drive is gone (re-protect).
@@ -78,9 +79,17 @@ class GroupIo {
   // Writes `data` (record.length bytes) as the group's units, syncing each drive written
   // unless `sync` is false (the write-behind batches: it syncs every drive once per batch with
   // sync_drive before the journal may trim what the batch holds).
-  // *failed lists the units that did not land. False when fewer than N landed.
+  // *failed lists the units that did not land. False when fewer than N landed. A group with
+  // failed units is readable but below its protection, and nothing in the record says so:
+  // a caller that records it must first land those units (rewrite_units) or not record it.
   bool write_group(const GroupRecord& record, const uint8_t* data, std::vector<int>* failed,
                    std::string* error, bool sync = true);
+  // Writes the units `which` of the group again from `data` (the same bytes write_group was
+  // given): the same keys with the same content, so a late copy of an earlier attempt that
+  // lands after this one is harmless. *failed lists those that still did not land; false
+  // then (or on a malformed record or index).
+  bool rewrite_units(const GroupRecord& record, const uint8_t* data, const std::vector<int>& which,
+                     std::vector<int>* failed, std::string* error, bool sync = true);
   UnitStatus sync_drive(const UnitPlace& drive) { return units_->sync(drive); }
   // Reads the group's bytes into *out (record.length bytes), rebuilding from parity as needed.
   bool read_group(const GroupRecord& record, std::vector<uint8_t>* out, GroupHealth* health,
@@ -114,6 +123,13 @@ class GroupIo {
 
  private:
   std::shared_ptr<const ErasureCodec> codec(int n, int m);
+  // The group's N data units cut from `data` and its M parity units.
+  bool encode_units(const GroupRecord& r, const uint8_t* data,
+                    std::vector<std::vector<uint8_t>>* units, std::string* error);
+  // Puts (and syncs when `sync`) the units `which`; *failed gets those that did not land.
+  // False only for a malformed record.
+  bool put_units(const GroupRecord& r, const uint8_t* data, const std::vector<int>& which,
+                 std::vector<int>* failed, std::string* error, bool sync);
   // Reads all units (parallel); fills bufs and per-unit status.
   void read_units(const GroupRecord& r, const std::vector<int>& which,
                   std::vector<std::vector<uint8_t>>* bufs, std::vector<UnitStatus>* st);

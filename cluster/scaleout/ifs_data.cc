@@ -4,6 +4,7 @@
 #include <cstring>
 #include <future>
 #include <set>
+#include <thread>
 
 #include "cluster/scaleout/ifs_image.h"
 #include "cluster/scaleout/ifs_volume.h"
@@ -15,6 +16,19 @@ namespace nasd::scaleout {
 using fs::Status;
 
 namespace {
+
+// flush(): plans of one slot tried per flush (the first on the flush's topology, the others on
+// the topology of the moment), the versions each plan may use (a slot is cut into at most
+// kMaxData groups), and rewrites of a group's refused units before the slot is planned again,
+// after 100, 200, 400, 800, 1000 ms: about 2.5 s, which outlasts a node's hiccup under load
+// (its unit calls time out and its link reconnects) and gives the liveness probes time to
+// find a node that is really gone, so that the next plan leaves it out.
+constexpr int kSlotPlans = 3;
+constexpr uint64_t kVersionsPerPlan = kMaxData + 1;
+constexpr int kUnitRetries = 5;
+std::chrono::milliseconds retry_delay(int retry) {
+  return std::chrono::milliseconds(std::min(1000, 100 << (retry - 1)));
+}
 
 std::vector<GroupRecord> slot_records(const IfsInode& n, uint64_t slot) {
   std::vector<GroupRecord> out;
@@ -345,7 +359,7 @@ Status IfsVolume::flush(uint64_t* durable) {
         j.gen = it->second.gen;
       }
       j.first_version = client_version(live_.epoch, live_.next_version);
-      live_.next_version += kMaxData + 1;
+      live_.next_version += kSlotPlans * kVersionsPerPlan;
       jobs.push_back(std::move(j));
     }
     dirty_.clear();
@@ -358,16 +372,17 @@ Status IfsVolume::flush(uint64_t* durable) {
   std::mutex error_mu;
   bool ok = true;
   std::set<std::pair<uint32_t, uint32_t>> touched;
+  // A group enters the catalog only with every unit landed: the catalog cannot say that a
+  // unit is missing, so a group recorded with one would look fully protected while it is not,
+  // and the loss of one more node would then take more units than parity covers (re-protect
+  // finds it unrecoverable). A unit refused on a busy node (full unit pool, a call timed out)
+  // is written again under the same key; a unit whose node or drive the topology has meanwhile
+  // found dead makes the slot be planned again on today's topology, under fresh versions; when
+  // neither helps, the slot fails and the flush with it (the records stay in NVRAM).
   auto write_slot = [&](SlotJob& j) -> bool {
     if (j.length <= 0) return true;
     std::string why;
     const uint64_t lo = j.key.second * kSlotBytes;
-    if (!GroupIo::plan_extent(options_.policy, topology, j.key.first, j.key.second, j.first_version,
-                              lo, static_cast<uint64_t>(j.length), &j.records, &why)) {
-      std::lock_guard l(error_mu);
-      error = why;
-      return false;
-    }
     std::vector<uint8_t> padded;
     const uint8_t* src = j.bytes->data();
     if (j.bytes->size() < static_cast<uint64_t>(j.length)) {
@@ -375,15 +390,50 @@ Status IfsVolume::flush(uint64_t* durable) {
       padded.resize(static_cast<size_t>(j.length), 0);
       src = padded.data();
     }
-    for (const GroupRecord& r : j.records) {
-      std::vector<int> failed;
-      if (!io_.write_group(r, src + (r.offset - lo), &failed, &why, false)) {
-        std::lock_guard l(error_mu);
-        error = why;
-        return false;
+    Topology plan_on = topology;
+    for (int attempt = 0; attempt < kSlotPlans && !abandoned_; attempt++) {
+      if (attempt > 0) plan_on = cluster_->topology();
+      if (!GroupIo::plan_extent(options_.policy, plan_on, j.key.first, j.key.second,
+                                j.first_version + uint64_t(attempt) * kVersionsPerPlan, lo,
+                                static_cast<uint64_t>(j.length), &j.records, &why)) {
+        j.records.clear();
+        break;
       }
+      bool landed = true;
+      for (const GroupRecord& r : j.records) {
+        const uint8_t* bytes = src + (r.offset - lo);
+        std::vector<int> failed;
+        if (!io_.write_group(r, bytes, &failed, &why, false) && failed.empty()) {
+          landed = false;  // malformed: no retry helps
+          break;
+        }
+        for (int retry = 1; !failed.empty() && retry <= kUnitRetries; retry++) {
+          const Topology now = cluster_->topology();
+          bool gone = false;
+          for (int i : failed) gone = gone || !now.usable(r.places[size_t(i)].node, r.places[size_t(i)].drive);
+          if (gone || abandoned_) break;  // planned again below, without the dead node or drive
+          std::this_thread::sleep_for(retry_delay(retry));
+          const std::vector<int> again = failed;
+          io_.rewrite_units(r, bytes, again, &failed, &why, false);
+        }
+        if (!failed.empty()) {
+          why = std::to_string(failed.size()) + " of " + std::to_string(r.shape.width()) +
+                " units of group " + std::to_string(r.group) + " of file " +
+                std::to_string(r.file) + " not written";
+          landed = false;
+          break;
+        }
+      }
+      if (landed) return true;
+      {
+        std::lock_guard lock(mu_);  // never referenced: deleted after the next checkpoint
+        for (const GroupRecord& r : j.records) throw_away(r, 0);
+      }
+      j.records.clear();
     }
-    return true;
+    std::lock_guard l(error_mu);
+    error = why;
+    return false;
   };
   constexpr size_t kParallelSlots = 4;
   for (size_t i = 0; i < jobs.size() && ok; i += kParallelSlots) {

@@ -188,7 +188,11 @@ bool CallDispatcher::park(const std::shared_ptr<Call>& c) {
   };
   if (c->drc_key) {
     std::lock_guard keys(lifeline_->keys_mu);
-    lifeline_->parked_keys[c.get()] = *c->drc_key;
+    if (lifeline_->keys_closed) {
+      if (drc_) drc_->abandon(*c->drc_key);  // nobody will complete it: see close()
+    } else {
+      lifeline_->parked_keys[c.get()] = *c->drc_key;
+    }
   }
   if (c->resumable->end_run([this, lifeline = lifeline_, c, unregister] {
         std::shared_lock lock(lifeline->mu);
@@ -263,6 +267,7 @@ void CallDispatcher::close() {
   std::map<const void*, DrcKey> forgotten;
   {
     std::lock_guard keys(lifeline_->keys_mu);
+    lifeline_->keys_closed = true;
     forgotten.swap(lifeline_->parked_keys);
   }
   // Parked calls are answered by nobody from now on (their answers are dropped): their cache

@@ -102,8 +102,11 @@ class CallDispatcher {
     // The reply cache entries of parked calls: close() abandons them, since nobody will
     // complete them, so that a retransmission (to whatever serves the address next, sharing the
     // cache) runs again instead of being dropped as "in progress" until the client gives up.
+    // keys_closed (set by close()) makes a call that parks afterwards abandon its entry itself:
+    // its run may have sent the request before close() and parked after it.
     std::mutex keys_mu;
     std::map<const void*, DrcKey> parked_keys;
+    bool keys_closed = false;
     std::atomic<uint64_t> inline_resumes{0};
   };
 

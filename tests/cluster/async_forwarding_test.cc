@@ -387,6 +387,9 @@ TEST(AsyncForwarding, ClosingTheDispatcherForgetsTheCacheEntriesOfParkedCalls) {
   for (int i = 0; i < 200 && owner.arrived() < 1; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(owner.arrived(), 1u);
   EXPECT_EQ(fwd.send(91, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Drop);  // in progress
+  // The owner has the request once it is sent, before the executor's run has parked the call.
+  for (int i = 0; i < 200 && fwd.dispatcher().parked() < 1; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(fwd.dispatcher().parked(), 1u);
   fwd.dispatcher().close();
   EXPECT_NE(fwd.send(91, kRemoteVolume, 9), rpc::CallDispatcher::Outcome::Drop)
       << "the retransmission is still dropped as in progress";

@@ -174,6 +174,49 @@ TEST(IfsVolume, LoseANodeReprotectThenLoseTwoDrivesNothingLost) {
   files.expect_intact(*again, "reopened by a new coordinator on the survivors");
 }
 
+// The write-behind under load (the /r/ifs benchmark's stuck re-protect): a node alive in the
+// topology refuses some unit puts (a full unit pool, a timed-out call). A group must not enter
+// the catalog with units missing, or it looks fully protected while it holds only N+M-k units,
+// and the loss of another node leaves it unrecoverable. Refused units are written again; a
+// node that keeps refusing fails the flush (the records stay in NVRAM) until it answers again.
+TEST(IfsVolume, UnitsRefusedByABusyNodeAreWrittenBeforeTheGroupIsRecorded) {
+  testing::LocalIfsCluster cluster;
+  auto v = open_volume(&cluster);
+  Files files;
+  files.content["a"] = pattern(2 * kSlotBytes, 21);  // two 6+2 groups
+  write_all(*v, make_file(*v, "a"), files.content["a"]);
+  // Node 3 refuses its next two puts: each group of the first flush would miss units there.
+  cluster.refusing().refuse_puts(3, 2);
+  uint64_t durable = 0;
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  EXPECT_EQ(cluster.refusing().refused(), 2);
+  IfsVolume::FsckReport f = v->fsck();
+  EXPECT_EQ(f.unreadable, 0u) << "a group was recorded with units missing";
+  // Node 2 refuses every put for a while: the write-behind fails rather than record groups
+  // missing its units, the bytes stay readable (NVRAM and memory hold them), and the first
+  // flush after node 2 answers again lands everything.
+  files.content["b"] = pattern(kSlotBytes + 4096, 22);
+  write_all(*v, make_file(*v, "b"), files.content["b"]);
+  cluster.refusing().refuse_puts(2, -1);
+  EXPECT_EQ(v->flush(&durable), Status::Io);
+  files.expect_intact(*v, "after a failed write-behind");
+  cluster.refusing().refuse_puts(2, 0);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  f = v->fsck();
+  EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
+  // Now a node dies: every group still has N+M-2 units, re-protect rebuilds all of them.
+  cluster.kill(4);
+  v->reprotect_now();
+  IfsHealth s = v->health();
+  EXPECT_EQ(s.groups_degraded, 0u) << s.text();
+  EXPECT_EQ(s.job.unrecoverable, 0u) << s.text();
+  files.expect_intact(*v, "after node 4 died and re-protect");
+  f = v->fsck();
+  EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
+  auto again = (v.reset(), open_volume(&cluster));
+  files.expect_intact(*again, "reopened by a new coordinator on the survivors");
+}
+
 TEST(IfsVolume, TruncateAndRemoveLeaveNoStaleBytes) {
   testing::LocalIfsCluster cluster;
   auto v = open_volume(&cluster);

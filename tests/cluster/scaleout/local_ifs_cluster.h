@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,46 @@
 #include "cluster/scaleout/ifs_cluster.h"
 
 namespace nasd::scaleout::testing {
+
+// LocalUnits with puts refused on chosen nodes while the topology still shows them alive: a
+// busy node (its unit pool full, a call timed out) as a cluster under load sees it.
+class RefusingUnits : public UnitAccess {
+ public:
+  explicit RefusingUnits(UnitAccess* inner) : inner_(inner) {}
+  // The next `count` puts to `node` answer IoError without landing (-1: every put, until
+  // refuse_puts(node, 0)).
+  void refuse_puts(uint32_t node, int count) {
+    std::lock_guard lock(mu_);
+    refuse_[node] = count;
+  }
+  int refused() {
+    std::lock_guard lock(mu_);
+    return refused_;
+  }
+  UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data, uint32_t len) override {
+    {
+      std::lock_guard lock(mu_);
+      int& left = refuse_[at.node];
+      if (left != 0) {
+        if (left > 0) --left;
+        ++refused_;
+        return UnitStatus::IoError;
+      }
+    }
+    return inner_->put(at, key, data, len);
+  }
+  UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override {
+    return inner_->get(at, key, out);
+  }
+  UnitStatus remove(const UnitPlace& at, const UnitKey& key) override { return inner_->remove(at, key); }
+  UnitStatus sync(const UnitPlace& at) override { return inner_->sync(at); }
+
+ private:
+  UnitAccess* const inner_;
+  std::mutex mu_;
+  std::map<uint32_t, int> refuse_;
+  int refused_ = 0;
+};
 
 class LocalIfsCluster : public IfsCluster {
  public:
@@ -44,7 +85,8 @@ class LocalIfsCluster : public IfsCluster {
   }
   const std::string& dir() const { return dir_; }
 
-  UnitAccess* units() override { return &units_; }
+  UnitAccess* units() override { return &refusing_; }
+  RefusingUnits& refusing() { return refusing_; }
   uint32_t drives_per_node() const override { return drives_; }
   Topology topology() override {
     std::lock_guard lock(mu_);
@@ -90,6 +132,7 @@ class LocalIfsCluster : public IfsCluster {
   std::vector<std::unique_ptr<NodeUnits>> nodes_;
   std::vector<bool> down_;
   LocalUnits units_;
+  RefusingUnits refusing_{&units_};
 };
 
 }  // namespace nasd::scaleout::testing
