@@ -78,6 +78,7 @@ POINTS=(
   "read_4k|1 16|READ 100|16|262144|ops/s|1|--io-size 4096"
   "write_4k_unstable|1 16|WRITE 100|16|262144|ops/s|1|--io-size 4096 --write-stability unstable"
   "write_4k_file_sync|1 16|WRITE 100|16|262144|ops/s|1|--io-size 4096 --write-stability file_sync"
+  "write_4k_commit|1 16|WRITE 50;COMMIT 50|16|262144|ops/s|1|--io-size 4096 --write-stability unstable"
   "create_remove|1 16|CREATE 50;REMOVE 50|100|4096|pairs/s|2|--create-when-nothing-to-remove"
   "readdirplus_1000|1 16|READDIRPLUS 100|10|4096|listings/s|1|--listing-entries 1000"
   "seq_read_1m|1 4|READ 100|10|$seq_file_bytes|ops/s|1|--io-size 1048576 --access sequential"

@@ -188,6 +188,11 @@ http::MetricFamilies Node::metric_families() const {
     c("nasd_nvram_commits_total", "Group commits", double(s.commits));
     c("nasd_nvram_records_committed_total", "Records made stable by group commits",
       double(s.records_committed));
+    c("nasd_nvram_loop_commit_answers_total",
+      "Stable calls whose commit was answered on the event loop", double(s.loop_commit_answers));
+    c("nasd_nvram_commit_callbacks_total",
+      "Stable calls answered by the committer thread instead of a waiting one",
+      double(s.commit_callbacks));
     c("nasd_nvram_fs_flushes_total", "Write-behind flushes of the volumes", double(s.fs_flushes));
     c("nasd_nvram_space_waits_total", "Appends that waited for journal space", double(s.space_waits));
     c("nasd_nvram_space_timeouts_total", "Appends that gave up waiting for space",

@@ -13,8 +13,13 @@
 //  - a call forwarded over the interconnect carries it as an optional part of the encoded
 //    request (fs/call/codec.h), and the owner's VolumeServer opens the scope again, so the
 //    owner's journal records it.
-// An identity is only a name: nothing about how the call executes depends on it, so a forged
-// one can at worst place a wrong entry in a reply cache keyed by the forger's own claim.
+//  - the volume (nvram::JournalVolume, nvram/answered_calls.h) runs each identified call once:
+//    a copy of it -- the client's retransmission forwarded again by another node, a dead
+//    forwarder's copy arriving late -- gets the first copy's reply instead of running again.
+// So an identity decides whether a call runs, exactly as the duplicate request cache's key
+// does: the NFS program names a call by the address the call came from, and a node forwards
+// the name it was given (peers are proven by the cluster key). A call that claims another
+// client's name is one the duplicate request cache would already have taken for that client's.
 #pragma once
 
 #include <array>

@@ -281,6 +281,13 @@ class Volume {
   // (out-parameters unspecified); the caller then makes the blocking call on an executor thread.
   // The default is "would block", so a volume that cannot answer without waiting (RemoteVolume,
   // the name-space root, test volumes) simply keeps every call on the executor.
+  // Parking: inside a resumable call (util/resumable_call.h) an attempt whose answer comes
+  // later (a forwarded call, a stable WRITE or COMMIT waiting for the NVRAM group commit) may
+  // instead park the call and return a placeholder the caller discards; the call is run again
+  // when the answer is in, and that run's attempt returns the stored answer without doing the
+  // work again. Such an attempt may have changed the volume before it parked (a stable WRITE
+  // is applied and journalled, then waits for its commit), which is why it may only park
+  // where the dispatcher guarantees the re-run.
   virtual std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out) {
     return std::nullopt;
   }
@@ -300,11 +307,19 @@ class Volume {
     return std::nullopt;
   }
   // A WRITE that is acknowledged from memory: in practice UNSTABLE data (a stable WRITE must
-  // wait for stable storage, so implementations answer it only when that needs no wait either).
-  // "Would block" must leave the file exactly as it was: the pool then runs write().
+  // wait for stable storage, so implementations answer it only when that needs no wait either,
+  // or park it until it is stable, see above). "Would block" must leave the file exactly as
+  // it was: the pool then runs write().
   virtual std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
                                           std::span<const uint8_t> data, Stability stable,
                                           Stability* committed, Wcc* wcc) {
+    return std::nullopt;
+  }
+
+  // COMMIT from memory: answered when everything written to the file is already stable, or
+  // becomes so without a wait (a journal whose last record is committed); may park (above).
+  virtual std::optional<Status> try_commit(const OpContext& ctx, InodeId id, uint64_t offset,
+                                           uint32_t count, Wcc* wcc) {
     return std::nullopt;
   }
 

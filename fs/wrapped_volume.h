@@ -160,6 +160,12 @@ class WrappedVolume : public Volume {
     return st != Status::Ok ? st
                             : inner_->try_write(ctx, id, offset, data, stable, committed, wcc);
   }
+  // Likewise for commit().
+  std::optional<Status> try_commit(const OpContext& ctx, InodeId id, uint64_t offset,
+                                   uint32_t count, Wcc* wcc) override {
+    Status st = admit(ctx);
+    return st != Status::Ok ? st : inner_->try_commit(ctx, id, offset, count, wcc);
+  }
 
   std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id, uint64_t offset,
                                         uint32_t count, util::ByteSlices* data, bool* eof,

@@ -46,6 +46,11 @@ std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
   std::shared_ptr<Journal> j(new Journal(options, std::move(region), std::move(mirror)));
   j->recover_from_region();
   j->write_behind_.start();
+  {
+    std::lock_guard lk(j->mu_);
+    j->committer_running_ = true;
+  }
+  j->committer_ = util::contained_thread("nvram", "committer", [raw = j.get()] { raw->run_committer(); });
   if (j->mirror_) {
     j->feeder_ = util::contained_thread("nvram", "mirror feeder", [raw = j.get()] { raw->feed_mirror(); });
     util::log("nvram").warn("mirror " + j->mirror_->describe() + " not connected yet: journal DEGRADED until it is");
@@ -73,8 +78,11 @@ Journal::~Journal() {
     feed_cv_.notify_all();
     commit_cv_.notify_all();
     space_cv_.notify_all();
+    committer_cv_.notify_all();
   }
   if (feeder_.joinable()) feeder_.join();
+  // The committer answers its remaining waiters (commits need the region, still mapped).
+  if (committer_.joinable()) committer_.join();
 }
 
 void Journal::recover_from_region() {
@@ -408,6 +416,89 @@ fs::Status Journal::wait_committed(uint64_t ticket) {
   return wait_mirror(lk, ticket);
 }
 
+fs::Status Journal::committed_status_locked(uint64_t ticket, fs::Status mirror_lost) const {
+  if (persist_failed_) return fs::Status::Io;  // host-mode durability cannot be promised
+  if (!mirror_ || mirror_acked_ >= ticket) return fs::Status::Ok;
+  return mirror_lost;
+}
+
+bool Journal::commits_in_memory() const {
+  return !mirror_ && region_->mode() != DurabilityMode::Host;
+}
+
+std::optional<fs::Status> Journal::try_committed(uint64_t ticket) {
+  if (ticket == 0) return fs::Status::Ok;
+  std::unique_lock lk(mu_);
+  if (committed_ < ticket) {
+    // Committing here is a store of the commit marker (persist_log is a no-op outside host
+    // mode): cheaper than handing the call to a thread that would do the same.
+    if (!commits_in_memory() || commit_running_ || complete_end_locked() < ticket)
+      return std::nullopt;
+    commit_locked(lk);
+  }
+  if (!persist_failed_ && mirror_ && mirror_acked_ < ticket) return std::nullopt;
+  ++counters_.loop_commit_answers;
+  return committed_status_locked(ticket, fs::Status::Ok);
+}
+
+void Journal::when_committed(uint64_t ticket, CommitCallback done) {
+  {
+    std::lock_guard lk(mu_);
+    if (committer_running_) {
+      async_waiters_.emplace(ticket, std::move(done));
+      committer_cv_.notify_one();
+      return;
+    }
+  }
+  // The committer has stopped (the journal is closing): answer in place.
+  done(wait_committed(ticket));
+}
+
+void Journal::run_committer() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    if (async_waiters_.empty()) {
+      if (stopping_) break;
+      committer_cv_.wait(lk);
+      continue;
+    }
+    // Lead one group commit: it covers every record complete by now, which includes the
+    // oldest waiter's (its record was appended before it registered).
+    wait_local_commit_locked(lk, async_waiters_.begin()->first);
+    auto end = async_waiters_.upper_bound(committed_);
+    if (end == async_waiters_.begin()) continue;  // cannot happen: the first is committed
+    // The group: every waiter whose record that commit covered. With a mirror, also
+    // acknowledged by the partner, which acknowledges prefixes too: waiting for the group's
+    // last ticket covers the group, and only the group (later records may not be mirrored yet).
+    uint64_t limit = committed_;
+    fs::Status lost = fs::Status::Ok;
+    if (mirror_ && !persist_failed_) {
+      limit = std::prev(end)->first;
+      lost = wait_mirror(lk, limit);
+    }
+    // wait_mirror may have let the lock go; waiters that came meanwhile with a ticket in the
+    // group are answered with it (committed_status_locked looks at each one's own ticket).
+    end = async_waiters_.upper_bound(limit);
+    std::vector<std::pair<fs::Status, CommitCallback>> answers;
+    for (auto it = async_waiters_.begin(); it != end; ++it)
+      answers.emplace_back(committed_status_locked(it->first, lost), std::move(it->second));
+    async_waiters_.erase(async_waiters_.begin(), end);
+    counters_.commit_callbacks += answers.size();
+    lk.unlock();
+    // The callbacks resume their calls (often encoding and posting the reply right here).
+    for (auto& [st, done] : answers) {
+      try {
+        done(st);
+      } catch (const std::exception& e) {
+        // One caller's failure must not strand the others (nor end the process).
+        util::log("nvram").error(std::string("commit callback failed: ") + e.what());
+      }
+    }
+    lk.lock();
+  }
+  committer_running_ = false;
+}
+
 void Journal::commit_complete() {
   std::unique_lock lk(mu_);
   wait_local_commit_locked(lk, complete_end_locked());
@@ -527,6 +618,7 @@ void Journal::shutdown() {
   feed_cv_.notify_all();
   commit_cv_.notify_all();
   space_cv_.notify_all();
+  committer_cv_.notify_all();
 }
 
 }  // namespace nasd::nvram

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -101,6 +102,23 @@ class Journal : private Mirror::Listener {
   // Blocks until the record (and all before it) is committed. Ok, or Jukebox when the mirror is
   // lost and the policy is Fail. A ticket of 0 is trivially committed.
   fs::Status wait_committed(uint64_t ticket);
+  // wait_committed() for the event loop, which must not wait: the ticket's status when it is
+  // committed already, or when committing it needs no I/O and no other thread (process mode,
+  // no mirror, no commit running): the commit -- a store of the commit marker -- then runs
+  // here. nullopt when it would wait (an msync, a mirror ack, a commit under way): the caller
+  // then uses when_committed(). Never waits (the journal's mutex is not held across a sync).
+  std::optional<fs::Status> try_committed(uint64_t ticket);
+  // Whether a commit never needs I/O or another node (process mode without a mirror): then
+  // wait_committed() waits at most for another thread's in-memory commit.
+  bool commits_in_memory() const;
+  // The continuation form of wait_committed(): `done` gets its status once the record (and
+  // all before it) is committed and mirrored, from the journal's committer thread, which
+  // commits as the leader of a group for every such waiter (one sync for all the records
+  // complete by then). `done` must not wait for this journal; it is called exactly once, also
+  // when the journal stops (the records are committed first, as far as they can be).
+  using CommitCallback = std::function<void(fs::Status)>;
+  void when_committed(uint64_t ticket, CommitCallback done);
+
   // False while mutations would fail anyway (mirror lost under the Fail policy).
   bool accepts_mutations() const;
   // Also false while `volume` is stuck (its fs cannot absorb records) and the log is half full.
@@ -133,6 +151,10 @@ class Journal : private Mirror::Listener {
   void wait_local_commit_locked(std::unique_lock<std::mutex>& lk, uint64_t ticket);
   void commit_complete();
   void commit_locked(std::unique_lock<std::mutex>& lk);
+  // The status a waiter whose record is locally committed gets now; caller holds mu_.
+  fs::Status committed_status_locked(uint64_t ticket, fs::Status mirror_lost) const;
+  // The committer thread: commits and answers the when_committed() waiters, in ticket order.
+  void run_committer();
   uint64_t count_records(uint64_t from, uint64_t to) const;
   void feed_mirror();
   void declare_degraded_locked(const std::string& why);
@@ -175,6 +197,12 @@ class Journal : private Mirror::Listener {
   uint64_t feed_pin_ = UINT64_MAX;     // trim must not pass a record the feeder is reading
   bool stopping_ = false;
   std::thread feeder_;
+
+  // when_committed() waiters by ticket (guarded by mu_), and the thread that answers them.
+  std::multimap<uint64_t, CommitCallback> async_waiters_;
+  std::condition_variable committer_cv_;  // a waiter arrived, or stopping
+  bool committer_running_ = false;        // guarded by mu_: the thread takes waiters
+  std::thread committer_;
 
   // Volumes (guarded by targets_mu_; never held together with mu_).
   mutable std::mutex targets_mu_;

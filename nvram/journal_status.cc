@@ -63,6 +63,9 @@ std::string Journal::status() const {
   out += "  commits: " + std::to_string(s.commits) + " flushes for " +
          std::to_string(s.records_committed) + " records (avg group " + group + ", max " +
          std::to_string(s.max_group) + "), latency " + commit_latency_.summary() + "\n";
+  out += "  stable calls answered without a waiting thread: " +
+         std::to_string(s.loop_commit_answers) + " on the event loop, " +
+         std::to_string(s.commit_callbacks) + " by the committer\n";
   out += "  write-behind: " + std::to_string(s.fs_flushes) + " fs flushes (latency " +
          fs_flush_latency_.summary() + "), " + std::to_string(s.trims) + " trims freed " +
          std::to_string(s.records_trimmed) + " records\n";

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 
+#include "fs/call/codec.h"
 #include "fs/call_deadline.h"
 #include "nvram/call_record.h"
 #include "util/log.h"
@@ -65,6 +66,8 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
     if (!decode_call_record(payload, &call, nullptr) || !call.request.identity) return;
     if (call.request.volume_id != id_) return;
     if (sink) sink->recovered(*call.request.identity, call.request, call.reply);
+    answered_.remember(AnsweredCalls::key_of(*call.request.identity, call.request.op()),
+                       call.reply);
     remember_reply({payload.begin(), payload.end()});
   };
   for (const auto& payload : carried_replies) hand_on(payload);
@@ -123,6 +126,33 @@ fs::Status unpack(const fs::call::VolumeReply& reply, Copy&& copy) {
   return reply.status;
 }
 
+// A stable call's place among its resumable call's waits (util/resumable_call.h). Every run
+// numbers the wait in the same order; a run after a park finds the commit's answer stored.
+struct CommitWait {
+  util::ResumableCall* call = nullptr;
+  std::optional<size_t> wait;
+  const util::ResumableCall::Answer* answer = nullptr;
+
+  static CommitWait current() {
+    CommitWait w;
+    w.call = util::ResumableCall::current();
+    if (w.call == nullptr) return w;
+    w.wait = w.call->next_wait();
+    if (w.wait) w.answer = w.call->answer(*w.wait);
+    return w;
+  }
+  bool may_park() const { return call != nullptr && wait && call->may_park(); }
+};
+
+// The reply an earlier run of the call stored when its commit was in (see answer_when_committed).
+fs::call::VolumeReply stored_reply(const util::ResumableCall::Answer& answer,
+                                   fs::call::VolumeOp op) {
+  fs::call::VolumeReply reply;
+  if (answer.error != 0 || !fs::call::decode_reply(answer.bytes, op, &reply))
+    return refused(op, fs::Status::ServerFault);  // our own encoding: cannot happen
+  return reply;
+}
+
 void copy_created(const fs::call::CreatedResult& r, fs::InodeId* out,
                   std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
   if (out) *out = r.id;
@@ -146,6 +176,20 @@ fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
 }
 
 fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& req, bool wait) {
+  const fs::call::VolumeOp op = req.op();
+  // WRITE is idempotent and carries no identity from NFS; only named calls have copies to tie.
+  if (!req.identity || op == fs::call::VolumeOp::Write) return run_journalled(req, wait);
+  AnsweredCalls::Turn turn =
+      answered_.claim(AnsweredCalls::key_of(*req.identity, op), kCopyWait);
+  if (turn.answer) return std::move(*turn.answer);  // a copy of a call already answered
+  if (!turn.claim) return refused(op, fs::Status::Jukebox);  // another copy still running
+  fs::call::VolumeReply reply = run_journalled(req, wait);
+  turn.claim.answered(reply);  // published when the claim ends, after the commit wait
+  return reply;
+}
+
+fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeRequest& req,
+                                                    bool wait) {
   const fs::call::VolumeOp op = req.op();
   if (!journal_->accepts_mutations(id_)) return refused(op, fs::Status::Jukebox);
   thread_local CallRecordPieces pieces;
@@ -186,7 +230,7 @@ fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& r
       reply.status = acknowledged(write_through(seq));
       return reply;
     }
-    last_ticket_ = ticket;
+    last_ticket_.store(ticket, std::memory_order_release);
     // WRITE is idempotent (no identity from NFS); never copy its data into the window.
     if (req.identity && op != fs::call::VolumeOp::Write) {
       std::vector<uint8_t> payload(pieces.prefix.data());
@@ -202,6 +246,32 @@ fs::Status JournalVolume::acknowledged(fs::Status committed) const {
   if (committed == fs::Status::Ok && acknowledge_gate_ && !acknowledge_gate_())
     return fs::Status::Jukebox;
   return committed;
+}
+
+fs::Status JournalVolume::answer_when_committed(uint64_t ticket, fs::call::VolumeReply* reply,
+                                                util::ResumableCall* call,
+                                                std::optional<size_t> wait) {
+  if (std::optional<fs::Status> done = journal_->try_committed(ticket)) {
+    reply->status = acknowledged(*done);
+    return reply->status;
+  }
+  if (call == nullptr || !wait || !call->may_park()) {
+    // Commits are made in memory here: at most another thread's store of the marker to wait for.
+    reply->status = acknowledged(journal_->wait_committed(ticket));
+    return reply->status;
+  }
+  // The reply leaves only from the run after this park, built from the status given here,
+  // which the journal gives once the record is committed (and mirrored): log before reply.
+  util::ResumableCall::Deliver deliver = call->park(*wait);
+  journal_->when_committed(
+      ticket, [deliver = std::move(deliver), answer = std::move(*reply),
+               gate = acknowledge_gate_](fs::Status committed) mutable {
+        answer.status = committed;
+        if (committed == fs::Status::Ok && gate && !gate()) answer.status = fs::Status::Jukebox;
+        deliver({0, fs::call::encode_reply(answer)});
+      });
+  *reply = refused(reply->op, fs::Status::Jukebox);
+  return fs::Status::Jukebox;  // a placeholder: the call runs again once the answer is in
 }
 
 fs::Status JournalVolume::write_through(uint64_t seq) {
@@ -222,6 +292,19 @@ fs::Status JournalVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64
                                 fs::Stability* committed, fs::Wcc* wcc) {
   // NVRAM provides the stability, so the fs never has to sync for the client.
   const bool stable_write = stable != fs::Stability::Unstable;
+  if (stable_write) {
+    // A run after the loop's attempt parked on the commit (its resumption went to the pool):
+    // the WRITE is done and committed; answer it, never apply it twice.
+    const CommitWait w = CommitWait::current();
+    if (w.answer) {
+      fs::call::VolumeReply reply = stored_reply(*w.answer, fs::call::VolumeOp::Write);
+      fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
+        if (wcc) *wcc = r.wcc;
+      });
+      if (st == fs::Status::Ok) *committed = fs::Stability::FileSync;
+      return st;
+    }
+  }
   auto reply = journalled(
       request(ctx, fs::call::WriteArgs{id, offset, data, fs::Stability::Unstable}), stable_write);
   fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
@@ -236,7 +319,22 @@ std::optional<fs::Status> JournalVolume::try_write(const fs::OpContext& ctx, fs:
                                                    uint64_t offset, std::span<const uint8_t> data,
                                                    fs::Stability stable, fs::Stability* committed,
                                                    fs::Wcc* wcc) {
-  if (stable != fs::Stability::Unstable) return std::nullopt;
+  const bool stable_write = stable != fs::Stability::Unstable;
+  CommitWait w;
+  if (stable_write) {
+    w = CommitWait::current();
+    if (w.answer) {  // this call ran before and parked on its commit, which is now in
+      fs::call::VolumeReply reply = stored_reply(*w.answer, fs::call::VolumeOp::Write);
+      fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
+        if (wcc) *wcc = r.wcc;
+      });
+      if (st == fs::Status::Ok) *committed = fs::Stability::FileSync;
+      return st;
+    }
+    // Its commit must not hold the loop: park, or commit in memory (checked before anything
+    // is applied, since a WRITE taken here is answered from here).
+    if (!w.may_park() && !journal_->commits_in_memory()) return std::nullopt;
+  }
   if (!journal_->accepts_mutations(id_)) return fs::Status::Jukebox;
   const fs::call::VolumeRequest req =
       request(ctx, fs::call::WriteArgs{id, offset, data, fs::Stability::Unstable});
@@ -246,6 +344,7 @@ std::optional<fs::Status> JournalVolume::try_write(const fs::OpContext& ctx, fs:
   if (pieces.size() + kReplyBound > journal_->max_payload()) return fs::Status::Io;
 
   std::optional<fs::call::VolumeReply> reply;
+  uint64_t ticket = 0;  // stays 0 when written through (durable without a record)
   {
     std::unique_lock lk(mutation_mu_, std::try_to_lock);
     if (!lk.owns_lock()) return std::nullopt;
@@ -261,38 +360,75 @@ std::optional<fs::Status> JournalVolume::try_write(const fs::OpContext& ctx, fs:
       const std::array<std::span<const uint8_t>, 3> parts{
           std::span<const uint8_t>(pieces.prefix.data()), pieces.data,
           std::span<const uint8_t>(pieces.suffix.data())};
-      uint64_t ticket = 0;
       // Room was checked above; only other volumes filling the margin meanwhile could make
       // this wait, and then it takes the same way out as journalled().
       if (journal_->append(id_, seq, RecordType::Call, parts, &ticket) != fs::Status::Ok)
         reply->status = acknowledged(write_through(seq));
       else
-        last_ticket_ = ticket;
+        last_ticket_.store(ticket, std::memory_order_release);
     }
+  }
+  if (stable_write && reply->status == fs::Status::Ok && ticket != 0) {
+    answer_when_committed(ticket, &*reply, w.call, w.wait);
+    if (w.call != nullptr && w.call->parked()) return fs::Status::Jukebox;  // a placeholder
   }
   fs::Status st = unpack<fs::call::WriteResult>(*reply, [&](const auto& r) {
     if (wcc) *wcc = r.wcc;
   });
-  if (st == fs::Status::Ok) *committed = fs::Stability::Unstable;
+  if (st == fs::Status::Ok)
+    *committed = stable_write ? fs::Stability::FileSync : fs::Stability::Unstable;
   return st;
 }
 
 fs::Status JournalVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                  uint32_t count, fs::Wcc* wcc) {
+  // A run after the loop's attempt parked on the commit: answer what it stored.
+  if (const CommitWait w = CommitWait::current(); w.answer)
+    return unpack<fs::call::WccResult>(stored_reply(*w.answer, fs::call::VolumeOp::Commit),
+                                       [&](const auto& r) { *wcc = r.wcc; });
   fs::Attr attr;
   fs::Status st = target_->getattr(ctx, id, &attr);
   if (st != fs::Status::Ok) return st;
-  uint64_t ticket;
-  {
-    std::lock_guard lk(mutation_mu_);
-    ticket = last_ticket_;
-  }
+  const uint64_t ticket = last_ticket_.load(std::memory_order_acquire);
   st = acknowledged(journal_->wait_committed(ticket));
   if (st != fs::Status::Ok) return st;
   // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
   wcc->before = fs::PreAttr{attr.size, attr.mtime, attr.ctime};
   wcc->after = attr;
   return fs::Status::Ok;
+}
+
+std::optional<fs::Status> JournalVolume::try_commit(const fs::OpContext& ctx, fs::InodeId id,
+                                                    uint64_t offset, uint32_t count,
+                                                    fs::Wcc* wcc) {
+  const CommitWait w = CommitWait::current();
+  if (w.answer)
+    return unpack<fs::call::WccResult>(stored_reply(*w.answer, fs::call::VolumeOp::Commit),
+                                       [&](const auto& r) { *wcc = r.wcc; });
+  fs::Attr attr;
+  std::optional<fs::Status> got = target_->try_getattr(ctx, id, &attr);
+  if (!got) return std::nullopt;
+  if (*got != fs::Status::Ok) return got;
+  const uint64_t ticket = last_ticket_.load(std::memory_order_acquire);
+  // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
+  const fs::Wcc sampled{fs::PreAttr{attr.size, attr.mtime, attr.ctime}, attr};
+  if (!w.may_park()) {
+    // Nothing is applied by a COMMIT, so refusing costs nothing: answer here only when the
+    // commit is in, or made in place.
+    std::optional<fs::Status> done = journal_->try_committed(ticket);
+    if (!done) return std::nullopt;
+    const fs::Status st = acknowledged(*done);
+    if (st == fs::Status::Ok) *wcc = sampled;
+    return st;
+  }
+  fs::call::VolumeReply reply;
+  reply.op = fs::call::VolumeOp::Commit;
+  reply.status = fs::Status::Ok;
+  reply.result = fs::call::WccResult{sampled};
+  const fs::Status st = answer_when_committed(ticket, &reply, w.call, w.wait);
+  if (w.call->parked()) return fs::Status::Jukebox;  // a placeholder
+  if (st == fs::Status::Ok) *wcc = sampled;
+  return st;
 }
 
 fs::Status JournalVolume::setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,

@@ -28,6 +28,14 @@
 // are durable once copied); COMMIT waits until the volume's latest record is committed and does
 // not touch the fs, whose own sync is exactly the work NVRAM exists to defer.
 //
+// On the event loop (try_write, try_commit) "waits for the commit" never blocks the loop: the
+// commit is either made in place when it costs no I/O (Journal::try_committed: process mode, no
+// mirror), or the call parks (util/resumable_call.h) and the journal's committer thread
+// delivers the status once the group commit (and the mirror's ack) covers the record; the
+// dispatcher then runs the call again and this volume answers that run from the stored reply,
+// without applying or journalling anything twice. Either way the reply is built only from a
+// status the journal gave after the commit, so "log before reply" holds as for the pool.
+//
 // An acknowledge gate (optional) is asked once a record is committed and before "done" goes
 // back: a cluster node passes "I still hold this volume's lease". A node that was paused while
 // its record was in flight may find, when it runs again, that its partner has taken the volume
@@ -35,8 +43,17 @@
 // the client to the new owner instead of acknowledging something the new owner never saw.
 // Checking after the commit is what makes it sound: a record committed (mirrored) before a
 // successful check reached the mirror before the lease could lapse, so before any takeover copy.
+//
+// A mutation that names its client call (fs/call_identity.h: the NFS program's, or a forwarding
+// node's carried over the interconnect) runs at most once on this volume: copies of it -- the
+// client's retransmission forwarded again by another node after the first forwarder died, a
+// dead forwarder's copy arriving late, a retransmission after a restart or takeover -- get the
+// first copy's reply (answered_calls.h). The answers come back from the journal and the carried
+// reply window at recover(), so they move with the volume as the reply cache does.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -48,8 +65,10 @@
 #include "fs/call/recovered_call_sink.h"
 #include "fs/journal_target.h"
 #include "fs/wrapped_volume.h"
+#include "nvram/answered_calls.h"
 #include "nvram/journal.h"
 #include "nvram/replay.h"
+#include "util/resumable_call.h"
 
 namespace nasd::nvram {
 
@@ -128,25 +147,42 @@ class JournalVolume : public fs::WrappedVolume {
                   fs::Wcc* dir_wcc) override;
   fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
                     fs::Wcc* wcc) override;
-  // An UNSTABLE WRITE on the event loop, journalled exactly like write() (steps 1-3 above,
-  // without the commit wait UNSTABLE never had): "would block" when the mutation lock is
-  // taken, when the log lacks room with a margin (Journal::has_room_now), or when the fs's
-  // try_write would block -- before any sequence is used or anything applied. A stable WRITE
-  // waits for the group commit and always goes to the pool.
+  // A WRITE on the event loop, journalled exactly like write() (steps 1-3 above): "would
+  // block" when the mutation lock is taken, when the log lacks room with a margin
+  // (Journal::has_room_now), or when the fs's try_write would block -- before any sequence is
+  // used or anything applied. UNSTABLE is answered at once. A stable WRITE is taken only when
+  // its commit cannot hold the loop: in a resumable call that may park, or when commits are
+  // made in memory; after the append it is answered when try_committed() says so, else it
+  // parks until the committer thread delivers the commit's status (see above).
   std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                       std::span<const uint8_t> data, fs::Stability stable,
                                       fs::Stability* committed, fs::Wcc* wcc) override;
+  // COMMIT on the event loop: the file's attributes from the fs's try_getattr, then the
+  // volume's latest record committed already or in place, else a park as above.
+  std::optional<fs::Status> try_commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                       uint32_t count, fs::Wcc* wcc) override;
 
  private:
+  // A call that names its client call (fs/call_identity.h) runs at most once: a copy of one
+  // this volume has answered gets that reply, a copy of one still running waits for it (up to
+  // kCopyWait, then Jukebox), and only the first runs (run_journalled). See answered_calls.h.
+  fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
   // Runs `req` on the fs under the mutation lock as the next sequence and journals it with its
   // reply. Waits for the commit when `wait`. The reply's status is the acknowledged one.
-  fs::call::VolumeReply journalled(const fs::call::VolumeRequest& req, bool wait);
+  fs::call::VolumeReply run_journalled(const fs::call::VolumeRequest& req, bool wait);
   fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
   // Adds a Call payload to the reply window; caller holds mutation_mu_.
   void remember_reply(std::vector<uint8_t> payload);
   // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
   fs::Status acknowledged(fs::Status committed) const;
+  // After a stable call's record (ticket) is appended, on a thread that must not wait:
+  // `reply` (status Ok) with the commit's status when try_committed() answers; else parks
+  // `call` on `wait` and hands `reply` to the committer, returning the placeholder Jukebox.
+  // Precondition: `call` may park, or commits are made in memory (then this may wait for
+  // another thread's in-memory commit).
+  fs::Status answer_when_committed(uint64_t ticket, fs::call::VolumeReply* reply,
+                                   util::ResumableCall* call, std::optional<size_t> wait);
 
   const std::shared_ptr<Journal> journal_;
   const std::shared_ptr<fs::JournalTarget> target_;
@@ -157,7 +193,9 @@ class JournalVolume : public fs::WrappedVolume {
   mutable std::timed_mutex mutation_mu_;
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
-  uint64_t last_ticket_ = 0;   // guarded by mutation_mu_: the latest record, for COMMIT
+  // The latest record, for COMMIT: written under mutation_mu_, read without it (a WRITE's
+  // reply leaves after its store, so a COMMIT that follows it sees at least its ticket).
+  std::atomic<uint64_t> last_ticket_{0};
   // The reply window, shared with the journal's before-trim hook (which may outlive this).
   struct ReplyWindow {
     std::mutex mu;
@@ -169,6 +207,11 @@ class JournalVolume : public fs::WrappedVolume {
     void save_if_changed();
   };
   std::shared_ptr<ReplyWindow> window_ = std::make_shared<ReplyWindow>();
+  // Every identified call's answer, seeded by recover() from the journal and the carried window.
+  // Holds more than the window: it keeps failures too, and costs no disk.
+  static constexpr size_t kAnsweredCalls = 4 * kReplyWindow;
+  static constexpr std::chrono::milliseconds kCopyWait{1000};
+  AnsweredCalls answered_{kAnsweredCalls};
 };
 
 }  // namespace nasd::nvram

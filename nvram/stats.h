@@ -32,6 +32,9 @@ struct JournalStats {
   uint64_t log_bytes = 0, used_bytes = 0, live_records = 0;
   // Group commit.
   uint64_t appends = 0, commits = 0, records_committed = 0, max_group = 0;
+  // Stable calls answered without a thread waiting: on the event loop (try_committed), and by
+  // the committer thread's callback (when_committed).
+  uint64_t loop_commit_answers = 0, commit_callbacks = 0;
   // Write-behind and back-pressure.
   uint64_t fs_flushes = 0, trims = 0, records_trimmed = 0, space_waits = 0, space_timeouts = 0;
   // Recovery.

@@ -318,6 +318,8 @@ std::shared_ptr<Socket> PeerClient::connect_and_hello(std::string* error,
                        options_.source_host);
   if (fd < 0) return nullptr;
   auto socket = std::make_shared<Socket>(fd, options_.send_timeout);
+  // Never a graceful close, not even the kernel's when this process is killed (socket.h).
+  socket->reset_when_closed();
   {
     // Published so stop() can interrupt a hello the peer never answers.
     std::lock_guard lock(mu_);

@@ -163,6 +163,11 @@ bool Socket::write_pieces(std::span<const uint8_t> a, std::span<const uint8_t> b
 
 void Socket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
+void Socket::reset_when_closed() {
+  linger hard{1, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+}
+
 void Socket::abort() {
   // Set before the shutdown: the close that follows (when the last owner lets go) then resets
   // the connection and purges its send queue, whatever state the shutdown left it in.

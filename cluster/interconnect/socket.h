@@ -67,6 +67,12 @@ class Socket {
   // bytes are discarded and the final close sends a reset (SO_LINGER 0) instead of the kernel
   // retransmitting them, e.g. after a partition heals. Wakes a blocked reader like shutdown().
   void abort();
+  // Makes every close of this connection a reset (SO_LINGER 0), including the one the kernel
+  // does when the process dies: a forwarder killed with kill -9 then leaves no request of its own
+  // behind in its kernel to reach the owner later (after a partition heals, say), when the
+  // client may have had it answered elsewhere and moved on. What reached the owner's kernel
+  // before the death still arrives (the owner's answered calls deal with those copies).
+  void reset_when_closed();
 
  private:
   // Writes the queue until it is empty (the writer's role held); false on a failed write.

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <set>
+#include <thread>
 
 #include "fs/call/codec.h"
 #include "fs/call_identity.h"
 #include "nvram/journal_volume.h"
 #include "nvram/reply_window.h"
 #include "tests/support/memory_fs.h"
+#include "tests/nvram/loop_test_doubles.h"
 #include "tests/nvram/test_util.h"
 
 namespace nasd::nvram {
@@ -182,28 +186,15 @@ TEST_F(JournalVolumeTest, TooLargeForTheRegionIsIoAndLeavesTheFsAlone) {
   EXPECT_EQ(target->applied_seqs().size(), before);
 }
 
-// MemoryFs with a WRITE attempt: answers like write() (memory never waits) unless told not to.
-class AttemptingMemoryFs : public test_support::MemoryFs {
- public:
-  using MemoryFs::MemoryFs;
-  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                      std::span<const uint8_t> data, fs::Stability stable,
-                                      fs::Stability* committed, fs::Wcc* wcc) override {
-    if (!answer) return std::nullopt;
-    return write(ctx, id, offset, data, stable, committed, wcc);
-  }
-  std::atomic<bool> answer{true};
-};
-
 class JournalWriteAttemptTest : public JournalVolumeTest {
  protected:
   void SetUp() override {
     opts = testing::small_options(dir.file("nv"), 8 << 20);
-    attempting = std::make_shared<AttemptingMemoryFs>(7, testing::mem_target_options());
+    attempting = std::make_shared<testing::AttemptingMemoryFs>(7, testing::mem_target_options());
     target = attempting;
     open();
   }
-  std::shared_ptr<AttemptingMemoryFs> attempting;
+  std::shared_ptr<testing::AttemptingMemoryFs> attempting;
 };
 
 TEST_F(JournalWriteAttemptTest, UnstableAttemptIsJournalledLikeTheCallAndReplayedAfterACrash) {
@@ -217,8 +208,6 @@ TEST_F(JournalWriteAttemptTest, UnstableAttemptIsJournalledLikeTheCallAndReplaye
   EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::Unstable, &c, &w));
   EXPECT_EQ(journal->stats().appends, 1u) << "a refused attempt was journalled";
   attempting->answer = true;
-  EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w))
-      << "a stable WRITE must wait for the group commit";
   ASSERT_EQ(volume->try_write(ctx, f, 0, data, fs::Stability::Unstable, &c, &w),
             std::optional<Status>(Status::Ok));
   EXPECT_EQ(c, fs::Stability::Unstable);
@@ -237,6 +226,178 @@ TEST_F(JournalWriteAttemptTest, UnstableAttemptIsJournalledLikeTheCallAndReplaye
   EXPECT_EQ(report.failed, 0u);
   EXPECT_GE(report.applied, 2u);
   EXPECT_EQ(testing::tree_snapshot(*volume), before);
+}
+
+// Process mode without a mirror: committing is a store of the commit marker, so a stable WRITE
+// and a COMMIT are answered on the loop, and only once their records are committed.
+TEST_F(JournalWriteAttemptTest, StableAttemptsCommitInPlaceWhenTheCommitIsAStoreInMemory) {
+  fs::InodeId f = create(volume->root(), "f");
+  const JournalStats before = journal->stats();
+  const std::vector<uint8_t> data = testing::pattern(9, 4096);
+  fs::Stability c = fs::Stability::Unstable;
+  fs::Wcc w;
+  ASSERT_EQ(volume->try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(c, fs::Stability::FileSync);
+  ASSERT_TRUE(w.after.has_value());
+  EXPECT_EQ(w.after->size, data.size());
+  JournalStats after = journal->stats();
+  EXPECT_EQ(after.appends, before.appends + 1);
+  EXPECT_EQ(after.records_committed, after.appends) << "answered before its record was committed";
+  EXPECT_EQ(after.loop_commit_answers, before.loop_commit_answers + 1);
+  EXPECT_EQ(after.commit_callbacks, 0u);
+  // An UNSTABLE WRITE is not committed by itself; the COMMIT after it commits it in place.
+  ASSERT_EQ(volume->try_write(ctx, f, 4096, data, fs::Stability::Unstable, &c, &w),
+            std::optional<Status>(Status::Ok));
+  EXPECT_LT(journal->stats().records_committed, journal->stats().appends);
+  fs::Wcc cw;
+  ASSERT_EQ(volume->try_commit(ctx, f, 0, 0, &cw), std::optional<Status>(Status::Ok));
+  ASSERT_TRUE(cw.after.has_value());
+  EXPECT_EQ(cw.after->size, 2 * data.size());
+  after = journal->stats();
+  EXPECT_EQ(after.records_committed, after.appends) << "COMMIT answered before the commit";
+  // A COMMIT with nothing new is answered too; errors are answers.
+  EXPECT_EQ(volume->try_commit(ctx, f, 0, 0, &cw), std::optional<Status>(Status::Ok));
+  EXPECT_EQ(volume->try_commit(ctx, fs::InodeId{999, 1}, 0, 0, &cw),
+            std::optional<Status>(Status::Stale));
+  // Nothing is taken from memory when the fs's own attempt would block.
+  attempting->answer = false;
+  EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w));
+  EXPECT_FALSE(volume->try_commit(ctx, f, 0, 0, &cw));
+  attempting->answer = true;
+  const std::string snapshot = testing::tree_snapshot(*volume);
+  crash_and_reopen();
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), snapshot);
+}
+
+// Host mode: a commit is an msync. Outside a call that can park, a stable attempt must not
+// make the loop wait for it: refused before anything is applied or journalled.
+TEST_F(JournalWriteAttemptTest, StableAttemptThatWouldWaitForAnMsyncStaysOffTheLoop) {
+  crash();
+  opts.mode = DurabilityMode::Host;
+  open();
+  fs::InodeId f = create(volume->root(), "f");
+  const JournalStats before = journal->stats();
+  const size_t seqs = target->applied_seqs().size();
+  const std::vector<uint8_t> data = testing::pattern(4, 4096);
+  fs::Stability c;
+  fs::Wcc w;
+  EXPECT_FALSE(volume->try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w));
+  EXPECT_EQ(journal->stats().appends, before.appends);
+  EXPECT_EQ(target->applied_seqs().size(), seqs) << "a refused attempt changed the fs";
+  // Already committed: COMMIT needs no msync and is answered.
+  EXPECT_EQ(volume->try_commit(ctx, f, 0, 0, &w), std::optional<Status>(Status::Ok));
+  // An UNSTABLE record not yet synced: COMMIT would wait, so it goes to the pool.
+  ASSERT_EQ(volume->try_write(ctx, f, 0, data, fs::Stability::Unstable, &c, &w),
+            std::optional<Status>(Status::Ok));
+  EXPECT_FALSE(volume->try_commit(ctx, f, 0, 0, &w));
+  EXPECT_EQ(volume->commit(ctx, f, 0, 0, &w), Status::Ok);
+}
+
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cond();
+}
+
+// A mirrored journal whose partner holds its acknowledgements: a stable WRITE or COMMIT on the
+// loop parks (no thread waits), is not resumed while the partner has not acknowledged its
+// record -- the reply cannot leave early --, is resumed by the committer once it has, and the
+// run after the park answers from the stored reply without applying or journalling again.
+TEST(JournalVolumeOnTheLoop, StableCallsParkUntilTheMirrorAcknowledgesAndAreNeverAppliedTwice) {
+  testing::ScratchDir dir;
+  JournalOptions opts = testing::small_options(dir.file("nv"), 8 << 20);
+  opts.mirror_policy = MirrorPolicy::Fail;
+  opts.mirror_timeout = std::chrono::seconds(30);
+  auto owned_mirror = std::make_unique<testing::HeldAckMirror>();
+  testing::HeldAckMirror* mirror = owned_mirror.get();
+  auto journal = Journal::open(opts, std::move(owned_mirror));
+  auto target = std::make_shared<testing::AttemptingMemoryFs>(3, testing::mem_target_options());
+  JournalVolume v(journal, target);
+  v.recover();
+  ASSERT_TRUE(journal->accepts_mutations());
+  fs::OpContext ctx;
+  fs::InodeId f;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  ASSERT_EQ(v.create(ctx, v.root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &a, &w), Status::Ok);
+  const std::vector<uint8_t> data = testing::pattern(5, 4096);
+  fs::Stability c = fs::Stability::Unstable;
+
+  // Outside a resumable call the commit would wait for the partner: refused, nothing applied.
+  mirror->hold();
+  const uint64_t appends0 = journal->stats().appends;
+  EXPECT_FALSE(v.try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w));
+  EXPECT_EQ(journal->stats().appends, appends0);
+
+  // WRITE FILE_SYNC: parks.
+  const uint64_t before_partner = mirror->received();
+  auto call = std::make_shared<util::ResumableCall>();
+  std::optional<Status> first;
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/true);
+    first = v.try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w);
+  }
+  ASSERT_TRUE(call->parked()) << "a stable WRITE on the loop did not park on its commit";
+  EXPECT_EQ(first, std::optional<Status>(Status::Jukebox));
+  const uint64_t appends1 = journal->stats().appends;
+  EXPECT_EQ(appends1, appends0 + 1);
+  std::atomic<bool> resumed{false};
+  ASSERT_TRUE(call->end_run([&] { resumed = true; }));
+  ASSERT_TRUE(wait_until([&] { return mirror->received() > before_partner; },
+                         std::chrono::seconds(5)))
+      << "the record never reached the partner";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(resumed.load()) << "resumed (the reply would leave) before the partner acknowledged";
+  mirror->release();
+  ASSERT_TRUE(wait_until([&] { return resumed.load(); }, std::chrono::seconds(5)));
+  EXPECT_EQ(journal->stats().commit_callbacks, 1u);
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    w = {};
+    c = fs::Stability::Unstable;
+    EXPECT_EQ(v.try_write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w),
+              std::optional<Status>(Status::Ok));
+    EXPECT_EQ(c, fs::Stability::FileSync);
+    ASSERT_TRUE(w.after.has_value());
+    EXPECT_EQ(w.after->size, data.size());
+  }
+  {
+    // The same call resumed on the pool (blocking write()) answers the same way.
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    EXPECT_EQ(v.write(ctx, f, 0, data, fs::Stability::FileSync, &c, &w), Status::Ok);
+    EXPECT_EQ(c, fs::Stability::FileSync);
+  }
+  EXPECT_EQ(journal->stats().appends, appends1) << "the resumed call was journalled again";
+
+  // COMMIT after an UNSTABLE WRITE the partner has not acknowledged: parks likewise.
+  mirror->hold();
+  ASSERT_EQ(v.try_write(ctx, f, 4096, data, fs::Stability::Unstable, &c, &w),
+            std::optional<Status>(Status::Ok));
+  auto commit_call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(commit_call, /*may_park=*/true);
+    EXPECT_EQ(v.try_commit(ctx, f, 0, 0, &w), std::optional<Status>(Status::Jukebox));
+  }
+  ASSERT_TRUE(commit_call->parked()) << "COMMIT on the loop did not park on the commit";
+  std::atomic<bool> commit_resumed{false};
+  ASSERT_TRUE(commit_call->end_run([&] { commit_resumed = true; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(commit_resumed.load()) << "COMMIT resumed before the partner acknowledged";
+  mirror->release();
+  ASSERT_TRUE(wait_until([&] { return commit_resumed.load(); }, std::chrono::seconds(5)));
+  {
+    util::ResumableCall::Run run(commit_call, /*may_park=*/false);
+    fs::Wcc cw;
+    EXPECT_EQ(v.try_commit(ctx, f, 0, 0, &cw), std::optional<Status>(Status::Ok));
+    ASSERT_TRUE(cw.after.has_value());
+    EXPECT_EQ(cw.after->size, 2 * data.size());
+  }
+  EXPECT_EQ(journal->stats().commit_callbacks, 2u);
 }
 
 TEST_F(JournalVolumeTest, CleanShutdownLeavesNothingToReplay) {

@@ -92,6 +92,10 @@ void MirrorProcess::terminate() {
   pid_ = -1;
 }
 
+void MirrorProcess::freeze() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
 std::string MirrorProcess::dump(const std::string& region) {
   int out;
   pid_t pid = spawn_with_stdout({NASD_MIRROR_BIN, "--dump", region}, &out);

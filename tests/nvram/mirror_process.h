@@ -19,6 +19,7 @@ class MirrorProcess {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   void kill_now();   // SIGKILL, like a crashed partner
   void terminate();  // SIGTERM and wait: a clean stop
+  void freeze();     // SIGSTOP: a partner that hangs (it holds only what it wrote before)
 
   // Output of `nasd-mirror --dump <region>`.
   static std::string dump(const std::string& region);

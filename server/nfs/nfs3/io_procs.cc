@@ -119,7 +119,7 @@ rpc::DispatchResult proc_commit(Nfs3Call& call) {
   // COMMIT changes nothing a read-only export protects, so it is allowed there.
   res.status = call.open(args->file, &t);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(t.volume->commit(t.ctx, t.inode, args->offset, args->count, &wcc));
+    res.status = to_nfsstat(call.commit(t, args->offset, args->count, &wcc));
   if (res.status == NFS3_OK) {
     res.COMMIT3res_u.resok.file_wcc = to_wcc(wcc);
     put_verifier(t.volume->write_verifier(), res.COMMIT3res_u.resok.verf);

@@ -137,4 +137,9 @@ fs::Status Nfs3Call::write(const Target& t, uint64_t offset, std::span<const uin
   return attempted(t.volume->try_write(t.ctx, t.inode, offset, data, stable, committed, wcc));
 }
 
+fs::Status Nfs3Call::commit(const Target& t, uint64_t offset, uint32_t count, fs::Wcc* wcc) {
+  if (!on_event_loop_) return t.volume->commit(t.ctx, t.inode, offset, count, wcc);
+  return attempted(t.volume->try_commit(t.ctx, t.inode, offset, count, wcc));
+}
+
 }  // namespace nasd::nfs::nfs3

@@ -96,9 +96,13 @@ class Nfs3Call {
   // most `count` bytes either way.
   fs::Status read(const Target& t, uint64_t offset, uint32_t count, util::ByteSlices* data,
                   bool* eof, std::optional<fs::Attr>* attr);
-  // WRITE: on the event loop only UNSTABLE data the volume takes from memory (Volume::try_write).
+  // WRITE: on the event loop only data the volume takes from memory (Volume::try_write):
+  // UNSTABLE, and a stable WRITE whose commit the volume answers without a wait or by
+  // parking the call until the commit is in (a journal's group commit).
   fs::Status write(const Target& t, uint64_t offset, std::span<const uint8_t> data,
                    fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc);
+  // COMMIT: on the event loop when the volume answers it from memory or parks it likewise.
+  fs::Status commit(const Target& t, uint64_t offset, uint32_t count, fs::Wcc* wcc);
   bool would_block() const { return would_block_; }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 

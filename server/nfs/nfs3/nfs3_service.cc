@@ -47,7 +47,7 @@ constexpr ProcEntry kProcs[] = {
     {"FSSTAT", nfs3::proc_fsstat, false, false},
     {"FSINFO", nfs3::proc_fsinfo, false, false},
     {"PATHCONF", nfs3::proc_pathconf, false, false},
-    {"COMMIT", nfs3::proc_commit, true, false},
+    {"COMMIT", nfs3::proc_commit, true, true},
 };
 constexpr uint32_t kNumProcs = sizeof(kProcs) / sizeof(kProcs[0]);
 static_assert(kNumProcs == 22);
