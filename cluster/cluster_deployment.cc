@@ -104,7 +104,13 @@ void ClusterDeployment::start_interconnect(
     io.address_allowed = [list = c.allowed_peers](const std::string& a) { return list.allows(a); };
   io.log = [](const std::string& line) { util::log("cluster").warn(line); };
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
-  volume_server_ = std::make_unique<interconnect::VolumeServer>(&router_->served_here());
+  // This node, as an owner, answers a forwarded call within half the forwarders' deadline
+  // (the same [cluster] forward_timeout_ms on every node), refusing it JUKEBOX unrun rather
+  // than waiting longer for journal space: see VolumeServerOptions::answer_within.
+  interconnect::VolumeServerOptions vs;
+  vs.answer_within = plan_.cluster->forward_timeout / 2;
+  volume_server_ =
+      std::make_unique<interconnect::VolumeServer>(&router_->served_here(), vs);
   volume_server_->attach(*interconnect_);
   if (attach) attach(*interconnect_);
   interconnect_->start();

@@ -243,6 +243,38 @@ bool Journal::has_room_now(uint32_t volume, uint64_t payload) const {
   return pos + footprint - head_ + log_size / 8 <= log_size - headroom_locked(volume);
 }
 
+bool Journal::wait_for_room(uint32_t volume, uint64_t payload,
+                            std::chrono::steady_clock::time_point deadline) {
+  if (payload > max_payload()) return false;
+  const uint64_t footprint = record_footprint(payload);
+  const uint64_t log_size = region_->log_size();
+  std::unique_lock lk(mu_);
+  const auto wait_start = Clock::now();
+  deadline = std::min(deadline, wait_start + options_.space_wait);
+  // The same test as append()'s.
+  auto room = [&] {
+    return place_record(reserved_end_, footprint, log_size) + footprint - head_ <=
+           log_size - headroom_locked(volume);
+  };
+  bool waited = false;
+  for (;;) {
+    if (stopping_) return false;
+    if (room()) break;
+    if (!waited) {
+      waited = true;
+      ++counters_.space_waits;
+    }
+    write_behind_.nudge();
+    if (space_cv_.wait_until(lk, deadline) == std::cv_status::timeout && !room()) {
+      ++counters_.space_timeouts;
+      space_wait_latency_.add(micros_since(wait_start));
+      return false;
+    }
+  }
+  if (waited) space_wait_latency_.add(micros_since(wait_start));
+  return true;
+}
+
 uint64_t Journal::headroom_locked(uint32_t volume) const {
   // While a volume is stuck the others leave a quarter of the log free, so that its records
   // can always be carried forward; the stuck volume itself is bounded by accepts_mutations().

@@ -24,6 +24,7 @@
 // crash can leave a half-copied record, but only after every acknowledged one.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -91,6 +92,13 @@ class Journal : private Mirror::Listener {
   // WRITE only then, so its append() cannot wait unless other volumes fill that margin while
   // the one call runs. Never waits (the journal's mutex is not held across a commit's sync).
   bool has_room_now(uint32_t volume, uint64_t payload) const;
+  // Waits until append() of a `payload`-byte record of `volume` would find room without
+  // waiting, or until `deadline`, whichever comes first (never longer than space_wait); true
+  // when there is room. For a call that must answer by a deadline (fs/call_deadline.h): it
+  // asks before it runs, so that it can refuse with nothing changed. Room found here can be
+  // taken by another volume's append before this caller's; its append() then waits as usual.
+  bool wait_for_room(uint32_t volume, uint64_t payload,
+                     std::chrono::steady_clock::time_point deadline);
   // Blocks until the record (and all before it) is committed. Ok, or Jukebox when the mirror is
   // lost and the policy is Fail. A ticket of 0 is trivially committed.
   fs::Status wait_committed(uint64_t ticket);

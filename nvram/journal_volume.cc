@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "fs/call/codec.h"
+#include "fs/call_deadline.h"
 #include "nvram/call_record.h"
 #include "util/log.h"
 
@@ -201,8 +202,20 @@ fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeReques
   fs::call::VolumeReply reply;
   uint64_t ticket = 0;
   {
-    std::lock_guard lk(mutation_mu_);
+    // A call that must answer by a deadline (a forwarded one: fs/call_deadline.h) bounds the
+    // two waits before it runs -- for the volume (another call may hold it while it waits for
+    // space) and for journal space -- and is refused JUKEBOX with nothing changed when either
+    // would outlast it. Any other call waits as before (back-pressure, then write-through).
+    const std::optional<fs::CallDeadlineScope::Clock::time_point> deadline =
+        fs::CallDeadlineScope::current();
+    std::unique_lock lk(mutation_mu_, std::defer_lock);
+    if (!deadline)
+      lk.lock();
+    else if (!lk.try_lock_until(*deadline))
+      return refused(op, fs::Status::Jukebox);
     if (!accepting_) return refused(op, fs::Status::Jukebox);
+    if (deadline && !journal_->wait_for_room(id_, pieces.size() + kReplyBound, *deadline))
+      return refused(op, fs::Status::Jukebox);
     const uint64_t seq = next_seq_++;
     fs::JournalTag tag;
     tag.seq = seq;

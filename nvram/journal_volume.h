@@ -20,6 +20,8 @@
 //     acknowledged, which NFS allows just like a reply lost in a crash.
 //  4. If the log stays full for space_wait, the fs is flushed instead (durable_seq >= seq): the
 //     operation is then durable without a record, and later records still apply on top of it.
+//     A call with a deadline (a forwarded one, fs/call_deadline.h) instead waits for room
+//     before it runs, only until its deadline, and is refused JUKEBOX unrun when none came.
 //  5. The fs only ever becomes durable up to some seq; after a crash the journal replays the
 //     records above that, each exactly once.
 // UNSTABLE writes are logged like the rest but do not wait for the commit (in process mode they
@@ -187,7 +189,8 @@ class JournalVolume : public fs::WrappedVolume {
   const uint32_t id_;  // the fs's, read once for the journal's bookkeeping
   const std::function<bool()> acknowledge_gate_;
 
-  mutable std::mutex mutation_mu_;
+  // Timed: a call with a deadline (fs/call_deadline.h) waits for it only until then.
+  mutable std::timed_mutex mutation_mu_;
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_
   // The latest record, for COMMIT: written under mutation_mu_, read without it (a WRITE's

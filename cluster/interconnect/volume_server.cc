@@ -6,6 +6,7 @@
 
 #include "fs/call/codec.h"
 #include "fs/call/dispatch.h"
+#include "fs/call_deadline.h"
 
 namespace nasd::interconnect {
 
@@ -24,7 +25,7 @@ VolumeOp op_of(const std::vector<uint8_t>& payload) {
 }  // namespace
 
 VolumeServer::VolumeServer(fs::VolumeResolver* volumes, VolumeServerOptions options)
-    : volumes_(volumes), pool_({.threads = options.threads,
+    : volumes_(volumes), answer_within_(options.answer_within), pool_({.threads = options.threads,
              .max_queued = options.max_queued,
              .at_stop = util::TaskQueue::AtStop::RunQueued,
              .room = "cluster"}) {}
@@ -36,8 +37,10 @@ void VolumeServer::attach(InterconnectServer& server) {
 
 void VolumeServer::handle(IncomingRequest request) {
   if (try_inline(request)) return;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (answer_within_.count() > 0) deadline = std::chrono::steady_clock::now() + answer_within_;
   auto shared = std::make_shared<IncomingRequest>(std::move(request));
-  if (!pool_.submit([this, shared] { execute(*shared); })) {
+  if (!pool_.submit([this, shared, deadline] { execute(*shared, deadline); })) {
     shared->responder.reply(
         encode_reply(refused_volume_call(op_of(shared->payload), fs::Status::Jukebox)));
   }
@@ -71,7 +74,8 @@ bool VolumeServer::try_inline(const IncomingRequest& request) {
   return true;
 }
 
-void VolumeServer::execute(const IncomingRequest& request) {
+void VolumeServer::execute(const IncomingRequest& request,
+                           std::optional<std::chrono::steady_clock::time_point> deadline) {
   // Its connection was fenced while the request waited here: the forwarder has answered the
   // client JUKEBOX and the client may have moved on, so running it now could undo what the
   // client did since (link_session.h). Dropped unanswered: nobody waits for the answer.
@@ -84,6 +88,8 @@ void VolumeServer::execute(const IncomingRequest& request) {
   } else if (fs::Volume* volume = volumes_->find(req.volume_id)) {
     // The forwarding node's client call, for this node's journal (fs/call_identity.h).
     fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
+    std::optional<fs::CallDeadlineScope> bounded;
+    if (deadline) bounded.emplace(*deadline);
     reply = execute_volume_call(*volume, req);
   } else {
     reply = refused_volume_call(req.op(), fs::Status::Stale);

@@ -11,14 +11,20 @@
 // leaves from that thread, without the two thread hand-offs of the pool. An attempt that would
 // wait changes nothing, and the call goes to the pool as any other.
 //
+// A forwarded call runs under a deadline (options.answer_within from its arrival), so that the
+// owner answers JUKEBOX itself, with the call unrun, rather than wait past the forwarder's own
+// timeout, which would reset the link and fail every call in flight on it.
+//
 // The resolver must only return volumes this node serves itself (see
 // ClusterRouter::served_here()), never another proxy: a forwarded call is executed where it
 // lands or refused, so two nodes with different ownership views cannot bounce it between them.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "cluster/interconnect/interconnect_server.h"
 #include "fs/volume.h"
@@ -34,6 +40,12 @@ struct VolumeServerOptions {
   // Beyond this, calls are answered Jukebox at once; above the default forward_slots (256)
   // of one peer, so a peer within its bound is never refused here.
   size_t max_queued = 1024;
+  // The owner answers a forwarded call within this long of its arrival, or refuses it
+  // JUKEBOX unrun, where the volume would otherwise wait longer (journal space, the volume's
+  // mutation lock: fs/call_deadline.h). Clearly below the forwarder's deadline (the node sets
+  // half its forward_timeout), so that a full journal slows a forwarded call exactly as much
+  // as a local one instead of timing it out and resetting the link. Zero: no deadline.
+  std::chrono::milliseconds answer_within{0};
 };
 
 class VolumeServer {
@@ -53,9 +65,11 @@ class VolumeServer {
  private:
   // The inline attempt: true when `request` was answered.
   bool try_inline(const IncomingRequest& request);
-  void execute(const IncomingRequest& request);
+  void execute(const IncomingRequest& request,
+               std::optional<std::chrono::steady_clock::time_point> deadline);
 
   fs::VolumeResolver* const volumes_;
+  const std::chrono::milliseconds answer_within_;
   util::TaskQueue pool_;  // bounded: a full queue answers Jukebox at once
   std::atomic<uint64_t> inline_calls_{0};
 };

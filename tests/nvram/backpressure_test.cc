@@ -2,8 +2,10 @@
 // one of them completes with nothing lost.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
+#include "fs/call_deadline.h"
 #include "nvram/journal_volume.h"
 #include "tests/support/memory_fs.h"
 #include "tests/nvram/test_util.h"
@@ -114,6 +116,62 @@ TEST(BackPressure, LogThatStaysFullFallsBackToWritingThrough) {
     ASSERT_EQ(volume->read(ctx, f, uint64_t(b) * 4096, 4096, &got, &eof, &ra), Status::Ok);
     EXPECT_EQ(got, testing::pattern(b, 4096)) << "block " << b;
   }
+}
+
+// A call with a deadline (a forwarded one: fs/call_deadline.h) never waits past it, neither
+// for the volume (held by a writer that waits for space) nor for space, and is refused JUKEBOX
+// with nothing changed; a call without one still waits and completes.
+TEST(BackPressure, CallWithADeadlineIsRefusedUnrunWhileTheLogStaysFull) {
+  using namespace std::chrono_literals;
+  testing::ScratchDir dir;
+  auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (64 << 10));
+  opts.space_wait = 10s;
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
+  auto journal = Journal::open(opts);
+  auto volume = std::make_unique<JournalVolume>(journal, target);
+  volume->recover();
+  fs::OpContext ctx;
+  fs::InodeId fill, f;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  ASSERT_EQ(volume->create(ctx, volume->root(), "fill", fs::CreateMode::Guarded, {}, 0, &fill,
+                           &a, &w),
+            Status::Ok);
+  ASSERT_EQ(volume->create(ctx, volume->root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &a, &w),
+            Status::Ok);
+  target->set_flush_delay(3s);  // the log stays full for seconds once filled
+  std::thread filling([&] {
+    fs::Wcc fw;
+    fs::Stability c;
+    for (int b = 0; b < 24; ++b)
+      EXPECT_EQ(volume->write(ctx, fill, uint64_t(b) * 4096, testing::pattern(b, 4096),
+                              fs::Stability::Unstable, &c, &fw),
+                Status::Ok);
+  });
+  for (int i = 0; i < 500 && journal->stats().space_waits == 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_GT(journal->stats().space_waits, 0u) << "the log never filled";
+
+  const auto start = std::chrono::steady_clock::now();
+  {
+    fs::CallDeadlineScope bounded(start + 200ms);
+    fs::Stability c;
+    EXPECT_EQ(volume->write(ctx, f, 0, testing::pattern(99, 4096), fs::Stability::FileSync, &c,
+                            &w),
+              Status::Jukebox);
+    fs::SetAttr grow;
+    grow.size = 8192;
+    EXPECT_EQ(volume->setattr(ctx, f, grow, std::nullopt, &w), Status::Jukebox);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  fs::Attr attr;
+  ASSERT_EQ(volume->getattr(ctx, f, &attr), Status::Ok);
+  EXPECT_EQ(attr.size, 0u) << "a refused call ran";
+  filling.join();
+  // No deadline: waits for space as before.
+  fs::Stability c;
+  EXPECT_EQ(volume->write(ctx, f, 0, testing::pattern(99, 4096), fs::Stability::FileSync, &c, &w),
+            Status::Ok);
 }
 
 }  // namespace
