@@ -29,19 +29,8 @@ ClusterDeployment::ClusterDeployment(const NodePlan& plan, HostedVolumes& hosted
   serving_log_ = ServingLog::open(plan_.node.data_dir + "/serving.log", &error);
   if (!serving_log_)
     util::log("cluster").warn("no serving log (the fault drill cannot check this node): " + error);
-  for (const auto& p : plan_.cluster->peers) {
-    interconnect::PeerClientOptions po;
-    po.host = p.host;
-    po.port = p.port;
-    // From this node's own interconnect address: to its peers (and to a partition or a
-    // firewall) the node is one address, whatever the routes would pick.
-    po.source_host = plan_.cluster->host;
-    po.cluster_name = plan_.cluster->name;
-    po.local_node = plan_.node.name;
-    po.expected_peer = p.name;
-    po.credentials = plan_.link;
-    peers_[p.name] = std::make_shared<interconnect::PeerClient>(po);
-  }
+  for (const auto& p : plan_.cluster->peers)
+    peers_[p.name] = make_peer_link(p.name, p.host, p.port);
 }
 
 ClusterDeployment::~ClusterDeployment() = default;
@@ -155,6 +144,21 @@ std::vector<std::pair<std::string, bool>> ClusterDeployment::peer_links() const 
   std::vector<std::pair<std::string, bool>> out;
   for (const auto& [name, peer] : peers_) out.emplace_back(name, peer->connected());
   return out;
+}
+
+std::shared_ptr<interconnect::PeerClient> ClusterDeployment::make_peer_link(
+    const std::string& name, const std::string& host, uint16_t port) {
+  interconnect::PeerClientOptions po;
+  po.host = host;
+  po.port = port;
+  // From this node's own interconnect address: to its peers (and to a partition or a
+  // firewall) the node is one address, whatever the routes would pick.
+  po.source_host = plan_.cluster->host;
+  po.cluster_name = plan_.cluster->name;
+  po.local_node = plan_.node.name;
+  po.expected_peer = name;
+  po.credentials = plan_.link;
+  return std::make_shared<interconnect::PeerClient>(po);
 }
 
 std::string ClusterDeployment::peer_lines() const {

@@ -46,6 +46,10 @@ class ClusterDeployment : public Deployment {
   void admit_peer(const std::string& name);
   // One line per peer: its interconnect link up or down.
   std::string peer_lines() const;
+  // A link (not started yet) from this node's interconnect address to the member `name` at
+  // host:port, authenticated with the cluster key.
+  std::shared_ptr<interconnect::PeerClient> make_peer_link(const std::string& name,
+                                                           const std::string& host, uint16_t port);
 
   const NodePlan& plan_;
   HostedVolumes& hosted_;

@@ -110,15 +110,7 @@ std::string FailoverClusterDeployment::join() {
       out << "member " << m.name << ": joined already (scale-out node " << id << ")\n";
       continue;
     }
-    interconnect::PeerClientOptions po;
-    po.host = m.host;
-    po.port = m.port;
-    po.source_host = plan_.cluster->host;
-    po.cluster_name = plan_.cluster->name;
-    po.local_node = plan_.node.name;
-    po.expected_peer = m.name;
-    po.credentials = plan_.link;
-    auto peer = std::make_shared<interconnect::PeerClient>(po);
+    auto peer = make_peer_link(m.name, m.host, m.port);
     peer->start();
     admit_peer(m.name);
     if (scaleout_) scaleout_->add_node(id, peer.get());

@@ -263,6 +263,11 @@ fs::Status JournalVolume::answer_when_committed(uint64_t ticket, fs::call::Volum
   // The reply leaves only from the run after this park, built from the status given here,
   // which the journal gives once the record is committed (and mirrored): log before reply.
   util::ResumableCall::Deliver deliver = call->park(*wait);
+  // The stored answer is the call's final one, whoever reads it: the run after the park may
+  // find the volume moved and read it through the forwarding proxy, which takes it as the
+  // owner's reply. So a WRITE's says FILE_SYNC, as this volume answers it once committed.
+  if (auto* w = std::get_if<fs::call::WriteResult>(&reply->result))
+    w->committed = fs::Stability::FileSync;
   journal_->when_committed(
       ticket, [deliver = std::move(deliver), answer = std::move(*reply),
                gate = acknowledge_gate_](fs::Status committed) mutable {

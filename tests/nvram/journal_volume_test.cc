@@ -373,6 +373,22 @@ TEST(JournalVolumeOnTheLoop, StableCallsParkUntilTheMirrorAcknowledgesAndAreNeve
     EXPECT_EQ(c, fs::Stability::FileSync);
   }
   EXPECT_EQ(journal->stats().appends, appends1) << "the resumed call was journalled again";
+  {
+    // The run after the park may find the volume moved (a failback) and read the stored answer
+    // through the forwarding proxy, as the owner's reply: it must say FILE_SYNC by itself.
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    const std::optional<size_t> slot = call->next_wait();
+    ASSERT_TRUE(slot.has_value());
+    const util::ResumableCall::Answer* stored = call->answer(*slot);
+    ASSERT_NE(stored, nullptr);
+    fs::call::VolumeReply as_forwarded;
+    ASSERT_TRUE(fs::call::decode_reply(stored->bytes, fs::call::VolumeOp::Write, &as_forwarded));
+    EXPECT_EQ(as_forwarded.status, Status::Ok);
+    const auto* wr = std::get_if<fs::call::WriteResult>(&as_forwarded.result);
+    ASSERT_NE(wr, nullptr);
+    EXPECT_EQ(wr->committed, fs::Stability::FileSync)
+        << "a proxy reading the stored answer would tell the client UNSTABLE";
+  }
 
   // COMMIT after an UNSTABLE WRITE the partner has not acknowledged: parks likewise.
   mirror->hold();

@@ -85,7 +85,11 @@ class AttemptingMemoryFs : public test_support::MemoryFs {
                                       std::span<const uint8_t> data, fs::Stability stable,
                                       fs::Stability* committed, fs::Wcc* wcc) override {
     if (!answer) return std::nullopt;
-    return write(ctx, id, offset, data, stable, committed, wcc);
+    fs::Status st = write(ctx, id, offset, data, stable, committed, wcc);
+    // As a disk file system: an UNSTABLE write (what the journal asks of it) is not on disk yet.
+    if (st == fs::Status::Ok && stable == fs::Stability::Unstable)
+      *committed = fs::Stability::Unstable;
+    return st;
   }
   std::optional<fs::Status> try_getattr(const fs::OpContext& ctx, fs::InodeId id,
                                         fs::Attr* out) override {
