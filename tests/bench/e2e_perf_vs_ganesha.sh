@@ -37,13 +37,13 @@ has_row() {
     }
     END { exit !(found && !bad) }' "$csv" || fail "row $1,$2,$3 missing or incomplete: $(grep "^$1,$2,$3," "$csv" || true)"
 }
-for w in getattr lookup access read_4k write_4k_unstable write_4k_file_sync create_remove readdirplus_1000; do
+for w in getattr lookup access read_4k write_4k_unstable write_4k_file_sync write_4k_commit create_remove readdirplus_1000; do
   for c in 1 16; do
     has_row "$w" "$c" ops_per_s
     has_row "$w" "$c" cpu_us_per_op
   done
 done
-for w in read_4k write_4k_unstable write_4k_file_sync; do for c in 1 16; do has_row "$w" "$c" mb_per_s loopback; done; done
+for w in read_4k write_4k_unstable write_4k_file_sync write_4k_commit; do for c in 1 16; do has_row "$w" "$c" mb_per_s loopback; done; done
 for w in seq_read_1m seq_write_1m; do
   for c in 1 4; do
     has_row "$w" "$c" ops_per_s
@@ -61,7 +61,7 @@ for s in 1 4 16; do
     fail "no loopback bandwidth for $s streams"
 done
 rows=$(($(wc -l <"$csv") - 1))
-[[ $rows == 61 ]] || fail "results.csv has $rows rows, expected 61"
+[[ $rows == 67 ]] || fail "results.csv has $rows rows, expected 67"
 grep -q '^machine: .*load average' "$work/out/summary.txt" || fail "summary.txt does not state the load average"
 grep -q 'nasd/gan' "$work/stdout" || fail "the table was not printed"
 [[ -s $work/out/ratios.png ]] || fail "no ratios.png"
