@@ -14,16 +14,25 @@ struct Running {
 };
 thread_local Running t_running;
 
+// Makes (target, tag) the running journalled call for its lifetime, then restores the previous.
+class RunningScope {
+ public:
+  RunningScope(const JournalTarget* target, const JournalTag* tag) : saved_(t_running) {
+    t_running = Running{target, tag};
+  }
+  ~RunningScope() { t_running = saved_; }
+  RunningScope(const RunningScope&) = delete;
+  RunningScope& operator=(const RunningScope&) = delete;
+
+ private:
+  const Running saved_;
+};
+
 }  // namespace
 
 call::VolumeReply JournalTarget::apply_journalled(const JournalPass&, const JournalTag& tag,
                                                   const call::VolumeRequest& req) {
-  const Running saved = t_running;
-  t_running = Running{this, &tag};
-  struct Restore {
-    Running saved;
-    ~Restore() { t_running = saved; }
-  } restore{saved};
+  RunningScope running(this, &tag);
   return call::execute_volume_call(*this, req);
 }
 
@@ -31,12 +40,7 @@ std::optional<call::VolumeReply> JournalTarget::try_apply_journalled_write(
     const JournalPass&, const JournalTag& tag, const call::VolumeRequest& req) {
   const auto* a = std::get_if<call::WriteArgs>(&req.args);
   if (!a) return std::nullopt;
-  const Running saved = t_running;
-  t_running = Running{this, &tag};
-  struct Restore {
-    Running saved;
-    ~Restore() { t_running = saved; }
-  } restore{saved};
+  RunningScope running(this, &tag);
   call::WriteResult r;
   std::optional<Status> st =
       try_write(req.ctx, a->id, a->offset, a->data, a->stable, &r.committed, &r.wcc);
