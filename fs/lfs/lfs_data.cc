@@ -1,4 +1,5 @@
 // LfsVolume: file data (READ and WRITE).
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -9,7 +10,22 @@ namespace nasd::fs::lfs {
 
 namespace {
 constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
+
+// Calls piece(lblk, in_block, chunk, done) for each block-sized piece of [offset, offset + n),
+// in order (`done`: bytes before this piece); stops at and returns the first non-Ok status.
+template <class Piece>
+Status for_each_block_piece(uint64_t offset, uint64_t n, Piece&& piece) {
+  uint64_t pos = offset, done = 0;
+  while (done < n) {
+    const size_t in_block = pos % kBlockSize;
+    const size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+    if (Status st = piece(pos / kBlockSize, in_block, chunk, done); st != Status::Ok) return st;
+    done += chunk;
+    pos += chunk;
+  }
+  return Status::Ok;
 }
+}  // namespace
 
 Status LfsVolume::read_start(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                              CachedInode** inode, uint64_t* n, bool* eof,
@@ -66,21 +82,18 @@ Status LfsVolume::read_pinned_locked(const OpContext& ctx, InodeId id, uint64_t 
   auto pins = std::make_shared<BlockPins>(store_->block_pool());
   pins->held.reserve(last_blk - first_blk + 1);
   data->parts.reserve(last_blk - first_blk + 1);
-  uint64_t pos = offset, done = 0;
-  while (done < n) {
-    uint64_t lblk = pos / kBlockSize;
-    size_t in_block = pos % kBlockSize;
-    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+  st = for_each_block_piece(offset, n, [&](uint64_t lblk, size_t in_block, size_t chunk,
+                                          uint64_t) {
     const uint8_t* blk;
     BlockBuffer* pin;
-    if ((st = store_->read_block(c, lblk, &blk, &pin)) != Status::Ok) {
-      data->clear();
-      return st;  // `pins` lets go of what was pinned so far
-    }
+    if (Status r = store_->read_block(c, lblk, &blk, &pin); r != Status::Ok) return r;
     if (pin) pins->held.push_back(pin);
     data->append(blk ? blk + in_block : util::ByteSlices::zeros(chunk), chunk);
-    done += chunk;
-    pos += chunk;
+    return Status::Ok;
+  });
+  if (st != Status::Ok) {
+    data->clear();
+    return st;  // `pins` lets go of what was pinned so far
   }
   data->owner = std::move(pins);
   return Status::Ok;
@@ -90,19 +103,14 @@ Status LfsVolume::read_range(Store& s, CachedInode* c, uint64_t offset, uint64_t
   uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
   Status st = s.prefetch(c, first_blk, last_blk - first_blk + 1);
   if (st != Status::Ok) return st;
-  uint64_t pos = offset, done = 0;
-  while (done < n) {
-    uint64_t lblk = pos / kBlockSize;
-    size_t in_block = pos % kBlockSize;
-    size_t chunk = std::min<uint64_t>(kBlockSize - in_block, n - done);
+  return for_each_block_piece(offset, n, [&](uint64_t lblk, size_t in_block, size_t chunk,
+                                             uint64_t done) {
     const uint8_t* blk;
-    if ((st = s.read_block(c, lblk, &blk)) != Status::Ok) return st;
+    if (Status r = s.read_block(c, lblk, &blk); r != Status::Ok) return r;
     if (blk) std::memcpy(out + done, blk + in_block, chunk);
     else std::memset(out + done, 0, chunk);
-    done += chunk;
-    pos += chunk;
-  }
-  return Status::Ok;
+    return Status::Ok;
+  });
 }
 
 Status LfsVolume::write(const OpContext& ctx, InodeId id, uint64_t offset,
