@@ -23,18 +23,34 @@ namespace nasd::nvram {
 
 namespace {
 
+// Log positions above this are refused: far from wrapping, and leaves room for every sum.
+constexpr uint64_t kMaxLogPosition = uint64_t{1} << 62;
+
 void store_u64(uint64_t& field, uint64_t value) {
   std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
 }
 
 uint64_t load_u64(uint64_t& field) { return std::atomic_ref<uint64_t>(field).load(std::memory_order_acquire); }
 
+// A walk of store_bounds costs two stores per lap of the log it crosses. A position the primary
+// names is bounded only by 2^62, so a far one (a primary that ran long without this mirror, or
+// a key holder sending nonsense: the fuzzer found a trim that spun for 20 minutes) is not
+// walked to: the caller starts the image afresh there instead (MirrorServer::set_bounds).
+constexpr uint64_t kMaxWalkLaps = 64;
+
+bool walk_is_short(const RegionHeader& h, uint64_t log_size, uint64_t head) {
+  const uint64_t from = std::atomic_ref<const uint64_t>(h.tail).load(std::memory_order_acquire);
+  const uint64_t distance = head > from ? head - from : from - head;
+  return distance / log_size <= kMaxWalkLaps;
+}
+
 // Moves the image's stored [head, tail) to [head, tail) (head <= tail, tail - head <= log_size)
 // one 8-byte store at a time, so that every state in between is one Region::open accepts
 // (head <= tail, tail - head <= log size): a kill -9 between two stores must never leave a
 // mirror image that stops the node from starting again. The fault drill found that one: a trim
 // past the stored tail stored head > tail. On the way the image may claim an empty or smaller
-// range than it holds (the primary then resends more), never a larger one.
+// range than it holds (the primary then resends more), never a larger one. Callers keep the
+// walk short (walk_is_short).
 void store_bounds(RegionHeader& h, uint64_t log_size, uint64_t head, uint64_t tail) {
   const uint64_t stored_head = load_u64(h.head), stored_tail = load_u64(h.tail);
   if (head >= stored_head && head <= stored_tail) {
@@ -295,7 +311,7 @@ std::string MirrorServer::on_frame(const wire::Frame& frame, bool* greeted, bool
 std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resume) {
   if (hello.log_size < kMinRegionSize - kRegionHeaderSize ||
       hello.log_size % kRegionHeaderSize != 0 || hello.head > hello.tail ||
-      hello.tail - hello.head > hello.log_size || hello.tail > (uint64_t{1} << 62))
+      hello.tail - hello.head > hello.log_size || hello.tail > kMaxLogPosition)
     return "hello describes an impossible log";
   if (hello.log_size > options_.max_log_size)
     return "hello asks for a " + std::to_string(hello.log_size) + " byte log, more than this " +
@@ -310,7 +326,8 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
                std::to_string(hello.uuid) + "); the old copy held records " +
                std::to_string(head_) + ".." + std::to_string(tail_));
     region_.reset();
-    region_ = Region::create(path_, hello.log_size + kRegionHeaderSize, mode_, hello.uuid);
+    region_ = Region::create(path_, hello.log_size + kRegionHeaderSize, mode_, hello.uuid,
+                             hello.head);
     util::log("nvram").info("mirror: copying primary region " + std::to_string(hello.uuid) + " (" +
              std::to_string(hello.log_size) + " byte log) into " + path_);
     head_ = tail_ = persisted_ = hello.head;
@@ -323,10 +340,25 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
     tail_ = std::min(tail_, hello.tail);  // beyond its tail the primary will write anew
   }
   persisted_ = tail_;
-  store_bounds(*region_->header(), region_->log_size(), head_, tail_);
+  set_bounds();
   region_->persist_header();
   *resume = tail_;
   return "";
+}
+
+void MirrorServer::set_bounds() {
+  RegionHeader& h = *region_->header();
+  if (walk_is_short(h, region_->log_size(), head_)) {
+    store_bounds(h, region_->log_size(), head_, tail_);
+    return;
+  }
+  // Only reached when nothing held is still wanted (head_ is laps beyond the stored tail, or
+  // far behind it for a primary that started over): an empty image at head_ says just that.
+  const uint64_t uuid = h.uuid, size = region_->log_size() + kRegionHeaderSize;
+  util::log("nvram").info("mirror: starting the copy afresh at position " + std::to_string(head_));
+  region_.reset();
+  region_ = Region::create(path_, size, mode_, uuid, head_);
+  tail_ = persisted_ = head_;
 }
 
 std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
@@ -377,11 +409,16 @@ std::string MirrorServer::handle_records(const std::vector<uint8_t>& body) {
 std::string MirrorServer::handle_trim(uint64_t head) {
   std::lock_guard lk(mu_);
   if (head <= head_) return "";
+  if (head > kMaxLogPosition) return "trim to " + std::to_string(head) + ", past any log position";
   if (head > tail_) tail_ = persisted_ = head;  // the primary moved past what we hold
   head_ = head;
   // The stored tail is the last acknowledged one and may lag tail_: never store a head past it.
-  store_bounds(*region_->header(), region_->log_size(), head_,
-               std::max(head_, load_u64(region_->header()->tail)));
+  if (!walk_is_short(*region_->header(), region_->log_size(), head_)) {
+    set_bounds();  // nothing we hold is below the new head: start afresh there
+  } else {
+    store_bounds(*region_->header(), region_->log_size(), head_,
+                 std::max(head_, load_u64(region_->header()->tail)));
+  }
   region_->persist_header();
   return "";
 }

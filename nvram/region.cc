@@ -72,7 +72,7 @@ Region::~Region() {
 }
 
 std::unique_ptr<Region> Region::create(const std::string& path, uint64_t size, DurabilityMode mode,
-                                       uint64_t uuid) {
+                                       uint64_t uuid, uint64_t start) {
   if (size < kMinRegionSize) fail(path, "size " + std::to_string(size) + " is too small");
   size &= ~(kRegionHeaderSize - 1);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -96,8 +96,8 @@ std::unique_ptr<Region> Region::create(const std::string& path, uint64_t size, D
   h->uuid = uuid != 0 ? uuid : random_uuid();
   h->static_crc = static_crc(*h);
   h->epoch = 0;
-  h->head = 0;
-  h->tail = 0;
+  h->head = start;
+  h->tail = start;
   std::unique_ptr<Region> r(new Region(path, fd, base, size, mode, true, true));
   if (mode == DurabilityMode::Host && fdatasync(fd) != 0) fail(path, "fdatasync", errno);
   return r;

@@ -44,9 +44,10 @@ class Region {
   // region must carry a valid header and exactly `size` bytes; `size` 0 accepts any size.
   // Throws std::runtime_error with a message naming the file on any problem.
   static std::unique_ptr<Region> open(const std::string& path, uint64_t size, DurabilityMode mode);
-  // Recreates `path` from scratch with the given identity (a mirror copying a primary).
+  // Recreates `path` from scratch with the given identity (a mirror copying a primary), empty
+  // at log position `start` (head = tail = start).
   static std::unique_ptr<Region> create(const std::string& path, uint64_t size,
-                                        DurabilityMode mode, uint64_t uuid);
+                                        DurabilityMode mode, uint64_t uuid, uint64_t start = 0);
   // Read-only view of an existing region for inspection tools; no epoch bump, no writes.
   static std::unique_ptr<Region> open_read_only(const std::string& path);
   ~Region();

@@ -181,6 +181,59 @@ TEST_F(MirrorServerTest, ATrimPastTheStoredTailLeavesAnImageThatOpens) {
   EXPECT_EQ(h->head, 3 * log + 512);
 }
 
+// Positions a primary names are bounded only by 2^62. Walking the image's header there one lap
+// at a time (so each stored state opens again) took 2^50 steps for a trim the fuzzer made up:
+// the mirror spun for 20 minutes. A position that far is a fresh start, done at once. The
+// frames run in a child that an alarm ends, so a regression fails here instead of hanging; its
+// exit code names the first step that went wrong.
+[[noreturn]] void take_far_positions(const std::string& path) {
+  ::alarm(10);
+  MirrorServerOptions o;
+  o.credentials = {kKey, "b"};
+  MirrorServer server(path, DurabilityMode::Process, o);
+  const uint64_t log = 8192;
+  bool greeted = false, got = false;
+  std::vector<uint8_t> frames, reply;
+  auto step = [&](const std::vector<uint8_t>& bytes) {
+    wire::FrameReader reader;
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) std::exit(2);
+    if (!util::send_all(fds[0], bytes.data(), bytes.size())) std::exit(3);
+    ::close(fds[0]);
+    if (!reader.fill(fds[1])) std::exit(4);
+    ::close(fds[1]);
+    wire::Frame f;
+    if (reader.next(&f) != wire::FrameReader::Next::Frame) std::exit(5);
+    reply.clear();
+    return server.on_frame(f, &greeted, &got, &reply);
+  };
+  wire::append_hello(&frames, MirrorHello{9, log, 0, 0, 1});
+  if (!step(frames).empty()) std::exit(6);
+  const uint64_t far = uint64_t{1} << 61;
+  frames.clear();
+  wire::append_u64_frame(&frames, wire::FrameType::Trim, far);
+  if (!step(frames).empty()) std::exit(7);
+  if (server.tail() != far) std::exit(8);
+  // A trim past any position is refused, not walked.
+  frames.clear();
+  wire::append_u64_frame(&frames, wire::FrameType::Trim, ~uint64_t{0});
+  if (step(frames).empty()) std::exit(9);
+  // The same primary, back after a long time far ahead: nothing held is wanted.
+  frames.clear();
+  wire::append_hello(&frames, MirrorHello{9, log, far * 2, far * 2, 2});
+  if (!step(frames).empty() || server.tail() != far * 2) std::exit(10);
+  auto image = Region::open_read_only(path);
+  const RegionHeader* h = image->header();
+  if (h->head != far * 2 || h->tail != far * 2) std::exit(11);
+  std::exit(0);
+}
+
+TEST(MirrorServerPositions, AFarTrimOrHelloIsTakenAtOnceAndLeavesAnImageThatOpens) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("far.img");
+  EXPECT_EXIT(take_far_positions(path), ::testing::ExitedWithCode(0), "");
+}
+
 TEST_F(MirrorServerTest, AnIdleConnectionNeitherHoldsThePortNorLocksThePrimaryOut) {
   int idle = dial();
   auto p = primary();
