@@ -31,6 +31,10 @@ fail() {
   done
   for f in "$work"/out/*-stats.txt; do
     [[ -e $f ]] || continue
+    # A call the reply cache took for a retransmission of one in progress gets no reply, and
+    # nasd-loadgen never retransmits: then it sent two calls with one xid (bench/xid_streams.h).
+    awk -v f="${f##*/}" '$1 == "drc_inprogress_drops" && $2 > 0 {
+      print "NOTE: " f ": " $2 " call(s) dropped as copies of a call in progress (same address, xid, procedure and arguments)" }' "$f"
     echo "--- ${f##*/} (procedures never called left out)"
     awk '!/^  [A-Z_0-9]+ +0 +0\.0% /' "$f"
   done
