@@ -3,6 +3,7 @@
 #include <nfsc/libnfs-raw-mount.h>
 
 #include "bench/rpc_batch.h"
+#include "bench/xid_streams.h"
 
 namespace nasd::bench {
 
@@ -10,6 +11,8 @@ namespace {
 
 rpc_context* new_rpc(const Target& t) {
   rpc_context* rpc = rpc_init_context();
+  // Never libnfs's own xid start: concurrent sessions may get the same one (xid_streams.h).
+  if (rpc) use_own_xid_stream(rpc);
   if (rpc && t.uid >= 0) rpc_set_uid(rpc, t.uid);
   if (rpc && t.gid >= 0) rpc_set_gid(rpc, t.gid);
   return rpc;
