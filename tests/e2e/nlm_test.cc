@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -448,7 +449,8 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
 // NLM through the node that does not serve the volume (nlm_forward_test.sh: the HA pair with
 // its own rpcbind, where this test plays the clients' lockd and statd). client-x locks v0 at its
 // owner a (2049), client-y through b (2149), which forwards every call to a: they contend in
-// a's one table; y's blocked lock is granted by a GRANTED callback from the owner to y; after a
+// a's one table; a client's SM_NOTIFY that reaches b releases its locks at a; y's blocked lock is
+// granted by a GRANTED callback from the owner to y; after a
 // kill -9 of a, b takes v0 over, begins its grace period, sends SM_NOTIFY to y (recorded on v0's
 // list at its own address although it locked through b), and y reclaims through b.
 class NlmForwardTest : public NlmPairTest {};
@@ -473,6 +475,31 @@ TEST_F(NlmForwardTest, ALockThroughEitherNodeIsHeldByTheOwnerAndSurvivesItsFailu
   EXPECT_EQ(y.unlock(f0, 200, 10), kGranted);
   EXPECT_EQ(x.lock(f0, true, 205, 1), kGranted);
   EXPECT_EQ(x.unlock(f0, 205, 1), kGranted);
+  {
+    // What forwarding costs: TEST round trips at the owner and through b (printed, not judged).
+    auto time_tests = [&](LockClient& c) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 200; ++i) c.test(f0, true, 1000, 1);
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
+    };
+    const double direct = time_tests(x), forwarded = time_tests(y);
+    std::printf("NLM TEST round trip: %.0f us at the owner, %.0f us through b (%.2fx)\n", direct,
+                forwarded, forwarded / direct);
+  }
+  // client-z locks at a and reboots: its SM_NOTIFY reaches b, which passes it on to a.
+  {
+    LockClient z(2049, "client-z");
+    ASSERT_EQ(z.lock(f0, true, 300, 10), kGranted);
+    EXPECT_EQ(x.lock(f0, true, 300, 10), kDenied);
+    LockClient z_statd(2149, "client-z");
+    z_statd.sm_notify("client-z", 7);
+    auto until = std::chrono::steady_clock::now() + 10s;
+    uint32_t freed = kDenied;
+    while (std::chrono::steady_clock::now() < until && (freed = x.lock(f0, true, 300, 10)) != kGranted)
+      std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(freed, kGranted) << "SM_NOTIFY through b did not release client-z's lock at a";
+    EXPECT_EQ(x.unlock(f0, 300, 10), kGranted);
+  }
 
   // A blocked request through b, granted by the owner's callback when x unlocks.
   EXPECT_EQ(y.lock(f0, true, 10, 10, /*block=*/true), kBlocked);
