@@ -101,6 +101,7 @@ void ClusterDeployment::start_interconnect(
   volume_server_ =
       std::make_unique<interconnect::VolumeServer>(&router_->served_here(), vs);
   volume_server_->attach(*interconnect_);
+  for (const auto& [type, handler] : extra_handlers_) interconnect_->set_handler(type, handler);
   if (attach) attach(*interconnect_);
   interconnect_->start();
   for (auto& [name, peer] : peers_) peer->start();
@@ -116,6 +117,18 @@ void ClusterDeployment::stop() {
   // Static ownership: nobody else may serve these volumes, so their end needs no lease bound.
   if (serving_log_)
     for (const std::string& name : served_here_) serving_log_->stopped(name, 0, 0, 0);
+}
+
+std::shared_ptr<interconnect::CallChannel> ClusterDeployment::peer_channel(
+    const std::string& node) const {
+  auto it = peers_.find(node);
+  return it == peers_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> ClusterDeployment::peer_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, peer] : peers_) names.push_back(name);
+  return names;
 }
 
 void ClusterDeployment::admit_peer(const std::string& name) {

@@ -37,6 +37,12 @@ class ClusterDeployment : public Deployment {
   std::string status() const override;
   std::vector<std::pair<std::string, bool>> peer_links() const override;
   const interconnect::ClusterRouter* router() const override { return router_.get(); }
+  void set_interconnect_handler(interconnect::MessageType type,
+                                interconnect::RequestHandler handler) override {
+    extra_handlers_[type] = std::move(handler);
+  }
+  std::shared_ptr<interconnect::CallChannel> peer_channel(const std::string& node) const override;
+  std::vector<std::string> peer_names() const override;
 
  protected:
   // The interconnect listener (with `attach` run on it before it starts) and the peer links.
@@ -60,6 +66,7 @@ class ClusterDeployment : public Deployment {
 
  private:
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
+  std::map<interconnect::MessageType, interconnect::RequestHandler> extra_handlers_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::unique_ptr<VirtualServer> home_server_;
   std::vector<std::unique_ptr<VirtualServer>> evs_servers_;  // N-node static: this node's EVSes

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "cluster/cluster_failover.h"
+#include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/interconnect_server.h"
 #include "cluster/hosted_volumes.h"
 #include "cluster/node_plan.h"
 #include "fs/volume.h"
@@ -54,6 +56,15 @@ class Deployment {
   // (its lock table follows the volume); before start(). Only a failover cluster moves volumes,
   // so the others ignore them.
   virtual void set_volume_lock_hooks(VolumeLockHooks hooks) {}
+  // NLM calls forwarded to a volume's owner (nlm_forwarding.h): a handler for an interconnect
+  // message (set before start(); ignored without an interconnect), and the link to a peer node
+  // (null: no such peer) and every peer's name.
+  virtual void set_interconnect_handler(interconnect::MessageType type,
+                                        interconnect::RequestHandler handler) {}
+  virtual std::shared_ptr<interconnect::CallChannel> peer_channel(const std::string& node) const {
+    return nullptr;
+  }
+  virtual std::vector<std::string> peer_names() const { return {}; }
   // Planned failover / failback; throws std::invalid_argument outside a failover cluster.
   virtual std::string failover(bool back);
   // Planned moves: `evs ...` (what = "evs") and `volume move|cancel-move ...` (what =

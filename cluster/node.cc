@@ -1,4 +1,5 @@
 #include "cluster/node.h"
+#include "cluster/nlm_forwarding.h"
 
 #include <sys/stat.h>
 
@@ -204,6 +205,7 @@ void Node::stop() {
   // An HA node hands its volumes and address to the partner; peers' forwarded calls stop
   // before the volumes they run on close.
   deployment_->stop();
+  if (lock_forwarding_) lock_forwarding_->stop();  // after the interconnect: no call runs now
   if (locks_) locks_->stop();  // no more callbacks to clients
   hosted_->close_all();
   if (journal_) journal_->shutdown();

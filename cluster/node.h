@@ -48,6 +48,8 @@ class MetricFamilies;
 
 namespace nasd::cluster {
 
+class NlmForwarding;
+
 class Node {
  public:
   // Parses the configuration (throws ConfigError naming what is wrong); starts nothing.
@@ -123,6 +125,7 @@ class Node {
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node
   std::shared_ptr<nlm::LockState> locks_;          // NLM/NSM: locks, monitored clients
   std::shared_ptr<VolumeLockFiles> lock_files_;     // each volume's clients and handed-over table
+  std::shared_ptr<NlmForwarding> lock_forwarding_;  // NLM calls to and from other nodes (a cluster)
   std::mutex recovering_mu_;
   std::set<uint32_t> recovering_;  // opened without their table: clients told once serving
   std::unique_ptr<admin::CommandRegistry> commands_;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cluster/interconnect/router.h"
+#include "cluster/nlm_forwarding.h"
 #include "cluster/node.h"
 #include "server/nfs/nfs_programs.h"
 #include "server/nlm/lock_state.h"
@@ -26,14 +27,39 @@ std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
   // The grace period starts before the first request can arrive; the SM_NOTIFY calls go out
   // from the callback thread (and are retried until the clients answer).
   locks_->start();
-  auto nlm_service = std::make_shared<nlm::NlmService>(
-      locks_, programs.handles, programs.exports,
-      [this](uint32_t id) { return serves_volume_here(id); });
-  return {nlm_service, std::make_shared<nlm::NsmService>(locks_)};
+  auto serves = [this](uint32_t id) { return serves_volume_here(id); };
+  if (!plan_.cluster) {
+    auto nlm_service =
+        std::make_shared<nlm::NlmService>(locks_, programs.handles, programs.exports, serves);
+    return {nlm_service, std::make_shared<nlm::NsmService>(locks_)};
+  }
+  // A cluster: calls for a volume another node serves go to it (nlm_forwarding.h), and this
+  // node answers the calls its peers forward for the volumes it serves.
+  NlmForwarding::Links links;
+  links.owner = [this](uint32_t id) -> std::optional<std::string> {
+    const interconnect::ClusterRouter* router = deployment_->router();
+    return router ? router->owner(id) : std::nullopt;
+  };
+  links.channel = [this](const std::string& node) { return deployment_->peer_channel(node); };
+  links.peers = [this] { return deployment_->peer_names(); };
+  lock_forwarding_ =
+      std::make_shared<NlmForwarding>(plan_.node.name, links, plan_.cluster->forward_timeout);
+  lock_forwarding_->serve(std::make_shared<nlm::NlmService>(locks_, programs.handles, programs.exports,
+                                                            serves, NlmForwarding::no_further()),
+                          locks_);
+  deployment_->set_interconnect_handler(
+      interconnect::MessageType::NlmCall,
+      [f = lock_forwarding_](interconnect::IncomingRequest r) { f->handle_call(std::move(r)); });
+  deployment_->set_interconnect_handler(
+      interconnect::MessageType::NlmClientRebooted,
+      [f = lock_forwarding_](interconnect::IncomingRequest r) { f->handle_reboot(std::move(r)); });
+  auto nlm_service = std::make_shared<nlm::NlmService>(locks_, programs.handles, programs.exports,
+                                                       serves, lock_forwarding_);
+  return {nlm_service, std::make_shared<nlm::NsmService>(locks_, lock_forwarding_)};
 }
 
 // Locks are granted by the node that serves the volume, while its lease holds; a node that
-// forwards it could not see the owner's locks.
+// forwards it could not see the owner's locks, so it forwards the call to the owner.
 bool Node::serves_volume_here(uint32_t volume_id) const {
   const interconnect::ClusterRouter* router = deployment_ ? deployment_->router() : nullptr;
   if (!router || volume_id == NamespaceRoot::kVolumeId) return true;

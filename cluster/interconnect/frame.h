@@ -36,6 +36,8 @@ enum class MessageType : uint16_t {
   Heartbeat = 17,     // membership heartbeat (membership/heartbeat)
   UnitCall = 40,      // a stripe-unit call of the scale-out volume (cluster/scaleout/unit_codec.h)
   IfsReadLayout = 41, // where a READ's bytes of the scale-out volume are (cluster/scaleout/read_layout.h)
+  NlmCall = 42,       // an NLM call for a volume the receiver serves (nlm_call_codec.h)
+  NlmClientRebooted = 43,  // a client's SM_NOTIFY or FREE_ALL, passed on (nlm_call_codec.h)
 };
 
 struct FrameHeader {

@@ -76,6 +76,13 @@ void post_res(LockState& state, const std::string& host, uint32_t proc, std::str
   });
 }
 
+// Thrown by resolve() when the call's volume is served by another node and a forwarder can
+// take the call there: it leaves the procedure before anything was changed or sent (every
+// procedure resolves its handle first), and dispatch() forwards the call instead.
+struct ForwardTo {
+  uint32_t volume;
+};
+
 }  // namespace
 
 struct NlmService::Procs {
@@ -83,6 +90,7 @@ struct NlmService::Procs {
   const rpc::CallContext& call;
   std::span<const uint8_t> args;
   std::vector<uint8_t>* results;
+  bool owner_unreachable = false;  // the forwarder could not ask the owner: grace, retry
 
   std::string peer() const { return nfs::peer_host(call.peer); }
 
@@ -98,7 +106,11 @@ struct NlmService::Procs {
     nfs::Exports::Policy policy = s.exports_->for_handle(t.volume_id, t.export_id, call.peer);
     if (!policy) return NLM4_STALE_FH;
     if (!policy->allows(call.peer) || !policy->port_allowed(call.peer)) return NLM4_FAILED;
-    if (!s.serves_volume_(t.volume_id)) return NLM4_FAILED;
+    if (!s.serves_volume_(t.volume_id)) {
+      if (!s.forwarder_) return NLM4_FAILED;
+      if (owner_unreachable) return NLM4_DENIED_GRACE_PERIOD;
+      throw ForwardTo{t.volume_id};
+    }
     *out = FileId{t.volume_id, t.inode.ino, t.inode.gen};
     return NLM4_GRANTED;
   }
@@ -320,7 +332,10 @@ struct NlmService::Procs {
   rpc::DispatchResult free_all() {
     xdr::Decoded<nlm4_notify> a(xdr_nlm4_notify);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    if (a->name) s.state_->host_rebooted(a->name, peer());
+    if (a->name) {
+      s.state_->host_rebooted(a->name, peer());
+      if (s.forwarder_) s.forwarder_->client_rebooted(a->name, peer());
+    }
     return accepted();
   }
 };
@@ -365,11 +380,13 @@ const ProcEntry kProcTable[24] = {
 
 NlmService::NlmService(std::shared_ptr<LockState> state, std::shared_ptr<nfs::HandleCodec> handles,
                        std::shared_ptr<nfs::Exports> exports,
-                       std::function<bool(uint32_t)> serves_volume)
+                       std::function<bool(uint32_t)> serves_volume,
+                       std::shared_ptr<LockForwarder> forwarder)
     : state_(std::move(state)),
       handles_(std::move(handles)),
       exports_(std::move(exports)),
-      serves_volume_(std::move(serves_volume)) {}
+      serves_volume_(std::move(serves_volume)),
+      forwarder_(std::move(forwarder)) {}
 
 std::string_view NlmService::proc_name(uint32_t proc) const {
   return proc < num_procs() ? kProcTable[proc].name : "UNKNOWN";
@@ -385,9 +402,20 @@ rpc::DispatchResult NlmService::dispatch(const rpc::CallContext& call,
   }
   if (call.proc >= num_procs() || !kProcTable[call.proc].handler)
     return accepted(rpc::AcceptStat::ProcUnavail);
+  const Handler handler = kProcTable[call.proc].handler;
+  const size_t before = results->size();
   try {
-    Procs p{*this, call, args, results};
-    return (p.*kProcTable[call.proc].handler)();
+    try {
+      Procs p{*this, call, args, results};
+      return (p.*handler)();
+    } catch (const ForwardTo& f) {
+      results->resize(before);
+      if (std::optional<rpc::AcceptStat> stat = forwarder_->forward(f.volume, call, args, results))
+        return accepted(*stat);
+      results->resize(before);
+      Procs p{*this, call, args, results, /*owner_unreachable=*/true};
+      return (p.*handler)();
+    }
   } catch (const std::exception&) {
     return accepted(rpc::AcceptStat::SystemErr);  // e.g. out of memory
   }

@@ -3,8 +3,10 @@
 //
 // A call names its file by NFS handle; the handle's tag is verified, and the caller must be a
 // client some export of that volume lists. Locks are granted only for volumes this node serves
-// itself (`serves_volume`): a lock taken at a node that merely forwards the volume could not see
-// the locks taken at its owner, so such a request gets NLM4_FAILED.
+// itself (`serves_volume`). A call for a volume served elsewhere goes, whole and unchanged, to
+// the volume's owner through `forwarder` (lock_forwarder.h), which answers it as if the client
+// had called it there; NLM4_DENIED_GRACE_PERIOD (the client retries) when the owner cannot be
+// asked. Without a forwarder (a single server) such a call gets NLM4_FAILED.
 //
 // The asynchronous _MSG procedures do what their synchronous twins do and send the result back
 // as the matching _RES call to the caller's lock manager; their own RPC reply is empty.
@@ -18,6 +20,7 @@
 
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/handle/handle_codec.h"
+#include "server/nlm/lock_forwarder.h"
 #include "server/nlm/lock_state.h"
 #include "server/rpc/service.h"
 
@@ -26,7 +29,8 @@ namespace nasd::nlm {
 class NlmService : public rpc::Service {
  public:
   NlmService(std::shared_ptr<LockState> state, std::shared_ptr<nfs::HandleCodec> handles,
-             std::shared_ptr<nfs::Exports> exports, std::function<bool(uint32_t)> serves_volume);
+             std::shared_ptr<nfs::Exports> exports, std::function<bool(uint32_t)> serves_volume,
+             std::shared_ptr<LockForwarder> forwarder = nullptr);
 
   uint32_t program() const override { return kNlmProgram; }
   std::string_view program_name() const override { return "nlm"; }
@@ -47,6 +51,7 @@ class NlmService : public rpc::Service {
   std::shared_ptr<nfs::HandleCodec> handles_;
   std::shared_ptr<nfs::Exports> exports_;
   std::function<bool(uint32_t)> serves_volume_;
+  std::shared_ptr<LockForwarder> forwarder_;
 };
 
 }  // namespace nasd::nlm

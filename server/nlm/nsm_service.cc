@@ -88,7 +88,10 @@ struct NsmService::Procs {
   rpc::DispatchResult notify() {
     xdr::Decoded<sm_stat_chge> a(xdr_sm_stat_chge);
     if (!a.decode(args)) return accepted(rpc::AcceptStat::GarbageArgs);
-    if (a->mon_name) s.state_->host_rebooted(a->mon_name, nfs::peer_host(call.peer));
+    if (a->mon_name) {
+      s.state_->host_rebooted(a->mon_name, nfs::peer_host(call.peer));
+      if (s.forwarder_) s.forwarder_->client_rebooted(a->mon_name, nfs::peer_host(call.peer));
+    }
     return accepted();
   }
 };

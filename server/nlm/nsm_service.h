@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "server/nlm/lock_forwarder.h"
 #include "server/nlm/lock_state.h"
 #include "server/rpc/service.h"
 
@@ -16,7 +17,11 @@ namespace nasd::nlm {
 
 class NsmService : public rpc::Service {
  public:
-  explicit NsmService(std::shared_ptr<LockState> state) : state_(std::move(state)) {}
+  // `forwarder` (a cluster; may be null): SM_NOTIFY is passed on to the other nodes, which
+  // hold the locks a client took through this one on the volumes they serve.
+  explicit NsmService(std::shared_ptr<LockState> state,
+                      std::shared_ptr<LockForwarder> forwarder = nullptr)
+      : state_(std::move(state)), forwarder_(std::move(forwarder)) {}
 
   uint32_t program() const override { return kNsmProgram; }
   std::string_view program_name() const override { return "nsm"; }
@@ -32,6 +37,7 @@ class NsmService : public rpc::Service {
 
  private:
   std::shared_ptr<LockState> state_;
+  std::shared_ptr<LockForwarder> forwarder_;
 };
 
 }  // namespace nasd::nlm

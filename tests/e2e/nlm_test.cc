@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -402,9 +403,9 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
   {
     LockClient a(2049, "client-a");
     ASSERT_EQ(a.lock(f0, true, 0, 100), kGranted);
-    // Node b only forwards v0: it cannot see a's locks, so it grants none on v0.
+    // Node b only forwards v0: its lock call goes to a, and meets a's lock there.
     LockClient b(2149, "client-b");
-    EXPECT_EQ(b.lock(f0, true, 0, 1), kFailed);
+    EXPECT_EQ(b.lock(f0, true, 0, 1), kDenied);
     EXPECT_EQ(b.lock(f1, true, 0, 100), kGranted);
   }
   // client-a is on v0's list in the shared folder, for whoever takes v0 over.
@@ -443,6 +444,106 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
   wait_out_grace(2049, f0);
   EXPECT_EQ(b.lock(f0, true, 50, 10), kDenied);  // a's reclaimed lock holds
   EXPECT_EQ(b.lock(f0, true, 100, 10), kGranted);
+}
+
+// NLM through the node that does not serve the volume (nlm_forward_test.sh: the HA pair with
+// its own rpcbind, where this test plays the clients' lockd and statd). client-x locks v0 at its
+// owner a (2049), client-y through b (2149), which forwards every call to a: they contend in
+// a's one table; a client's SM_NOTIFY that reaches b releases its locks at a; y's blocked lock is
+// granted by a GRANTED callback from the owner to y; after a
+// kill -9 of a, b takes v0 over, begins its grace period, sends SM_NOTIFY to y (recorded on v0's
+// list at its own address although it locked through b), and y reclaims through b.
+class NlmForwardTest : public NlmPairTest {};
+
+TEST_F(NlmForwardTest, ALockThroughEitherNodeIsHeldByTheOwnerAndSurvivesItsFailure) {
+  CallbackServer cb;
+  ASSERT_TRUE(cb.registered()) << "cannot register the callback service with rpcbind";
+  Fh f0 = make_file(2049, 20048, "v0", "forwarded-v0");
+  ASSERT_FALSE(f0.bytes.empty());
+  wait_out_grace(2049, f0);
+  wait_out_grace(2149, f0);
+  LockClient x(2049, "client-x");
+  LockClient y(2149, "client-y");
+  ASSERT_EQ(x.lock(f0, true, 0, 100), kGranted);
+  EXPECT_EQ(y.lock(f0, true, 50, 10), kDenied);  // through b, against x's lock at a
+  TestOutcome t = y.test(f0, true, 60, 1);
+  EXPECT_EQ(t.stat, kDenied);
+  EXPECT_EQ(t.offset, 0u);
+  EXPECT_EQ(t.len, 100u);
+  EXPECT_EQ(y.lock(f0, true, 200, 10), kGranted);  // held at a, not at b:
+  EXPECT_EQ(x.lock(f0, true, 205, 1), kDenied);
+  EXPECT_EQ(y.unlock(f0, 200, 10), kGranted);
+  EXPECT_EQ(x.lock(f0, true, 205, 1), kGranted);
+  EXPECT_EQ(x.unlock(f0, 205, 1), kGranted);
+  {
+    // What forwarding costs: TEST round trips at the owner and through b (printed, not judged).
+    auto time_tests = [&](LockClient& c) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 200; ++i) c.test(f0, true, 1000, 1);
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
+    };
+    const double direct = time_tests(x), forwarded = time_tests(y);
+    std::printf("NLM TEST round trip: %.0f us at the owner, %.0f us through b (%.2fx)\n", direct,
+                forwarded, forwarded / direct);
+  }
+  // client-z locks at a and reboots: its SM_NOTIFY reaches b, which passes it on to a.
+  {
+    LockClient z(2049, "client-z");
+    ASSERT_EQ(z.lock(f0, true, 300, 10), kGranted);
+    EXPECT_EQ(x.lock(f0, true, 300, 10), kDenied);
+    LockClient z_statd(2149, "client-z");
+    z_statd.sm_notify("client-z", 7);
+    auto until = std::chrono::steady_clock::now() + 10s;
+    uint32_t freed = kDenied;
+    while (std::chrono::steady_clock::now() < until && (freed = x.lock(f0, true, 300, 10)) != kGranted)
+      std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(freed, kGranted) << "SM_NOTIFY through b did not release client-z's lock at a";
+    EXPECT_EQ(x.unlock(f0, 300, 10), kGranted);
+  }
+
+  // A blocked request through b, granted by the owner's callback when x unlocks.
+  EXPECT_EQ(y.lock(f0, true, 10, 10, /*block=*/true), kBlocked);
+  EXPECT_EQ(x.unlock(f0, 0, 0), kGranted);
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.granted.empty(); }))
+      << "no GRANTED callback for the lock blocked through b";
+  Callbacks seen = cb.snapshot();
+  EXPECT_EQ(seen.granted[0].caller_name, "client-y");
+  EXPECT_EQ(seen.granted[0].offset, 10u);
+  EXPECT_EQ(x.lock(f0, true, 15, 1), kDenied);  // y holds it now, at a
+
+  // y is on v0's list (at its own address) for whoever takes v0 over.
+  std::ifstream list(dir_ + "/san/nsm/v0.clients");
+  std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("client-y"), std::string::npos) << text;
+
+  std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
+  pid_t pid = 0;
+  pidfile >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  // b takes v0 over: its grace period, and SM_NOTIFY to y's status monitor.
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  uint32_t st = kFailed;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      LockClient probe(2149, "probe");
+      probe.quiet_ = true;
+      st = probe.lock(f0, true, 500, 1);
+      if (st == kGrace) break;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.notified.empty(); }, 20s))
+      << "no SM_NOTIFY after the takeover";
+  LockClient y2(2149, "client-y");
+  EXPECT_EQ(y2.lock(f0, true, 10, 10, false, /*reclaim=*/true), kGranted);
+  LockClient x2(2149, "client-x");
+  EXPECT_EQ(x2.lock(f0, true, 15, 1, false, true), kDenied);  // reclaims conflict too
+  wait_out_grace(2149, f0);
+  EXPECT_EQ(x2.lock(f0, true, 15, 1), kDenied);  // y's reclaimed lock holds
+  EXPECT_EQ(x2.lock(f0, true, 30, 1), kGranted);
 }
 
 // NLM in an N-node cluster whose virtual servers move (nlm_moves_test.sh starts it: three nodes,

@@ -1,0 +1,164 @@
+#include "cluster/nlm_forwarding.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "cluster/interconnect/nlm_call_codec.h"
+#include "server/nfs/mount/mount_service.h"
+
+namespace nasd::cluster {
+namespace {
+
+uint16_t peer_port(const sockaddr_storage& peer) {
+  if (peer.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(peer).sin_port);
+  if (peer.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(peer).sin6_port);
+  return 0;
+}
+
+// The client's address as a socket address; false when `host` is not a numeric address.
+bool to_sockaddr(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len) {
+  std::memset(out, 0, sizeof *out);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    *len = sizeof *v4;
+    return true;
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
+  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    *len = sizeof *v6;
+    return true;
+  }
+  return false;
+}
+
+class NoFurther : public nlm::LockForwarder {
+ public:
+  std::optional<rpc::AcceptStat> forward(uint32_t, const rpc::CallContext&,
+                                         std::span<const uint8_t>,
+                                         std::vector<uint8_t>*) override {
+    return std::nullopt;
+  }
+  void client_rebooted(const std::string&, const std::string&) override {}
+};
+
+}  // namespace
+
+NlmForwarding::NlmForwarding(std::string local_node, Links links, std::chrono::milliseconds timeout)
+    : local_node_(std::move(local_node)),
+      links_(std::move(links)),
+      timeout_(timeout),
+      pool_({.threads = 2, .max_queued = 1024, .at_stop = util::TaskQueue::AtStop::DropQueued,
+             .room = "nlm"}) {}
+
+NlmForwarding::~NlmForwarding() { stop(); }
+
+void NlmForwarding::stop() { pool_.stop(); }
+
+std::shared_ptr<nlm::LockForwarder> NlmForwarding::no_further() {
+  return std::make_shared<NoFurther>();
+}
+
+std::optional<rpc::AcceptStat> NlmForwarding::forward(uint32_t volume, const rpc::CallContext& call,
+                                                      std::span<const uint8_t> args,
+                                                      std::vector<uint8_t>* results) {
+  std::optional<std::string> owner = links_.owner(volume);
+  if (!owner || owner->empty() || *owner == local_node_) return std::nullopt;
+  std::shared_ptr<interconnect::CallChannel> channel = links_.channel(*owner);
+  if (!channel) return std::nullopt;
+  interconnect::NlmCallRequest request;
+  request.volume = volume;
+  request.proc = call.proc;
+  request.client_host = nfs::peer_host(call.peer);
+  request.client_port = peer_port(call.peer);
+  request.args.assign(args.begin(), args.end());
+  std::vector<uint8_t> payload;
+  if (!interconnect::encode_nlm_call(request, &payload)) return std::nullopt;
+  interconnect::CallOutcome outcome =
+      channel->call(interconnect::MessageType::NlmCall, std::move(payload), timeout_);
+  interconnect::NlmCallReply reply;
+  if (!outcome.ok() || !interconnect::decode_nlm_reply(outcome.payload, &reply)) return std::nullopt;
+  if (reply.accept > static_cast<uint32_t>(rpc::AcceptStat::SystemErr)) return std::nullopt;
+  // The owner's pool was full or stopping: it ran nothing, so the client may retry.
+  if (reply.accept == static_cast<uint32_t>(rpc::AcceptStat::SystemErr) && reply.results.empty())
+    return std::nullopt;
+  results->insert(results->end(), reply.results.begin(), reply.results.end());
+  return static_cast<rpc::AcceptStat>(reply.accept);
+}
+
+void NlmForwarding::client_rebooted(const std::string& host, const std::string& from_address) {
+  std::vector<uint8_t> payload;
+  if (!interconnect::encode_reboot_notice({host, from_address}, &payload)) return;
+  for (const std::string& peer : links_.peers()) {
+    std::shared_ptr<interconnect::CallChannel> channel = links_.channel(peer);
+    if (!channel) continue;
+    // Not waited for: a peer that is down holds no locks, and one that comes back after a
+    // takeover elsewhere has none either (its volumes' clients reclaim at their new owner).
+    channel->call_async(interconnect::MessageType::NlmClientRebooted, payload, timeout_,
+                        [](interconnect::CallOutcome) {});
+  }
+}
+
+void NlmForwarding::serve(std::shared_ptr<nlm::NlmService> service,
+                          std::shared_ptr<nlm::LockState> state) {
+  service_ = std::move(service);
+  state_ = std::move(state);
+}
+
+void NlmForwarding::handle_call(interconnect::IncomingRequest request) {
+  auto shared = std::make_shared<interconnect::IncomingRequest>(std::move(request));
+  if (!service_ || !pool_.submit([this, shared] { run_call(*shared); })) {
+    // Full or stopping, nothing run: an empty SystemErr reply, which the forwarder answers
+    // NLM4_DENIED_GRACE_PERIOD (the client retries).
+    std::vector<uint8_t> out;
+    interconnect::encode_nlm_reply({static_cast<uint32_t>(rpc::AcceptStat::SystemErr), {}}, &out);
+    shared->responder.reply(out);
+  }
+}
+
+void NlmForwarding::run_call(const interconnect::IncomingRequest& request) {
+  interconnect::LinkSession::Call running = request.begin();
+  if (!running) return;  // fenced: the forwarder gave up on this call, which must never run
+  request.responder.reply(answer(request.payload));
+}
+
+std::vector<uint8_t> NlmForwarding::answer(std::span<const uint8_t> payload) {
+  interconnect::NlmCallRequest call;
+  interconnect::NlmCallReply reply;
+  rpc::CallContext context;
+  context.prog = nlm::kNlmProgram;
+  context.vers = nlm::kNlmVersion;
+  if (!service_ || !interconnect::decode_nlm_call(payload, &call) ||
+      !to_sockaddr(call.client_host, call.client_port, &context.peer, &context.peer_len)) {
+    reply.accept = static_cast<uint32_t>(rpc::AcceptStat::GarbageArgs);
+  } else {
+    context.proc = call.proc;
+    rpc::DispatchResult r = service_->dispatch(context, call.args, &reply.results);
+    reply.accept = static_cast<uint32_t>(r.accept);
+    if (reply.results.size() > interconnect::kMaxNlmBody) {
+      reply.results.clear();
+      reply.accept = static_cast<uint32_t>(rpc::AcceptStat::SystemErr);
+    }
+  }
+  std::vector<uint8_t> out;
+  interconnect::encode_nlm_reply(reply, &out);
+  return out;
+}
+
+void NlmForwarding::take_reboot_notice(std::span<const uint8_t> payload) {
+  interconnect::NlmRebootNotice notice;
+  if (state_ && interconnect::decode_reboot_notice(payload, &notice))
+    state_->host_rebooted(notice.host, notice.from);
+}
+
+void NlmForwarding::handle_reboot(interconnect::IncomingRequest request) {
+  take_reboot_notice(request.payload);
+  request.responder.reply({});
+}
+
+}  // namespace nasd::cluster
