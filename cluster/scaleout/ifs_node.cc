@@ -224,4 +224,11 @@ UnitStatus IfsNode::sync(const UnitPlace& at) {
   return dead(at.node) ? UnitStatus::Unreachable : remote_.sync(at);
 }
 
+UnitStatus IfsNode::list(const UnitPlace& at, const UnitKey& from, uint32_t max,
+                         std::vector<UnitKey>* out, bool* more) {
+  out->clear();
+  *more = false;
+  return dead(at.node) ? UnitStatus::Unreachable : remote_.list(at, from, max, out, more);
+}
+
 }  // namespace nasd::scaleout

@@ -73,6 +73,8 @@ class IfsNode : public IfsCluster, public UnitAccess {
   UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
   UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
   UnitStatus sync(const UnitPlace& at) override;
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override;
 
   NodeUnits* local() { return local_.get(); }
 

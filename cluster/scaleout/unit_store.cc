@@ -272,6 +272,32 @@ std::vector<UnitKey> DriveStore::keys() const {
   return out;
 }
 
+UnitStatus DriveStore::list(const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                            bool* more) const {
+  out->clear();
+  *more = false;
+  if (max == 0 || max > kMaxListKeys) return UnitStatus::Invalid;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failed_) return UnitStatus::DriveFailed;
+  for (auto it = index_.lower_bound(from); it != index_.end(); ++it) {
+    if (out->size() == max) {
+      *more = true;
+      break;
+    }
+    out->push_back(it->first);
+  }
+  return UnitStatus::Ok;
+}
+
+UnitKey next_key(const UnitKey& k) {
+  UnitKey n = k;
+  if (++n.index != 0) return n;
+  if (++n.version != 0) return n;
+  if (++n.group != 0) return n;
+  ++n.file;
+  return n;
+}
+
 bool DriveStore::check_alive(int64_t at_most_every_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   if (failed_) return false;
@@ -465,6 +491,14 @@ UnitStatus NodeUnits::remove(uint32_t i, const UnitKey& key) {
 UnitStatus NodeUnits::sync(uint32_t i) {
   std::shared_ptr<DriveStore> d = drive(i);
   return d ? d->sync() : UnitStatus::DriveFailed;
+}
+
+UnitStatus NodeUnits::list(uint32_t i, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                           bool* more) {
+  out->clear();
+  *more = false;
+  std::shared_ptr<DriveStore> d = drive(i);
+  return d ? d->list(from, max, out, more) : UnitStatus::DriveFailed;
 }
 
 }  // namespace nasd::scaleout

@@ -49,6 +49,10 @@ struct DriveIdentity {
 };
 
 constexpr uint32_t kMaxUnitBytes = 128 * 1024;
+// The most keys one listing answers (the orphan sweep pages through a drive with it).
+constexpr uint32_t kMaxListKeys = 2048;
+// The key right after `k` in key order (the next listing starts there).
+UnitKey next_key(const UnitKey& k);
 constexpr uint64_t kDriveHeaderBytes = 4096;
 constexpr size_t kUnitRecordHeaderBytes = 48;
 
@@ -66,6 +70,9 @@ class DriveStore {
   UnitStatus sync();
   // Keys of every unit held (including ones known to be corrupt).
   std::vector<UnitKey> keys() const;
+  // At most `max` keys (<= kMaxListKeys) from `from` on, in key order; *more when keys are
+  // left after them. One page under the lock: a listing never holds a drive for long.
+  UnitStatus list(const UnitKey& from, uint32_t max, std::vector<UnitKey>* out, bool* more) const;
   // Re-checks that the backing file is still the one opened (not deleted or replaced).
   // With `at_most_every_ms`, the check (three system calls) runs at most that often and the
   // last answer stands in between: unit I/O uses this, a health query forces it.
@@ -121,6 +128,8 @@ class NodeUnits {
   UnitStatus get(uint32_t drive, const UnitKey& key, std::vector<uint8_t>* out);
   UnitStatus remove(uint32_t drive, const UnitKey& key);
   UnitStatus sync(uint32_t drive);
+  UnitStatus list(uint32_t drive, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more);
 
  private:
   std::string path(uint32_t i) const;
