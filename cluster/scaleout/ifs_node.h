@@ -43,6 +43,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
     std::chrono::milliseconds call_timeout{2000};
     std::chrono::milliseconds probe_interval{300};
     std::chrono::milliseconds layout_timeout{1000};  // a layout not answered by then: forward
+    CompactionPolicy compaction;     // this node's drives (drive_compaction.h)
   };
   static constexpr int kMissedProbes = 3;
 
@@ -59,7 +60,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   // the new topology and starts the rebalance job. No-op for a known node.
   void add_node(uint32_t node, interconnect::CallChannel* channel);
   bool knows(uint32_t node) const;
-  void start();  // the prober
+  void start();  // the prober, and the compactor of this node's drives
   void stop();
 
   // IfsCluster
@@ -105,6 +106,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   IfsNode(Options options, std::unique_ptr<NodeUnits> local);
   bool dead(uint32_t node) const;
   void probe_loop();
+  void compact_loop();
   void handle_layout(interconnect::IncomingRequest request);
 
   const Options options_;
@@ -120,6 +122,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread prober_;
+  std::thread compactor_;
 
   DirectReader reader_{this};
   mutable std::mutex layout_mu_;
