@@ -52,8 +52,12 @@ SweepProgress IfsVolume::sweep_now() {
   // Bounded: a page per drive per round, and a drive's pages are finite; the cap only guards
   // against a listing that never ends (a drive filling faster than it is listed).
   std::vector<UnitKey> keys;
-  for (size_t round = 0; !sweep.done() && round < (size_t(1) << 20); round++) {
+  // The checkpoint above holds this coordinator's epoch and the last pass's job epoch, so a
+  // successor's versions are all above the fence; still, once the volume is given up (the
+  // lease lost) nothing more is deleted: a successor's catalog is not the one judged here.
+  for (size_t round = 0; !sweep.done() && round < (size_t(1) << 20) && !abandoned_ && !closed_; round++) {
     for (const SweepAction& a : sweep.take_actions()) {
+      if (abandoned_ || closed_) break;
       if (a.kind == SweepAction::Kind::List) {
         bool more = false;
         const UnitStatus st = cluster_->units()->list(a.place, a.from, kMaxListKeys, &keys, &more);

@@ -31,6 +31,9 @@
 // version at or above the floor or of a later pass (kept), or one no writer will record.
 // A unit recorded later under a settled version cannot exist: every recording writer (the
 // write-behind, a pass's commit) allocated its versions after, or is fenced by, the floor.
+// The checkpoint at the start also persists this coordinator's epoch and the last pass's job
+// epoch, so a successor (after a failover) hands out only versions above the fence; and the
+// driver deletes nothing more once the volume is abandoned (its lease lost).
 // A key is never reused with other content, so dropping an orphan never hits a live unit.
 //
 // Bounds: at most one listing in flight per drive, kMaxListKeys keys per page, a Drop action
