@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -70,8 +72,31 @@ class RefusingUnits : public UnitAccess {
     }
     return inner_->sync(at);
   }
+  // While held, every list call waits (counted by lists_waiting) until release_lists(): the
+  // orphan sweep stopped between its snapshot and its listing.
+  void hold_lists() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void release_lists() {
+    {
+      std::lock_guard lock(mu_);
+      hold_ = false;
+    }
+    cv_.notify_all();
+  }
+  int lists_waiting() {
+    std::lock_guard lock(mu_);
+    return waiting_;
+  }
   UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
                   bool* more) override {
+    {
+      std::unique_lock lock(mu_);
+      ++waiting_;
+      cv_.wait_for(lock, std::chrono::seconds(30), [&] { return !hold_; });
+      --waiting_;
+    }
     return inner_->list(at, from, max, out, more);
   }
 
@@ -82,6 +107,9 @@ class RefusingUnits : public UnitAccess {
   int refused_ = 0;
   std::map<uint32_t, int> fail_sync_;
   int failed_syncs_ = 0;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  int waiting_ = 0;
 };
 
 class LocalIfsCluster : public IfsCluster {
