@@ -83,6 +83,13 @@ class Deployment {
   virtual const interconnect::ClusterRouter* router() const { return nullptr; }
   // The failover membership's state; nullopt outside a failover cluster.
   virtual std::optional<ClusterFailover::Report> failover_report() const { return std::nullopt; }
+  // This node's scale-out drives: compactions run and bytes they gave back; nullopt when the
+  // node has none.
+  struct DriveCompactions {
+    uint64_t compactions = 0;
+    uint64_t bytes_reclaimed = 0;
+  };
+  virtual std::optional<DriveCompactions> drive_compactions() const { return std::nullopt; }
 };
 
 // The strategy for `plan.role`. `plan` and `hosted` outlive it.

@@ -217,7 +217,14 @@ std::string FailoverClusterDeployment::scaleout_line() const {
   return "scale-out reads answered here from the units: " + std::to_string(s.direct) +
          " (forwarded instead " + std::to_string(s.fallbacks) + ", layouts asked again " +
          std::to_string(s.retried) + "; layouts served as coordinator " +
-         std::to_string(s.layouts_served) + ")\n";
+         std::to_string(s.layouts_served) + ")\n" + "scale-out drives here compacted " +
+         std::to_string(scaleout_->local()->compactions()) + " times, " +
+         std::to_string(scaleout_->local()->bytes_reclaimed()) + " bytes reclaimed\n";
+}
+
+std::optional<Deployment::DriveCompactions> FailoverClusterDeployment::drive_compactions() const {
+  if (!scaleout_) return std::nullopt;
+  return DriveCompactions{scaleout_->local()->compactions(), scaleout_->local()->bytes_reclaimed()};
 }
 
 std::string FailoverClusterDeployment::joined_lines() const {

@@ -47,6 +47,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
     if (!failover_) return std::nullopt;
     return failover_->report();
   }
+  std::optional<DriveCompactions> drive_compactions() const override;
 
  private:
   // This node's part of the scale-out volume, when the cluster has one: its drives and unit

@@ -234,6 +234,18 @@ std::string HostedVolumes::protection_command(const std::vector<std::string>& ar
   return board.render(args);
 }
 
+std::vector<std::pair<std::string, scaleout::IfsHealth>> HostedVolumes::scaleout_health() const {
+  std::vector<std::pair<std::string, std::shared_ptr<scaleout::IfsVolume>>> coordinated;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, h] : open_)
+      if (h.ifs) coordinated.emplace_back(h.name, h.ifs);
+  }
+  std::vector<std::pair<std::string, scaleout::IfsHealth>> out;
+  for (const auto& [name, ifs] : coordinated) out.emplace_back(name, ifs->health());  // outside mu_
+  return out;
+}
+
 std::vector<HostedVolumes::Open> HostedVolumes::reports() const {
   std::lock_guard lock(mu_);
   std::vector<Open> out;

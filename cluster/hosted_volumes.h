@@ -31,6 +31,7 @@
 namespace nasd::scaleout {
 class IfsCluster;
 class IfsVolume;
+struct IfsHealth;
 }
 
 namespace nasd::nvram {
@@ -78,6 +79,8 @@ class HostedVolumes {
   };
   // The open volumes' numbers, for metrics and the management page.
   std::vector<Open> reports() const;
+  // The scale-out volumes coordinated here, each with its summary (taken now).
+  std::vector<std::pair<std::string, scaleout::IfsHealth>> scaleout_health() const;
   // `snapshot create|delete VOLUME NAME`, `snapshot list [VOLUME]` (hosted_snapshots.cc) for the
   // volumes open here; throws std::invalid_argument / runtime_error with the reason.
   std::string snapshot_command(const std::vector<std::string>& args);

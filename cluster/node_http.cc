@@ -5,6 +5,7 @@
 
 #include "cluster/interconnect/router.h"
 #include "cluster/node.h"
+#include "cluster/scaleout/ifs_volume.h"
 #include "nvram/journal.h"
 #include "server/http/management_server.h"
 #include "server/nfs/exports/exports.h"
@@ -214,6 +215,26 @@ http::MetricFamilies Node::metric_families() const {
                              "Time from a record's append to its group commit");
     m.add_histogram(lat, {}, http::power_of_two_bounds_seconds(counts.size(), 0), counts,
                     double(h.sum_us()) * 1e-6);
+  }
+
+  // Scale-out: the volumes coordinated here, and this node's drives.
+  size_t ifs_groups = m.gauge("nasd_ifs_groups", "Protection groups of the scale-out volume");
+  size_t ifs_degraded = m.gauge("nasd_ifs_groups_degraded", "Groups below full protection");
+  size_t ifs_sweeps = m.counter("nasd_ifs_orphan_sweeps_total", "Orphan sweeps finished since the volume opened here");
+  size_t ifs_dropped = m.counter("nasd_ifs_orphan_units_dropped_total",
+                                 "Units the orphan sweeps deleted (named by no record, no writer left)");
+  for (const auto& [name, h] : hosted_->scaleout_health()) {
+    http::Labels l{{"volume", name}};
+    m.add(ifs_groups, l, double(h.groups));
+    m.add(ifs_degraded, l, double(h.groups_degraded));
+    m.add(ifs_sweeps, l, double(h.sweep.sweeps));
+    m.add(ifs_dropped, l, double(h.sweep.units_dropped_total));
+  }
+  if (auto c = deployment_->drive_compactions()) {
+    m.add(m.counter("nasd_ifs_drive_compactions_total", "Scale-out drives of this node compacted"), {},
+          double(c->compactions));
+    m.add(m.counter("nasd_ifs_drive_compaction_reclaimed_bytes_total",
+                    "Bytes the compactions of this node's drives gave back"), {}, double(c->bytes_reclaimed));
   }
 
   // Cluster.

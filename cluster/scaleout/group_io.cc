@@ -64,6 +64,14 @@ UnitStatus LocalUnits::sync(const UnitPlace& at) {
   return n ? n->sync(at.drive) : UnitStatus::Unreachable;
 }
 
+UnitStatus LocalUnits::list(const UnitPlace& at, const UnitKey& from, uint32_t max,
+                            std::vector<UnitKey>* out, bool* more) {
+  out->clear();
+  *more = false;
+  NodeUnits* n = find(at.node);
+  return n ? n->list(at.drive, from, max, out, more) : UnitStatus::Unreachable;
+}
+
 // ---- GroupIo ----
 
 std::shared_ptr<const ErasureCodec> GroupIo::codec(int n, int m) {

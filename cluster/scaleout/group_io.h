@@ -41,6 +41,15 @@ class UnitAccess {
   virtual UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) = 0;
   virtual UnitStatus remove(const UnitPlace& at, const UnitKey& key) = 0;
   virtual UnitStatus sync(const UnitPlace& at) = 0;
+  // The orphan sweep's listing: at most `max` (<= kMaxListKeys) keys held on drive `at`, from
+  // `from` on in key order; *more when keys are left. Invalid where listing is not offered.
+  virtual UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max,
+                          std::vector<UnitKey>* out, bool* more) {
+    (void)at, (void)from, (void)max;
+    out->clear();
+    *more = false;
+    return UnitStatus::Invalid;
+  }
 };
 
 // The NodeUnits of this process, by node id. A node marked down answers Unreachable (tests use
@@ -54,6 +63,8 @@ class LocalUnits : public UnitAccess {
   UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
   UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
   UnitStatus sync(const UnitPlace& at) override;
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override;
 
  private:
   NodeUnits* find(uint32_t node);

@@ -337,6 +337,8 @@ Status IfsVolume::flush(uint64_t* durable) {
     uint32_t gen = 0;
     uint64_t first_version = 0;
     std::vector<GroupRecord> records;
+    std::vector<uint8_t> padded;  // the slot's bytes zero-padded to length, when short
+    const uint8_t* src() const { return padded.empty() ? bytes->data() : padded.data(); }
   };
   std::vector<SlotJob> jobs;
   IfsState snap;
@@ -347,6 +349,7 @@ Status IfsVolume::flush(uint64_t* durable) {
       *durable = durable_seq_;
       return Status::Ok;
     }
+    if (!dirty_.empty()) flush_floor_ = live_.next_version;
     for (auto& [key, bytes] : dirty_) {
       SlotJob j;
       j.key = key;
@@ -383,13 +386,11 @@ Status IfsVolume::flush(uint64_t* durable) {
     if (j.length <= 0) return true;
     std::string why;
     const uint64_t lo = j.key.second * kSlotBytes;
-    std::vector<uint8_t> padded;
-    const uint8_t* src = j.bytes->data();
     if (j.bytes->size() < static_cast<uint64_t>(j.length)) {
-      padded = *j.bytes;
-      padded.resize(static_cast<size_t>(j.length), 0);
-      src = padded.data();
+      j.padded = *j.bytes;
+      j.padded.resize(static_cast<size_t>(j.length), 0);
     }
+    const uint8_t* src = j.src();
     Topology plan_on = topology;
     for (int attempt = 0; attempt < kSlotPlans && !abandoned_; attempt++) {
       if (attempt > 0) plan_on = cluster_->topology();
@@ -445,16 +446,60 @@ Status IfsVolume::flush(uint64_t* durable) {
   for (const SlotJob& j : jobs)
     for (const GroupRecord& r : j.records)
       for (const UnitPlace& p : r.places) touched.insert({p.node, p.drive});
-  if (ok) {
-    std::vector<std::future<UnitStatus>> syncs;
-    for (const auto& [node, drive] : touched)
-      syncs.push_back(std::async(std::launch::async, [this, node = node, drive = drive] {
-        return cluster_->units()->sync(UnitPlace{node, drive});
-      }));
-    for (auto& f : syncs) f.get();  // a failed sync is a unit parity covers (the group landed on N)
-  }
+  // Every drive written is synced before anything is recorded: until then a put answered Ok
+  // may sit only in the drive's page cache. A failed sync may have lost the units it covered
+  // (after a failed fsync the kernel may drop the dirty pages, so a second sync proving
+  // nothing), so the units on that drive are put again, then synced again; a drive that keeps
+  // failing, or that the topology finds failed or dead meanwhile, fails the flush exactly as a
+  // unit that did not land: nothing is recorded, the slots stay dirty and the records in
+  // NVRAM, and the next flush plans the slots again (without that drive once it is found
+  // failed). A group landed on N drives is readable, but recorded it would look fully
+  // protected while it is not.
+  auto sync_touched = [&]() -> bool {
+    std::vector<std::pair<uint32_t, uint32_t>> pending(touched.begin(), touched.end());
+    for (int round = 0; round <= kUnitRetries && !pending.empty(); round++) {
+      if (round > 0) {
+        const Topology now = cluster_->topology();
+        for (const auto& [node, drive] : pending)
+          if (!now.usable(node, drive) || abandoned_) return false;
+        std::this_thread::sleep_for(retry_delay(round));
+        // Put again every unit the failed drives hold (the same keys, the same content).
+        for (const SlotJob& j : jobs) {
+          const uint64_t lo = j.key.second * kSlotBytes;
+          for (const GroupRecord& r : j.records) {
+            std::vector<int> which, failed;
+            for (size_t i = 0; i < r.places.size(); i++)
+              if (std::count(pending.begin(), pending.end(), std::pair<uint32_t, uint32_t>(r.places[i].node, r.places[i].drive)))
+                which.push_back(int(i));
+            std::string why;
+            if (!which.empty() && !io_.rewrite_units(r, j.src() + (r.offset - lo), which, &failed, &why, false))
+              util::log("ifs").warn("volume " + options_.name + ": " + why);
+          }
+        }
+      }
+      std::vector<std::future<UnitStatus>> syncs;
+      for (const auto& [node, drive] : pending)
+        syncs.push_back(std::async(std::launch::async, [this, node = node, drive = drive] {
+          return cluster_->units()->sync(UnitPlace{node, drive});
+        }));
+      std::vector<std::pair<uint32_t, uint32_t>> still;
+      for (size_t i = 0; i < syncs.size(); i++) {
+        const UnitStatus st = syncs[i].get();
+        if (st != UnitStatus::Ok) {
+          still.push_back(pending[i]);
+          std::lock_guard l(error_mu);
+          error = std::string("sync of node ") + std::to_string(pending[i].first) + " drive " +
+                  std::to_string(pending[i].second) + " failed: " + unit_status_name(st);
+        }
+      }
+      pending = std::move(still);
+    }
+    return pending.empty();
+  };
+  if (ok && !sync_touched()) ok = false;
   if (!ok) {
     std::lock_guard lock(mu_);
+    flush_floor_.reset();  // every unit written is in the garbage now
     for (SlotJob& j : jobs) {
       flushing_.erase(j.key);
       if (!dirty_.count(j.key)) dirty_[j.key] = j.bytes;  // written again by the next flush
@@ -468,6 +513,7 @@ Status IfsVolume::flush(uint64_t* durable) {
   std::vector<uint8_t> image;
   {
     std::lock_guard lock(mu_);
+    flush_floor_.reset();  // every unit written is recorded or in the garbage after this block
     for (SlotJob& j : jobs) {
       const uint64_t lo = j.key.second * kSlotBytes, hi = lo + kSlotBytes;
       flushing_.erase(j.key);

@@ -4,6 +4,7 @@
 
 #include "cluster/scaleout/ifs_volume.h"
 #include "cluster/scaleout/read_layout.h"
+#include "util/log.h"
 
 namespace nasd::scaleout {
 
@@ -163,6 +164,27 @@ bool IfsNode::knows(uint32_t node) const {
 
 void IfsNode::start() {
   prober_ = std::thread([this] { probe_loop(); });
+  if (options_.compaction.check_every.count() > 0) compactor_ = std::thread([this] { compact_loop(); });
+}
+
+// Its own thread: a compaction takes as long as copying a drive's live units at the policy's
+// rate, and must hold up neither the probes nor anything else.
+void IfsNode::compact_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_for(lock, options_.compaction.check_every, [&] { return stopping_; })) return;
+    }
+    try {
+      const int drive = local_->compact_if_due(options_.compaction);
+      if (drive >= 0)
+        util::log("ifs").info("node " + std::to_string(options_.self) + ": drive " + std::to_string(drive) +
+                              " compacted; " + std::to_string(local_->bytes_reclaimed()) +
+                              " bytes reclaimed since start");
+    } catch (const std::exception& e) {
+      util::log("ifs").error(std::string("compaction: ") + e.what());
+    }
+  }
 }
 
 void IfsNode::stop() {
@@ -172,6 +194,7 @@ void IfsNode::stop() {
   }
   stop_cv_.notify_all();
   if (prober_.joinable()) prober_.join();
+  if (compactor_.joinable()) compactor_.join();
 }
 
 void IfsNode::probe_loop() {
@@ -222,6 +245,13 @@ UnitStatus IfsNode::remove(const UnitPlace& at, const UnitKey& key) {
 }
 UnitStatus IfsNode::sync(const UnitPlace& at) {
   return dead(at.node) ? UnitStatus::Unreachable : remote_.sync(at);
+}
+
+UnitStatus IfsNode::list(const UnitPlace& at, const UnitKey& from, uint32_t max,
+                         std::vector<UnitKey>* out, bool* more) {
+  out->clear();
+  *more = false;
+  return dead(at.node) ? UnitStatus::Unreachable : remote_.list(at, from, max, out, more);
 }
 
 }  // namespace nasd::scaleout

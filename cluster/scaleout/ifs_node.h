@@ -43,6 +43,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
     std::chrono::milliseconds call_timeout{2000};
     std::chrono::milliseconds probe_interval{300};
     std::chrono::milliseconds layout_timeout{1000};  // a layout not answered by then: forward
+    CompactionPolicy compaction;     // this node's drives (drive_compaction.h)
   };
   static constexpr int kMissedProbes = 3;
 
@@ -59,7 +60,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   // the new topology and starts the rebalance job. No-op for a known node.
   void add_node(uint32_t node, interconnect::CallChannel* channel);
   bool knows(uint32_t node) const;
-  void start();  // the prober
+  void start();  // the prober, and the compactor of this node's drives
   void stop();
 
   // IfsCluster
@@ -73,6 +74,8 @@ class IfsNode : public IfsCluster, public UnitAccess {
   UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
   UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
   UnitStatus sync(const UnitPlace& at) override;
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override;
 
   NodeUnits* local() { return local_.get(); }
 
@@ -103,6 +106,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   IfsNode(Options options, std::unique_ptr<NodeUnits> local);
   bool dead(uint32_t node) const;
   void probe_loop();
+  void compact_loop();
   void handle_layout(interconnect::IncomingRequest request);
 
   const Options options_;
@@ -118,6 +122,7 @@ class IfsNode : public IfsCluster, public UnitAccess {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread prober_;
+  std::thread compactor_;
 
   DirectReader reader_{this};
   mutable std::mutex layout_mu_;

@@ -49,7 +49,8 @@ std::string IfsHealth::text() const {
     << " in flight, " << job.units_rebuilt << " units rebuilt, " << job.unrecoverable
     << " unrecoverable; passes " << passes << "\n"
     << "checkpoint generation " << checkpoint_generation << ", durable seq " << durable_seq
-    << ", not yet striped " << dirty_bytes << " bytes\n";
+    << ", not yet striped " << dirty_bytes << " bytes\n"
+    << sweep.text() << "\n";
   return o.str();
 }
 
@@ -82,6 +83,7 @@ IfsHealth IfsVolume::health() {
   std::lock_guard lock(status_mu_);
   s.job = job_progress_;
   s.passes = passes_;
+  s.sweep = sweep_progress_;
   return s;
 }
 
@@ -89,6 +91,7 @@ void IfsVolume::protect_loop() {
   Topology last;
   bool first = true;
   int64_t last_pass = 0;
+  int64_t last_sweep = now_ms();
   for (;;) {
     bool scrub = false;
     {
@@ -108,6 +111,12 @@ void IfsVolume::protect_loop() {
         last_pass = now_ms();
         run_pass(t, true);
         continue;
+      }
+      // The orphan sweep, between passes (it takes the pass lock): units of tasks and
+      // write-behinds whose results were lost, and deletions that could not reach a node.
+      if (sweep_every_.count() > 0 && now_ms() - last_sweep >= sweep_every_.count()) {
+        last_sweep = now_ms();
+        sweep_now();
       }
       // A pass when the topology changed (a node lost, joined or back), and again every few
       // seconds while groups are below full protection or unbalanced (a pass may leave some:
@@ -135,6 +144,7 @@ ProtectionStatus IfsVolume::group_status(size_t max_listed) {
   ProtectionStatus s = protection_status(judge, options_.policy, max_listed);
   std::lock_guard lock(status_mu_);
   s.job = job_progress_;  // the running (or last) pass, not the judge's
+  s.sweep = sweep_progress_;
   return s;
 }
 

@@ -40,17 +40,20 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cluster/scaleout/group_io.h"
 #include "cluster/scaleout/ifs_cluster.h"
 #include "cluster/scaleout/ifs_options.h"
 #include "cluster/scaleout/ifs_state.h"
+#include "cluster/scaleout/orphan_sweep.h"
 #include "cluster/scaleout/protection_job.h"
 #include "cluster/scaleout/protection_status.h"
 #include "cluster/scaleout/read_layout.h"
@@ -71,6 +74,7 @@ struct IfsHealth {
   uint64_t checkpoint_generation = 0;
   uint64_t durable_seq = 0;
   uint64_t dirty_bytes = 0;           // written, not yet striped (held by NVRAM meanwhile)
+  SweepProgress sweep;                // the orphan sweeps (orphan_sweep.h)
   std::string text() const;           // the lines nasd-admin prints
 };
 
@@ -102,6 +106,14 @@ class IfsVolume : public fs::JournalTarget {
   // group_status(). scrub_now() runs it on the calling thread (tests).
   void start_scrub();
   void scrub_now();
+  // The orphan sweep (orphan_sweep.h): every usable drive's keys listed through the unit
+  // service, the units no record names and no writer can still record deleted. Runs on the
+  // protection thread every sweep interval (and here, on the calling thread, for tests); never
+  // during a protection pass (both hold pass_mu_). Starts with a checkpoint: without one
+  // landing it does nothing. Returns the sweep's progress.
+  SweepProgress sweep_now();
+  // Default 10 minutes; 0 turns the periodic sweep off. Before start_protection().
+  void set_sweep_interval(std::chrono::milliseconds every) { sweep_every_ = every; }
   // The group catalog as nasd-fsck --scaleout reads it (catalog_text.h), taken now.
   std::string catalog_text();
   // A protection pass checkpoints its commits at least every `commits` commits (default 256;
@@ -228,6 +240,8 @@ class IfsVolume : public fs::JournalTarget {
   // One pass of the protection job over the catalog: re-protect and rebalance as the
   // topology calls for, and with `scrub` every group read and verified.
   void run_pass(const Topology& topology, bool scrub = false);
+  // ifs_sweep.cc: the fence and the referenced units, in one step under mu_.
+  void sweep_snapshot(SweepFence* fence, std::vector<UnitRef>* referenced);
   // Groups below full protection or spread unevenly on `topology` (a pass is due).
   bool pass_due(const Topology& topology);
 
@@ -244,6 +258,9 @@ class IfsVolume : public fs::JournalTarget {
   std::list<SlotKey> cache_order_;                // guarded by mu_: most recent first
   std::vector<Garbage> garbage_;                  // guarded by mu_
   uint64_t snapshots_ = 0;                        // guarded by mu_: flush snapshots taken
+  // guarded by mu_: the first client-version counter of the write-behind in flight (its
+  // groups are written but not recorded yet); none between flushes. The sweep's floor.
+  std::optional<uint64_t> flush_floor_;
   std::atomic<uint64_t> durable_seq_{0};
   uint64_t generation_ = 0;                       // guarded by flush_mu_: checkpoint written
   std::mutex flush_mu_;                           // one flush at a time
@@ -253,6 +270,8 @@ class IfsVolume : public fs::JournalTarget {
   uint64_t passes_ = 0;                           // guarded by status_mu_
   std::mutex pass_mu_;                            // one protection pass at a time
   size_t pass_checkpoint_batch_ = 256;
+  std::chrono::milliseconds sweep_every_{600000};
+  SweepProgress sweep_progress_;                  // guarded by status_mu_
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -99,7 +99,7 @@ std::string format_protection_status(const std::string& volume, const Protection
   } else {
     o << "  job idle";
   }
-  o << "\n";
+  o << "\n  " << s.sweep.text() << "\n";
   if (!s.listed.empty()) o << "  group (file@offset)        version  shape    units full/lost  state\n";
   for (const GroupStatus& g : s.listed) {
     std::ostringstream name, shape;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/scaleout/orphan_sweep.h"
 #include "cluster/scaleout/protection_job.h"
 
 namespace nasd::scaleout {
@@ -50,6 +51,7 @@ struct ProtectionStatus {
   uint64_t units_lost = 0;
   std::map<uint32_t, uint64_t> units_per_node;  // catalog units on each node (the balance)
   JobProgress job;
+  SweepProgress sweep;              // the orphan sweeps (the volume's, not the judge's)
   std::vector<GroupStatus> listed;  // the groups not at full protection first, then the rest
   uint64_t not_listed = 0;          // beyond max_listed
 };

@@ -19,7 +19,7 @@ T get(const uint8_t* p) {
   return v;
 }
 
-bool valid_op(uint8_t op) { return op >= 1 && op <= 5; }
+bool valid_op(uint8_t op) { return op >= 1 && op <= 6; }
 
 }  // namespace
 
@@ -50,7 +50,7 @@ bool decode_unit_request(std::span<const uint8_t> in, UnitRequest* out) {
   r.key.index = get<uint16_t>(p + 28);
   const uint32_t len = get<uint32_t>(p + 30);
   if (r.drive >= kMaxDrivesPerNode || len > kMaxUnitBytes) return false;
-  if (r.op != UnitOp::Put && len != 0) return false;
+  if (r.op == UnitOp::List ? len != 4 : (r.op != UnitOp::Put && len != 0)) return false;
   if (in.size() != kUnitRequestHeaderBytes + len) return false;
   r.data.assign(in.begin() + kUnitRequestHeaderBytes, in.end());
   *out = std::move(r);
@@ -77,6 +77,7 @@ bool decode_unit_reply(std::span<const uint8_t> in, UnitOp expected, UnitReply* 
   const uint32_t len = get<uint32_t>(in.data() + 3);
   const uint32_t limit = expected == UnitOp::Get      ? kMaxUnitBytes
                          : expected == UnitOp::Health ? kMaxDrivesPerNode
+                         : expected == UnitOp::List   ? 1 + kMaxListKeys * kListedKeyBytes
                                                       : 0;
   if (len > limit || in.size() != kUnitReplyHeaderBytes + len) return false;
   UnitReply r;
@@ -84,6 +85,35 @@ bool decode_unit_reply(std::span<const uint8_t> in, UnitOp expected, UnitReply* 
   r.status = static_cast<UnitStatus>(status);
   r.data.assign(in.begin() + kUnitReplyHeaderBytes, in.end());
   *out = std::move(r);
+  return true;
+}
+
+std::vector<uint8_t> encode_key_list(const std::vector<UnitKey>& keys, bool more) {
+  std::vector<uint8_t> out;
+  out.reserve(1 + keys.size() * kListedKeyBytes);
+  out.push_back(more ? 1 : 0);
+  for (const UnitKey& k : keys) {
+    put<uint64_t>(&out, k.file);
+    put<uint64_t>(&out, k.group);
+    put<uint64_t>(&out, k.version);
+    put<uint16_t>(&out, k.index);
+  }
+  return out;
+}
+
+bool decode_key_list(const std::vector<uint8_t>& data, uint32_t max, std::vector<UnitKey>* keys,
+                     bool* more) {
+  keys->clear();
+  if (data.empty() || data[0] > 1 || (data.size() - 1) % kListedKeyBytes != 0) return false;
+  const size_t n = (data.size() - 1) / kListedKeyBytes;
+  if (n > max || n > kMaxListKeys) return false;
+  *more = data[0] == 1;
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t* p = data.data() + 1 + i * kListedKeyBytes;
+    UnitKey k{get<uint64_t>(p), get<uint64_t>(p + 8), get<uint64_t>(p + 16), get<uint16_t>(p + 24)};
+    if (!keys->empty() && !(keys->back() < k)) return false;
+    keys->push_back(k);
+  }
   return true;
 }
 

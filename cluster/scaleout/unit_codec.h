@@ -22,13 +22,21 @@ constexpr uint16_t kMaxDrivesPerNode = 64;
 constexpr size_t kUnitRequestHeaderBytes = 34;
 constexpr size_t kUnitReplyHeaderBytes = 7;
 
-enum class UnitOp : uint8_t { Put = 1, Get = 2, Remove = 3, Sync = 4, Health = 5 };
+enum class UnitOp : uint8_t { Put = 1, Get = 2, Remove = 3, Sync = 4, Health = 5, List = 6 };
+// List: the request's key is where the page starts (inclusive) and its data is exactly a u32,
+// the most keys wanted (1..kMaxListKeys); the reply's data (status Ok) is u8 more | n keys of
+// kListedKeyBytes {u64 file, u64 group, u64 version, u16 index}, n <= kMaxListKeys, ascending.
+constexpr size_t kListedKeyBytes = 26;
+std::vector<uint8_t> encode_key_list(const std::vector<UnitKey>& keys, bool more);
+// False unless `data` is exactly such a page (ascending keys, at most `max`).
+bool decode_key_list(const std::vector<uint8_t>& data, uint32_t max, std::vector<UnitKey>* keys,
+                     bool* more);
 
 struct UnitRequest {
   UnitOp op = UnitOp::Get;
   uint16_t drive = 0;
   UnitKey key;
-  std::vector<uint8_t> data;  // Put only
+  std::vector<uint8_t> data;  // Put only (List: the u32 maximum)
 };
 
 struct UnitReply {

@@ -62,6 +62,16 @@ UnitReply UnitServer::execute(NodeUnits& units, const UnitRequest& req) {
     case UnitOp::Sync:
       reply.status = units.sync(req.drive);
       break;
+    case UnitOp::List: {
+      const uint32_t max = req.data.size() == 4 ? uint32_t(req.data[0]) | uint32_t(req.data[1]) << 8 |
+                                                      uint32_t(req.data[2]) << 16 | uint32_t(req.data[3]) << 24
+                                                : 0;
+      std::vector<UnitKey> keys;
+      bool more = false;
+      reply.status = units.list(req.drive, req.key, max, &keys, &more);
+      if (reply.status == UnitStatus::Ok) reply.data = encode_key_list(keys, more);
+      break;
+    }
     case UnitOp::Health:
       for (uint32_t i = 0; i < units.drive_count() && i < kMaxDrivesPerNode; ++i) {
         reply.data.push_back(units.drive_healthy(i) ? 1 : 0);
@@ -123,6 +133,19 @@ UnitStatus RemoteUnits::remove(const UnitPlace& at, const UnitKey& key) {
 
 UnitStatus RemoteUnits::sync(const UnitPlace& at) {
   return call(at.node, UnitRequest{UnitOp::Sync, static_cast<uint16_t>(at.drive), {}, {}}).status;
+}
+
+UnitStatus RemoteUnits::list(const UnitPlace& at, const UnitKey& from, uint32_t max,
+                             std::vector<UnitKey>* out, bool* more) {
+  out->clear();
+  *more = false;
+  if (max == 0 || max > kMaxListKeys) return UnitStatus::Invalid;
+  UnitRequest r{UnitOp::List, static_cast<uint16_t>(at.drive), from,
+                {uint8_t(max), uint8_t(max >> 8), uint8_t(max >> 16), uint8_t(max >> 24)}};
+  UnitReply reply = call(at.node, std::move(r));
+  if (reply.status != UnitStatus::Ok) return reply.status;
+  if (!decode_key_list(reply.data, max, out, more)) return UnitStatus::IoError;
+  return UnitStatus::Ok;
 }
 
 std::vector<bool> RemoteUnits::health(uint32_t node) {

@@ -53,6 +53,8 @@ class RemoteUnits : public UnitAccess {
   UnitStatus get(const UnitPlace& at, const UnitKey& key, std::vector<uint8_t>* out) override;
   UnitStatus remove(const UnitPlace& at, const UnitKey& key) override;
   UnitStatus sync(const UnitPlace& at) override;
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override;
   // Per-drive health of `node` (empty when it cannot be asked).
   std::vector<bool> health(uint32_t node);
 

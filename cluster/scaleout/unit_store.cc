@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "util/crc32c.h"
 
@@ -98,7 +99,7 @@ const char* unit_status_name(UnitStatus s) {
 }
 
 DriveStore::DriveStore(std::string path, DriveIdentity id, int fd)
-    : path_(std::move(path)), id_(id), fd_(fd) {
+    : path_(std::move(path)), id_(id), fd_(fd), file_(std::make_shared<const OpenFile>(fd)) {
   struct stat st {};
   if (::fstat(fd_, &st) == 0) {
     dev_ = st.st_dev;
@@ -106,9 +107,11 @@ DriveStore::DriveStore(std::string path, DriveIdentity id, int fd)
   }
 }
 
-DriveStore::~DriveStore() {
-  if (fd_ >= 0) ::close(fd_);
+DriveStore::OpenFile::~OpenFile() {
+  if (fd >= 0) ::close(fd);
 }
+
+DriveStore::~DriveStore() = default;  // file_ closes the backing file once no call holds it
 
 UnitStatus DriveStore::open(const std::string& path, const DriveIdentity& id, bool create,
                             std::unique_ptr<DriveStore>* out, std::string* error) {
@@ -225,15 +228,16 @@ UnitStatus DriveStore::put(const UnitKey& key, const uint8_t* data, uint32_t len
 
 UnitStatus DriveStore::get(const UnitKey& key, std::vector<uint8_t>* out) {
   Entry e;
-  int fd;
+  std::shared_ptr<const OpenFile> file;  // kept open even if a compaction replaces it now
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_) return UnitStatus::DriveFailed;
     auto it = index_.find(key);
     if (it == index_.end()) return UnitStatus::NotFound;
     e = it->second;
-    fd = fd_;
+    file = file_;
   }
+  const int fd = file->fd;
   out->resize(e.len);
   if (e.len && !pread_all(fd, out->data(), e.len, e.offset)) return UnitStatus::IoError;
   if ((e.len ? crc(out->data(), e.len) : 0) != e.crc) return UnitStatus::Corrupt;
@@ -255,13 +259,14 @@ UnitStatus DriveStore::remove(const UnitKey& key) {
 }
 
 UnitStatus DriveStore::sync() {
-  int fd;
+  std::shared_ptr<const OpenFile> file;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_) return UnitStatus::DriveFailed;
-    fd = fd_;
+    file = file_;
   }
-  return ::fdatasync(fd) == 0 ? UnitStatus::Ok : UnitStatus::IoError;
+  // A compaction that replaced the file meanwhile synced everything put before it itself.
+  return ::fdatasync(file->fd) == 0 ? UnitStatus::Ok : UnitStatus::IoError;
 }
 
 std::vector<UnitKey> DriveStore::keys() const {
@@ -270,6 +275,32 @@ std::vector<UnitKey> DriveStore::keys() const {
   out.reserve(index_.size());
   for (const auto& [k, e] : index_) out.push_back(k);
   return out;
+}
+
+UnitStatus DriveStore::list(const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                            bool* more) const {
+  out->clear();
+  *more = false;
+  if (max == 0 || max > kMaxListKeys) return UnitStatus::Invalid;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failed_) return UnitStatus::DriveFailed;
+  for (auto it = index_.lower_bound(from); it != index_.end(); ++it) {
+    if (out->size() == max) {
+      *more = true;
+      break;
+    }
+    out->push_back(it->first);
+  }
+  return UnitStatus::Ok;
+}
+
+UnitKey next_key(const UnitKey& k) {
+  UnitKey n = k;
+  if (++n.index != 0) return n;
+  if (++n.version != 0) return n;
+  if (++n.group != 0) return n;
+  ++n.file;
+  return n;
 }
 
 bool DriveStore::check_alive(int64_t at_most_every_ms) {
@@ -307,32 +338,82 @@ uint64_t DriveStore::live_bytes() const {
   return live_;
 }
 
-UnitStatus DriveStore::compact() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (failed_) return UnitStatus::DriveFailed;
+// Two phases, so that the drive's lock is held only for what changed while copying:
+//   1. without the lock: the live units of a snapshot of the index are copied, as stored (CRC
+//      included: a corrupt unit stays detectably corrupt), into `<path>.compact`, which is
+//      synced; reads, puts and deletes go on against the old file meanwhile;
+//   2. under the lock: the units put since the snapshot are copied too, a delete record is
+//      appended for every copied unit deleted since, the new file is synced and renamed over
+//      the old one, and the index points into it. Only that delta is written under the lock.
+// The old file stays open until the last read or sync that took it ends (shared ownership).
+// With max_bytes_per_sec, phase 1 sleeps so as to copy no faster than that.
+UnitStatus DriveStore::compact(uint64_t max_bytes_per_sec) {
+  std::lock_guard<std::mutex> one(compact_mu_);
+  std::map<UnitKey, Entry> snap;
+  std::shared_ptr<const OpenFile> src;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_) return UnitStatus::DriveFailed;
+    snap = index_;
+    src = file_;
+  }
   const std::string tmp = path_ + ".compact";
   ::unlink(tmp.c_str());
   int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return UnitStatus::IoError;
+  auto fresh = std::make_shared<const OpenFile>(fd);
   std::vector<uint8_t> h(kDriveHeaderBytes);
   encode_drive_header(id_, h.data());
   bool ok = pwrite_all(fd, h.data(), h.size(), 0);
   uint64_t at = kDriveHeaderBytes;
   std::map<UnitKey, Entry> moved;
   std::vector<uint8_t> buf;
-  for (const auto& [k, e] : index_) {
-    if (!ok) break;
+  auto copy = [&](int from, const UnitKey& k, const Entry& e) {
     buf.resize(kUnitRecordHeaderBytes + e.len);
-    // Copied as stored, CRC included: a corrupt unit stays detectably corrupt.
-    ok = pread_all(fd_, buf.data() + kUnitRecordHeaderBytes, e.len, e.offset);
+    ok = ok && pread_all(from, buf.data() + kUnitRecordHeaderBytes, e.len, e.offset);
     encode_record_header(kPut, k, e.len, e.crc, buf.data());
     ok = ok && pwrite_all(fd, buf.data(), buf.size(), at);
     moved[k] = Entry{at + kUnitRecordHeaderBytes, e.len, e.crc};
     at += buf.size();
+  };
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& [k, e] : snap) {
+    if (!ok) break;
+    copy(src->fd, k, e);
+    if (max_bytes_per_sec > 0) {
+      const auto due = started + std::chrono::microseconds((at - kDriveHeaderBytes) * 1000000 / max_bytes_per_sec);
+      std::this_thread::sleep_until(due);
+    }
   }
-  ok = ok && ::fsync(fd) == 0 && ::rename(tmp.c_str(), path_.c_str()) == 0;
+  ok = ok && ::fdatasync(fd) == 0;
   if (!ok) {
-    ::close(fd);
+    ::unlink(tmp.c_str());
+    return UnitStatus::IoError;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failed_) {
+    ::unlink(tmp.c_str());
+    return UnitStatus::DriveFailed;
+  }
+  for (const auto& [k, e] : index_) {
+    auto was = snap.find(k);
+    if (was == snap.end() || was->second.offset != e.offset) copy(fd_, k, e);  // put since
+  }
+  for (const auto& [k, e] : snap) {
+    if (index_.count(k)) continue;
+    // Deleted since the snapshot: its copy must not come back when the drive is scanned.
+    buf.assign(kUnitRecordHeaderBytes, 0);
+    encode_record_header(kDelete, k, 0, 0, buf.data());
+    ok = ok && pwrite_all(fd, buf.data(), buf.size(), at);
+    at += buf.size();
+    moved.erase(k);
+  }
+  // The backing file must still be the one opened (a deleted or replaced drive is not
+  // resurrected by a rename).
+  struct stat pst {};
+  ok = ok && ::fdatasync(fd) == 0 && ::stat(path_.c_str(), &pst) == 0 && pst.st_dev == dev_ &&
+       pst.st_ino == ino_ && ::rename(tmp.c_str(), path_.c_str()) == 0;
+  if (!ok) {
     ::unlink(tmp.c_str());
     return UnitStatus::IoError;
   }
@@ -341,7 +422,7 @@ UnitStatus DriveStore::compact() {
     ::fsync(dfd);
     ::close(dfd);
   }
-  ::close(fd_);
+  file_ = fresh;
   fd_ = fd;
   struct stat st {};
   if (::fstat(fd_, &st) == 0) {
@@ -350,7 +431,19 @@ UnitStatus DriveStore::compact() {
   }
   index_ = std::move(moved);
   end_ = at;
+  ++compactions_;
   return UnitStatus::Ok;
+}
+
+uint64_t DriveStore::garbage_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t held = kDriveHeaderBytes + live_ + index_.size() * kUnitRecordHeaderBytes;
+  return end_ > held ? end_ - held : 0;
+}
+
+uint64_t DriveStore::compactions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compactions_;
 }
 
 // ---- NodeUnits ----
@@ -429,6 +522,27 @@ std::shared_ptr<DriveStore> NodeUnits::drive(uint32_t i) { return checked(i, kAl
 
 bool NodeUnits::drive_healthy(uint32_t i) { return checked(i, 0) != nullptr; }
 
+int NodeUnits::compact_if_due(const CompactionPolicy& policy) {
+  std::vector<DriveUsage> usage;
+  for (uint32_t i = 0; i < drive_count(); i++) {
+    std::shared_ptr<DriveStore> d = drive(i);
+    usage.push_back(d ? DriveUsage{i, d->log_bytes(), d->garbage_bytes(), true} : DriveUsage{i, 0, 0, false});
+  }
+  const int pick = pick_drive_to_compact(usage, policy);
+  if (pick < 0) return -1;
+  std::shared_ptr<DriveStore> d = drive(uint32_t(pick));
+  if (!d) return -1;
+  const uint64_t before = d->log_bytes();
+  if (d->compact(policy.max_bytes_per_sec) != UnitStatus::Ok) return -1;
+  const uint64_t after = d->log_bytes();
+  compactions_ += 1;
+  reclaimed_ += before > after ? before - after : 0;
+  return pick;
+}
+
+uint64_t NodeUnits::compactions() { return compactions_; }
+uint64_t NodeUnits::bytes_reclaimed() { return reclaimed_; }
+
 bool NodeUnits::replace_drive(uint32_t i, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   if (i >= drives_.size()) {
@@ -465,6 +579,14 @@ UnitStatus NodeUnits::remove(uint32_t i, const UnitKey& key) {
 UnitStatus NodeUnits::sync(uint32_t i) {
   std::shared_ptr<DriveStore> d = drive(i);
   return d ? d->sync() : UnitStatus::DriveFailed;
+}
+
+UnitStatus NodeUnits::list(uint32_t i, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                           bool* more) {
+  out->clear();
+  *more = false;
+  std::shared_ptr<DriveStore> d = drive(i);
+  return d ? d->list(from, max, out, more) : UnitStatus::DriveFailed;
 }
 
 }  // namespace nasd::scaleout

@@ -17,12 +17,15 @@
 // Thread safety: all methods may be called concurrently.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "cluster/scaleout/drive_compaction.h"
 
 namespace nasd::scaleout {
 
@@ -49,6 +52,10 @@ struct DriveIdentity {
 };
 
 constexpr uint32_t kMaxUnitBytes = 128 * 1024;
+// The most keys one listing answers (the orphan sweep pages through a drive with it).
+constexpr uint32_t kMaxListKeys = 2048;
+// The key right after `k` in key order (the next listing starts there).
+UnitKey next_key(const UnitKey& k);
 constexpr uint64_t kDriveHeaderBytes = 4096;
 constexpr size_t kUnitRecordHeaderBytes = 48;
 
@@ -66,21 +73,40 @@ class DriveStore {
   UnitStatus sync();
   // Keys of every unit held (including ones known to be corrupt).
   std::vector<UnitKey> keys() const;
+  // At most `max` keys (<= kMaxListKeys) from `from` on, in key order; *more when keys are
+  // left after them. One page under the lock: a listing never holds a drive for long.
+  UnitStatus list(const UnitKey& from, uint32_t max, std::vector<UnitKey>* out, bool* more) const;
   // Re-checks that the backing file is still the one opened (not deleted or replaced).
   // With `at_most_every_ms`, the check (three system calls) runs at most that often and the
   // last answer stands in between: unit I/O uses this, a health query forces it.
   bool check_alive(int64_t at_most_every_ms = 0);
   bool failed() const;
-  // Rewrites the live records into a fresh file (drops deleted and replaced units).
-  UnitStatus compact();
+  // Rewrites the live records into a fresh file (drops deleted and replaced units). Holds the
+  // drive's lock only to copy what changed while it copied (see unit_store.cc): reads, puts
+  // and deletes go on meanwhile. With max_bytes_per_sec, copies no faster than that. One
+  // compaction at a time per drive.
+  UnitStatus compact(uint64_t max_bytes_per_sec = 0);
   uint64_t log_bytes() const;
   uint64_t live_bytes() const;
+  // Bytes of the log held by deleted or replaced units (and their records): what compact()
+  // gives back.
+  uint64_t garbage_bytes() const;
+  uint64_t compactions() const;  // since open
 
  private:
   struct Entry {
     uint64_t offset = 0;  // of the payload
     uint32_t len = 0;
     uint32_t crc = 0;
+  };
+  // The backing file, closed when the last holder lets go: a read or sync that took it keeps
+  // it open across a compaction that replaces it.
+  struct OpenFile {
+    explicit OpenFile(int f) : fd(f) {}
+    ~OpenFile();
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    const int fd;
   };
   DriveStore(std::string path, DriveIdentity id, int fd);
   UnitStatus scan(std::string* error);
@@ -90,12 +116,15 @@ class DriveStore {
   const std::string path_;
   const DriveIdentity id_;
   mutable std::mutex mu_;
-  int fd_;
+  std::mutex compact_mu_;  // one compaction at a time
+  int fd_;                 // file_->fd, for the calls that hold mu_ throughout
+  std::shared_ptr<const OpenFile> file_;
   uint64_t dev_ = 0, ino_ = 0;
   bool failed_ = false;
   int64_t checked_at_ms_ = 0;
   uint64_t end_ = kDriveHeaderBytes;
   uint64_t live_ = 0;
+  uint64_t compactions_ = 0;
   std::map<UnitKey, Entry> index_;
 };
 
@@ -121,6 +150,13 @@ class NodeUnits {
   UnitStatus get(uint32_t drive, const UnitKey& key, std::vector<uint8_t>* out);
   UnitStatus remove(uint32_t drive, const UnitKey& key);
   UnitStatus sync(uint32_t drive);
+  UnitStatus list(uint32_t drive, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more);
+  // Compacts the drive pick_drive_to_compact names under `policy` (drive_compaction.h), if
+  // any; returns it (-1: none was due, or the compaction failed).
+  int compact_if_due(const CompactionPolicy& policy);
+  uint64_t compactions();        // drives compacted by compact_if_due since open
+  uint64_t bytes_reclaimed();    // ... and the garbage they gave back
 
  private:
   std::string path(uint32_t i) const;
@@ -130,6 +166,7 @@ class NodeUnits {
   uint32_t node_ = 0;
   std::mutex mu_;  // guards drives_ (replacement)
   std::vector<std::shared_ptr<DriveStore>> drives_;
+  std::atomic<uint64_t> compactions_{0}, reclaimed_{0};
 };
 
 }  // namespace nasd::scaleout

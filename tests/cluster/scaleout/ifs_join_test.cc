@@ -8,10 +8,12 @@
 #include <atomic>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cluster/scaleout/catalog_text.h"
 #include "cluster/scaleout/ifs_volume.h"
+#include "cluster/scaleout/scaleout_fsck.h"
 #include "cluster/scaleout/unit_store.h"
 #include "tests/cluster/scaleout/local_ifs_cluster.h"
 
@@ -120,6 +122,10 @@ class DyingCoordinator : public IfsCluster, public UnitAccess {
   UnitStatus sync(const UnitPlace& at) override {
     return dead_ ? UnitStatus::Unreachable : real_->units()->sync(at);
   }
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override {
+    return dead_ ? UnitStatus::Unreachable : real_->units()->list(at, from, max, out, more);
+  }
 
  private:
   testing::LocalIfsCluster* real_;
@@ -208,6 +214,107 @@ TEST(IfsJoin, ACoordinatorKilledMidRebalanceLosesNothingAndTheNextOneFinishes) {
   expect_intact(*next, files, "after the resumed rebalance");
   IfsVolume::FsckReport f = next->fsck();
   EXPECT_EQ(f.bad_parity + f.unreadable + f.lost, 0u);
+}
+
+// Every data unit (not the metadata image's) held on every drive of the cluster, by place.
+std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> held_units(testing::LocalIfsCluster& c) {
+  std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> out;
+  for (const NodeState& n : c.topology().nodes)
+    for (uint32_t d = 0; d < n.drives.size(); d++) {
+      UnitKey from;
+      for (int page = 0; page < 1000; page++) {
+        std::vector<UnitKey> keys;
+        bool more = false;
+        if (c.units()->list(UnitPlace{n.id, d}, from, 64, &keys, &more) != UnitStatus::Ok) break;
+        for (const UnitKey& k : keys)
+          if (k.file != kMetadataFile) out.insert({{n.id, d}, k});
+        if (!more || keys.empty()) break;
+        from = next_key(keys.back());
+      }
+    }
+  return out;
+}
+
+std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> catalog_units(IfsVolume& v) {
+  std::vector<GroupRecord> catalog;
+  std::string error;
+  EXPECT_TRUE(decode_catalog(v.catalog_text(), &catalog, &error)) << error;
+  std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> out;
+  for (const GroupRecord& r : catalog)
+    for (size_t i = 0; i < r.places.size(); i++) out.insert({{r.places[i].node, r.places[i].drive}, r.key(int(i))});
+  return out;
+}
+
+// A coordinator killed in the middle of a rebalance leaves the units of its tasks whose
+// commits no checkpoint holds on the drives, named by nothing. The next coordinator's orphan
+// sweep finds them by listing every drive and deletes them, and only them: afterwards the
+// drives hold exactly the catalog's units, fsck (the volume's and nasd-fsck's engine) is
+// clean and every file reads back, also through a sweep that runs while a client writes.
+TEST(IfsJoin, TheOrphanSweepReclaimsTheUnitsOfAKilledCoordinatorsTasks) {
+  testing::LocalIfsCluster cluster(4);
+  std::map<std::string, std::vector<uint8_t>> files;
+  {
+    auto v = open_volume(&cluster);
+    files = make_files(*v);
+    uint64_t durable = 0;
+    ASSERT_EQ(v->flush(&durable), Status::Ok);
+  }
+  const uint32_t added = cluster.add_node();
+  {
+    DyingCoordinator dying(&cluster, added, 14);
+    auto v = open_volume(&dying);
+    v->set_pass_checkpoint_batch(4);
+    v->reprotect_now();
+    ASSERT_TRUE(dying.dead()) << "the rebalance ended before the kill";
+  }
+  auto next = open_volume(&cluster);
+  next->reprotect_now();  // finishes the rebalance; the dead one's uncommitted units stay
+  ASSERT_EQ(next->group_status(0).groups_unbalanced, 0u);
+  auto held = held_units(cluster);
+  auto named = catalog_units(*next);
+  size_t orphans = 0;
+  for (const auto& u : held) orphans += named.count(u) ? 0 : 1;
+  ASSERT_GT(orphans, 0u) << "the kill left no orphan: the test proves nothing";
+  for (const auto& u : named) ASSERT_TRUE(held.count(u)) << "a catalog unit is missing before the sweep";
+
+  // The sweep runs while a client writes and the write-behind flushes: the units of a flush in
+  // flight (written, not yet recorded) must survive it.
+  std::atomic<bool> done{false};
+  std::vector<uint8_t> during = pattern(3 * kSlotBytes + 7, 91);
+  std::thread client([&] {
+    write_file(*next, "during", during);
+    while (!done) {
+      uint64_t d = 0;
+      next->flush(&d);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  const SweepProgress swept = next->sweep_now();
+  done = true;
+  client.join();
+  files["during"] = during;
+  EXPECT_GE(swept.units_dropped, orphans) << swept.text();
+  EXPECT_EQ(swept.drives_skipped, 0u) << swept.text();
+  EXPECT_EQ(next->health().sweep.units_dropped_total, swept.units_dropped);
+  EXPECT_NE(next->health().text().find("orphan sweep"), std::string::npos);
+  EXPECT_NE(format_protection_status("ifs", next->group_status(0)).find("orphans dropped"), std::string::npos);
+  expect_intact(*next, files, "after the sweep");
+  uint64_t durable = 0;
+  ASSERT_EQ(next->flush(&durable), Status::Ok);
+  next->sweep_now();  // the units the write-behind superseded meanwhile are deleted already
+  held = held_units(cluster);
+  named = catalog_units(*next);
+  EXPECT_EQ(held, named) << "the drives hold units the catalog does not name, or lack some";
+  IfsVolume::FsckReport f = next->fsck();
+  EXPECT_EQ(f.bad_parity + f.unreadable + f.lost, 0u);
+  std::vector<GroupRecord> catalog;
+  std::string error;
+  ASSERT_TRUE(decode_catalog(next->catalog_text(), &catalog, &error)) << error;
+  GroupIo io(cluster.units());
+  const FsckReport offline = fsck_groups(io, catalog);
+  EXPECT_TRUE(offline.clean()) << format_fsck_report(offline);
+  auto again = (next.reset(), open_volume(&cluster));
+  expect_intact(*again, files, "reopened after the sweep");
 }
 
 // Flips bytes in the payload of the newest put of `key` on a drive's backing file, as bit rot

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "cluster/scaleout/ifs_volume.h"
 #include "nvram/journal.h"
@@ -215,6 +216,84 @@ TEST(IfsVolume, UnitsRefusedByABusyNodeAreWrittenBeforeTheGroupIsRecorded) {
   EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
   auto again = (v.reset(), open_volume(&cluster));
   files.expect_intact(*again, "reopened by a new coordinator on the survivors");
+}
+
+// A drive's sync fails (fsync answered EIO: the units it was given may be gone from the page
+// cache). The write-behind must not record the groups as complete: their units on that drive
+// are put again and synced again; a drive that keeps failing fails the flush (nothing
+// recorded, the bytes still held by NVRAM and the dirty slots) until a flush lands them.
+TEST(IfsVolume, AFailedDriveSyncNeverLetsTheWriteBehindRecordTheGroups) {
+  testing::LocalIfsCluster cluster;
+  auto v = open_volume(&cluster);
+  Files files;
+  uint64_t durable = 0;
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  const uint64_t generation = v->health().checkpoint_generation;
+  files.content["a"] = pattern(2 * kSlotBytes, 31);
+  write_all(*v, make_file(*v, "a"), files.content["a"]);
+  // One failed sync on node 2: its units are put again and synced again; the flush lands.
+  cluster.refusing().fail_syncs(2, 1);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  EXPECT_EQ(cluster.refusing().failed_syncs(), 1);
+  EXPECT_GT(v->health().checkpoint_generation, generation);
+  IfsVolume::FsckReport f = v->fsck();
+  EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
+  // Node 3's syncs fail for good: the flush fails, nothing new is recorded or checkpointed
+  // (so the journal trims nothing: the records stay in NVRAM).
+  files.content["b"] = pattern(kSlotBytes + 4096, 32);
+  write_all(*v, make_file(*v, "b"), files.content["b"]);
+  const IfsHealth before = v->health();
+  cluster.refusing().fail_syncs(3, -1);
+  EXPECT_EQ(v->flush(&durable), Status::Io);
+  IfsHealth h = v->health();
+  EXPECT_EQ(h.groups, before.groups) << "groups recorded although a drive's sync failed";
+  EXPECT_EQ(h.checkpoint_generation, before.checkpoint_generation)
+      << "a checkpoint would let the journal trim bytes that are not on the drives";
+  EXPECT_EQ(h.dirty_bytes, before.dirty_bytes) << "the bytes must stay held until they land";
+  files.expect_intact(*v, "after a failed sync");
+  // The drive answers again: the next flush writes the slots again and records them.
+  cluster.refusing().fail_syncs(3, 0);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  h = v->health();
+  EXPECT_GT(h.checkpoint_generation, before.checkpoint_generation);
+  EXPECT_GT(h.groups, before.groups);
+  EXPECT_EQ(h.dirty_bytes, 0u);
+  f = v->fsck();
+  EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
+  auto again = (v.reset(), open_volume(&cluster));
+  files.expect_intact(*again, "reopened after the failed syncs");
+}
+
+// The orphan sweep between its snapshot and its listing: a client writes and the write-behind
+// records new groups meanwhile. Their units are on the drives when they are listed, named by
+// no record of the snapshot: only the fence (their versions are above its floor) keeps the
+// sweep from deleting them.
+TEST(IfsVolume, TheOrphanSweepKeepsGroupsWrittenWhileItLists) {
+  testing::LocalIfsCluster cluster;
+  auto v = open_volume(&cluster);
+  Files files;
+  files.content["before"] = pattern(kSlotBytes, 41);
+  write_all(*v, make_file(*v, "before"), files.content["before"]);
+  uint64_t durable = 0;
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  cluster.refusing().hold_lists();
+  SweepProgress swept;
+  std::thread sweeper([&] { swept = v->sweep_now(); });
+  for (int i = 0; i < 3000 && cluster.refusing().lists_waiting() == 0; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GT(cluster.refusing().lists_waiting(), 0) << "the sweep never listed";
+  files.content["during"] = pattern(2 * kSlotBytes + 5, 42);
+  write_all(*v, make_file(*v, "during"), files.content["during"]);
+  ASSERT_EQ(v->flush(&durable), Status::Ok);
+  cluster.refusing().release_lists();
+  sweeper.join();
+  EXPECT_GE(swept.units_young, 16u) << swept.text();  // two 6+2 groups at least
+  EXPECT_EQ(swept.units_dropped, 0u) << swept.text();
+  files.expect_intact(*v, "after a sweep that listed while a client wrote");
+  IfsVolume::FsckReport f = v->fsck();
+  EXPECT_EQ(f.unreadable + f.bad_parity + f.lost, 0u);
+  auto again = (v.reset(), open_volume(&cluster));
+  files.expect_intact(*again, "reopened");
 }
 
 TEST(IfsVolume, TruncateAndRemoveLeaveNoStaleBytes) {

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -32,6 +34,16 @@ class RefusingUnits : public UnitAccess {
     std::lock_guard lock(mu_);
     return refused_;
   }
+  // The next `count` syncs of `node`'s drives answer IoError without syncing (-1: every one,
+  // until fail_syncs(node, 0)), as a drive whose fsync fails: what it was given may be lost.
+  void fail_syncs(uint32_t node, int count) {
+    std::lock_guard lock(mu_);
+    fail_sync_[node] = count;
+  }
+  int failed_syncs() {
+    std::lock_guard lock(mu_);
+    return failed_syncs_;
+  }
   UnitStatus put(const UnitPlace& at, const UnitKey& key, const uint8_t* data, uint32_t len) override {
     {
       std::lock_guard lock(mu_);
@@ -48,13 +60,56 @@ class RefusingUnits : public UnitAccess {
     return inner_->get(at, key, out);
   }
   UnitStatus remove(const UnitPlace& at, const UnitKey& key) override { return inner_->remove(at, key); }
-  UnitStatus sync(const UnitPlace& at) override { return inner_->sync(at); }
+  UnitStatus sync(const UnitPlace& at) override {
+    {
+      std::lock_guard lock(mu_);
+      int& left = fail_sync_[at.node];
+      if (left != 0) {
+        if (left > 0) --left;
+        ++failed_syncs_;
+        return UnitStatus::IoError;
+      }
+    }
+    return inner_->sync(at);
+  }
+  // While held, every list call waits (counted by lists_waiting) until release_lists(): the
+  // orphan sweep stopped between its snapshot and its listing.
+  void hold_lists() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void release_lists() {
+    {
+      std::lock_guard lock(mu_);
+      hold_ = false;
+    }
+    cv_.notify_all();
+  }
+  int lists_waiting() {
+    std::lock_guard lock(mu_);
+    return waiting_;
+  }
+  UnitStatus list(const UnitPlace& at, const UnitKey& from, uint32_t max, std::vector<UnitKey>* out,
+                  bool* more) override {
+    {
+      std::unique_lock lock(mu_);
+      ++waiting_;
+      cv_.wait_for(lock, std::chrono::seconds(30), [&] { return !hold_; });
+      --waiting_;
+    }
+    return inner_->list(at, from, max, out, more);
+  }
 
  private:
   UnitAccess* const inner_;
   std::mutex mu_;
   std::map<uint32_t, int> refuse_;
   int refused_ = 0;
+  std::map<uint32_t, int> fail_sync_;
+  int failed_syncs_ = 0;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  int waiting_ = 0;
 };
 
 class LocalIfsCluster : public IfsCluster {

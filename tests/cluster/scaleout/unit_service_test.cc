@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "cluster/interconnect/peer_client.h"
 #include "tests/cluster/scratch_dir.h"
@@ -121,6 +122,36 @@ TEST_F(UnitServiceTest, WriteOnOneNodeReadOnAnotherDegradedToo) {
   }
 }
 
+// The orphan sweep's listing across the interconnect: node 1 pages through a drive of node 2
+// (every key once, ascending), and a dead node answers Unreachable.
+TEST_F(UnitServiceTest, ListPagesThroughAnotherNodesDrive) {
+  auto from1 = view_from(1);
+  const uint8_t unit[16] = {1, 2, 3};
+  std::set<UnitKey> put;
+  for (uint16_t i = 0; i < 300; i++) {
+    const UnitKey k{7, uint64_t(i % 5), uint64_t(i / 5), uint16_t(i % 3)};
+    if (put.insert(k).second) ASSERT_EQ(nodes_[1].units->put(1, k, unit, sizeof unit), UnitStatus::Ok);
+  }
+  std::vector<UnitKey> seen;
+  UnitKey from;
+  for (int page = 0; page < 100; page++) {
+    std::vector<UnitKey> keys;
+    bool more = false;
+    ASSERT_EQ(from1->list(UnitPlace{2, 1}, from, 64, &keys, &more), UnitStatus::Ok);
+    ASSERT_LE(keys.size(), 64u);
+    seen.insert(seen.end(), keys.begin(), keys.end());
+    if (!more) break;
+    from = next_key(keys.back());
+  }
+  EXPECT_EQ(seen, std::vector<UnitKey>(put.begin(), put.end()));
+  std::vector<UnitKey> keys;
+  bool more = false;
+  EXPECT_EQ(from1->list(UnitPlace{2, 1}, UnitKey{}, 0, &keys, &more), UnitStatus::Invalid);
+  EXPECT_EQ(from1->list(UnitPlace{2, 1}, UnitKey{}, kMaxListKeys + 1, &keys, &more), UnitStatus::Invalid);
+  nodes_[1].server->stop();
+  EXPECT_EQ(from1->list(UnitPlace{2, 1}, UnitKey{}, 64, &keys, &more), UnitStatus::Unreachable);
+}
+
 TEST_F(UnitServiceTest, MalformedRequestsAreRefusedNotExecuted) {
   auto from1 = view_from(1);
   // A raw peer client sends garbage as a UnitCall: the answer is Invalid, the node survives.
@@ -160,8 +191,25 @@ TEST(UnitCodec, RoundTripsAndRejectsBadLengths) {
     }
     decode_unit_request(b, &back);
     UnitReply rep;
-    decode_unit_reply(b, static_cast<UnitOp>(1 + rng() % 5), &rep);
+    decode_unit_reply(b, static_cast<UnitOp>(1 + rng() % 6), &rep);
   }
+  // A List: the request carries exactly a u32; a page is u8 more | ascending 26-byte keys.
+  UnitRequest list{UnitOp::List, 2, UnitKey{1, 0, 0, 0}, {64, 0, 0, 0}};
+  ASSERT_TRUE(decode_unit_request(encode_unit_request(list), &back));
+  list.data.push_back(0);
+  EXPECT_FALSE(decode_unit_request(encode_unit_request(list), &back));
+  const std::vector<UnitKey> keys{UnitKey{1, 2, 3, 4}, UnitKey{1, 2, 3, 5}, UnitKey{9, 0, 0, 0}};
+  std::vector<UnitKey> got;
+  bool more = false;
+  ASSERT_TRUE(decode_key_list(encode_key_list(keys, true), 16, &got, &more));
+  EXPECT_EQ(got, keys);
+  EXPECT_TRUE(more);
+  EXPECT_FALSE(decode_key_list(encode_key_list(keys, false), 2, &got, &more)) << "more than asked for";
+  EXPECT_FALSE(decode_key_list(encode_key_list({keys[2], keys[0]}, false), 16, &got, &more)) << "out of order";
+  std::vector<uint8_t> cut = encode_key_list(keys, false);
+  cut.pop_back();
+  EXPECT_FALSE(decode_key_list(cut, 16, &got, &more));
+  EXPECT_FALSE(decode_key_list({}, 16, &got, &more));
 }
 
 }  // namespace

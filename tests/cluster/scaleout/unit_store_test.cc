@@ -6,8 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <thread>
 
 #include "tests/cluster/scratch_dir.h"
 
@@ -110,6 +114,114 @@ TEST(DriveStore, FlippedPayloadBitIsCorruptNotWrongData) {
   EXPECT_EQ(d->keys().size(), 2u);
   EXPECT_EQ(d->get(UnitKey{1, 0, 0, 0}, &out), UnitStatus::Corrupt);
   EXPECT_EQ(d->get(UnitKey{1, 0, 0, 1}, &out), UnitStatus::Ok);
+}
+
+// A compaction runs while clients put, delete and read on the same drive: they never wait for
+// it (the drive's lock is held only for the catch-up of what changed meanwhile), and what they
+// did during it is all there afterwards, also after a reopen: a unit put during the copy is
+// kept, a unit deleted during it does not come back.
+TEST(DriveStore, CompactionRunsAlongsideClientIoWithoutStallingIt) {
+  ScratchDir dir("scaleout");
+  const std::string p = dir.path + "/d.units";
+  auto d = open_drive(p);
+  std::map<UnitKey, std::vector<uint8_t>> want;
+  for (uint16_t i = 0; i < 200; ++i) {
+    auto b = bytes(65536, uint8_t(i));
+    ASSERT_EQ(d->put(UnitKey{1, 0, 0, i}, b.data(), 65536), UnitStatus::Ok);
+    if (i % 4 == 0) want[UnitKey{1, 0, 0, i}] = b;
+  }
+  for (uint16_t i = 0; i < 200; ++i)
+    if (i % 4 != 0) ASSERT_EQ(d->remove(UnitKey{1, 0, 0, i}), UnitStatus::Ok);
+  EXPECT_GT(d->garbage_bytes(), 140u * 65536);
+  // 50 live units of 64 KiB copied at 4 MiB/s: about 0.8 s of compaction.
+  std::atomic<bool> compacting{true};
+  UnitStatus compacted = UnitStatus::IoError;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread compactor([&] {
+    compacted = d->compact(4u << 20);
+    compacting = false;
+  });
+  int64_t worst_us = 0;
+  int ops = 0;
+  uint64_t removed = 0;
+  for (uint16_t i = 0; compacting && i < 2000; ++i, ++ops) {
+    const auto a = std::chrono::steady_clock::now();
+    auto b = bytes(4096, uint8_t(i + 7));
+    const UnitKey fresh{2, 0, 0, i};
+    ASSERT_EQ(d->put(fresh, b.data(), 4096), UnitStatus::Ok);
+    want[fresh] = b;
+    const UnitKey old{1, 0, 0, uint16_t((i % 50) * 4)};
+    if (i % 10 == 0 && want.count(old)) {
+      ASSERT_EQ(d->remove(old), UnitStatus::Ok);
+      want.erase(old);
+      ++removed;
+    }
+    std::vector<uint8_t> out;
+    ASSERT_EQ(d->get(fresh, &out), UnitStatus::Ok);
+    worst_us = std::max<int64_t>(worst_us, std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::steady_clock::now() - a).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  compactor.join();
+  const int64_t took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(compacted, UnitStatus::Ok);
+  EXPECT_GE(took_ms, 500) << "the throttle did not hold";
+  EXPECT_GT(ops, 20);
+  EXPECT_LT(worst_us, 200000) << "a client call waited " << worst_us << " us for the compaction";
+  EXPECT_EQ(d->compactions(), 1u);
+  // Only what was deleted during the copy is left (its copied record and its delete record).
+  EXPECT_LE(d->garbage_bytes(), removed * (65536 + 3 * kUnitRecordHeaderBytes));
+  EXPECT_LT(d->garbage_bytes(), 140u * 65536);
+  auto check = [&](DriveStore& drive, const char* when) {
+    std::vector<UnitKey> keys = drive.keys();
+    EXPECT_EQ(keys.size(), want.size()) << when;
+    for (const auto& [k, b] : want) {
+      std::vector<uint8_t> out;
+      ASSERT_EQ(drive.get(k, &out), UnitStatus::Ok) << when;
+      EXPECT_EQ(out, b) << when;
+    }
+  };
+  check(*d, "after the compaction");
+  d.reset();
+  d = open_drive(p, false);
+  check(*d, "reopened");
+}
+
+TEST(DriveCompaction, PicksTheDriveWithMostGarbagePastBothThresholds) {
+  CompactionPolicy policy;
+  policy.min_garbage_bytes = 100;
+  policy.min_garbage_ratio = 0.5;
+  EXPECT_EQ(pick_drive_to_compact({}, policy), -1);
+  EXPECT_EQ(pick_drive_to_compact({{0, 1000, 400, true}, {1, 150, 99, true}}, policy), -1);
+  EXPECT_EQ(pick_drive_to_compact({{0, 1000, 600, true}, {1, 4000, 2500, true}, {2, 9000, 9000, false}}, policy), 1);
+  EXPECT_EQ(pick_drive_to_compact({{0, 1000, 600, true}, {1, 4000, 1900, true}}, policy), 0);
+}
+
+TEST(DriveCompaction, ANodeCompactsTheDriveThatIsDueAndNoOther) {
+  ScratchDir dir("scaleout");
+  std::unique_ptr<NodeUnits> node;
+  std::string err;
+  ASSERT_TRUE(NodeUnits::open(dir.path, 7, 1, 3, &node, &err)) << err;
+  auto b = bytes(32768, 3);
+  for (uint16_t i = 0; i < 40; ++i) {
+    ASSERT_EQ(node->put(1, UnitKey{1, 0, 0, i}, b.data(), 32768), UnitStatus::Ok);
+    ASSERT_EQ(node->put(2, UnitKey{1, 0, 0, i}, b.data(), 32768), UnitStatus::Ok);
+  }
+  for (uint16_t i = 0; i < 30; ++i) ASSERT_EQ(node->remove(1, UnitKey{1, 0, 0, i}), UnitStatus::Ok);
+  for (uint16_t i = 0; i < 10; ++i) ASSERT_EQ(node->remove(2, UnitKey{1, 0, 0, i}), UnitStatus::Ok);
+  CompactionPolicy policy;
+  policy.min_garbage_bytes = 64 * 1024;
+  policy.max_bytes_per_sec = 0;
+  const uint64_t other = node->drive(2)->log_bytes();
+  EXPECT_EQ(node->compact_if_due(policy), 1);  // 75 % garbage; drive 2 has 25 %
+  EXPECT_EQ(node->drive(1)->garbage_bytes(), 0u);
+  EXPECT_EQ(node->drive(2)->log_bytes(), other);
+  EXPECT_EQ(node->compact_if_due(policy), -1) << "nothing else is due";
+  EXPECT_EQ(node->compactions(), 1u);
+  EXPECT_GT(node->bytes_reclaimed(), 30u * 32768);
+  std::vector<uint8_t> out;
+  for (uint16_t i = 30; i < 40; ++i) ASSERT_EQ(node->get(1, UnitKey{1, 0, 0, i}, &out), UnitStatus::Ok);
 }
 
 TEST(DriveStore, CompactKeepsLiveUnitsAndShrinks) {

@@ -46,11 +46,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!decode_unit_reply(encode_unit_reply(r), req.op, &back)) std::abort();
     }
   }
-  for (uint8_t op = 1; op <= 5; ++op) {
+  for (uint8_t op = 1; op <= 6; ++op) {
     UnitReply reply;
     if (decode_unit_reply(in, static_cast<UnitOp>(op), &reply)) {
       std::vector<uint8_t> again = encode_unit_reply(reply);
       if (again.size() != size || !std::equal(again.begin(), again.end(), data)) std::abort();
+      std::vector<UnitKey> keys;
+      bool more = false;
+      if (op == static_cast<uint8_t>(UnitOp::List) && decode_key_list(reply.data, kMaxListKeys, &keys, &more) &&
+          encode_key_list(keys, more) != reply.data)
+        std::abort();
     }
   }
   return 0;
