@@ -7,12 +7,14 @@
 # must then pass fsck. The pair is the user's own (deploy/start-cluster.sh). Runs in a private
 # network namespace.
 #   failover_test.sh NASD_BINARY NASD_FSCK NASD_HA_LOAD   (exit 77 = skipped)
-# LOAD_SECONDS (default 25) is how long each client runs; the kill comes after KILL_AFTER (4).
+# LOAD_SECONDS (default 40) is how long each client runs; the kill comes after KILL_AFTER (4).
+# The clients of node a must resume after the failback, so the load outlasts kill, takeover,
+# restart and failback with room to spare: on a busy 2-core machine those took over 20 s.
 set -euo pipefail
 nasd=$1 fsck=$2 ha_load=$3 test_name=failover-test
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 source "$(dirname "$0")/ha_pair_lib.sh"
-load_seconds=${LOAD_SECONDS:-25}
+load_seconds=${LOAD_SECONDS:-40}
 kill_after=${KILL_AFTER:-4}
 
 start_pair
