@@ -75,6 +75,7 @@ LfsVolume::~LfsVolume() {
 Status LfsVolume::close() {
   worker_.reset();
   Lock lk(mu_);
+  store_->wait_for_flight();  // a flush writing with the lock released (flush_letting_others_in)
   if (closed_) return Status::Ok;
   closed_ = true;
   snap_stores_.clear();
@@ -84,6 +85,9 @@ Status LfsVolume::close() {
 void LfsVolume::abandon() {
   worker_.reset();
   Lock lk(mu_);
+  // Nothing reaches the device once this returns: not even a group another thread's flush
+  // is writing with the lock released.
+  store_->wait_for_flight();
   closed_ = true;
   snap_stores_.clear();
 }

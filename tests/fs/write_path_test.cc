@@ -263,6 +263,32 @@ TEST(LfsWritePath, AWriteDuringAFlightLandsInTheNextGroup) {
   write_during_flight_then_crash(true);
 }
 
+// abandon() promises that nothing more reaches the device (another node may own it next):
+// it waits for a group another thread is writing with the lock released.
+TEST(LfsWritePath, AbandonWaitsForTheGroupInFlight) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto gate = std::make_shared<HoldingGate>();
+  opts.write_gate = gate;
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId g = create_file(*vol, vol->root(), "g");
+  gate->close();
+  std::thread writer([&] { (void)write_at(*vol, g, 0, pattern(4096, 2)); });
+  ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
+  std::atomic<bool> abandoned{false};
+  std::thread abandoner([&] {
+    vol->abandon();
+    abandoned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(abandoned.load()) << "abandon() returned while a group was still being written";
+  gate->open();
+  writer.join();
+  abandoner.join();
+  EXPECT_TRUE(abandoned.load());
+}
+
 TEST(LfsWritePath, WritersPastTheHardMarkLeaveTheFlushToTheBackgroundThread) {
   ScratchDir dir;
   LfsOptions opts = small_options(dir.path(), 128ull << 20);
