@@ -43,7 +43,7 @@ void BackgroundWorker::pass() {
     // writes what came meanwhile, the inode map and the checkpoint block.
     uint64_t lsn = 0;
     store.trim();
-    if (vol_->flush_letting_readers_in(lk, &lsn) != Status::Ok) return;
+    if (vol_->flush_letting_others_in(lk, &lsn) != Status::Ok) return;
     lk.lock();
     if (vol_->closed_ || store.failed()) return;
     store.checkpoint();
@@ -54,10 +54,10 @@ void BackgroundWorker::pass() {
   // A held group (host full) is retried here too, so the volume recovers when space returns
   // even if nothing else is written meanwhile.
   if (!store.has_dirty() && !store.host_full()) return;
-  // The device write runs with readers let in (LfsVolume::flush_letting_readers_in).
+  // The device write runs with readers let in (LfsVolume::flush_letting_others_in).
   store.trim();
   uint64_t lsn = 0;
-  if (vol_->flush_letting_readers_in(lk, &lsn) != Status::Ok) return;
+  if (vol_->flush_letting_others_in(lk, &lsn) != Status::Ok) return;
   store.sync_to(lsn);
 }
 

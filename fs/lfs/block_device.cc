@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -271,7 +272,14 @@ int BlockDevice::retry_held_locked() {
 }
 
 bool BlockDevice::write_log(const std::vector<Write>& writes) {
-  std::lock_guard<std::mutex> g(io_mu_);
+  std::unique_lock<std::mutex> reserved = reserve_for_log();
+  return write_log(writes, reserved);
+}
+
+bool BlockDevice::write_log(const std::vector<Write>& writes,
+                            std::unique_lock<std::mutex>& reserved) {
+  assert(reserved.owns_lock() && reserved.mutex() == &io_mu_);
+  (void)reserved;
   int err = retry_held_locked();
   if (err == 0) err = write_locked(writes);
   if (err == 0) return true;

@@ -82,6 +82,13 @@ class BlockDevice {
   // the header comment) and false is returned. While a batch is held every write_log() first
   // retries it, and the new batch is held behind it when that fails.
   bool write_log(const std::vector<Write>& writes);
+  // The data ring, held for a log write whose group is built before it is written: a caller
+  // that lets others change its state between the two (Store::begin_flush / write_flush)
+  // reserves the ring first, so every read issued meanwhile waits until the group is on the
+  // device (or held) and nobody reads a block address the group has not written yet.
+  std::unique_lock<std::mutex> reserve_for_log() { return std::unique_lock<std::mutex>(io_mu_); }
+  // write_log() through a reservation (which it keeps; the caller drops it).
+  bool write_log(const std::vector<Write>& writes, std::unique_lock<std::mutex>& reserved);
   // Writes the held batches; true when nothing is held any more.
   bool retry_held();
   bool holds_unwritten() const { return held_blocks_.load() > 0; }

@@ -75,6 +75,7 @@ LfsVolume::~LfsVolume() {
 Status LfsVolume::close() {
   worker_.reset();
   Lock lk(mu_);
+  store_->wait_for_flight();  // a flush writing with the lock released (flush_letting_others_in)
   if (closed_) return Status::Ok;
   closed_ = true;
   snap_stores_.clear();
@@ -84,6 +85,9 @@ Status LfsVolume::close() {
 void LfsVolume::abandon() {
   worker_.reset();
   Lock lk(mu_);
+  // Nothing reaches the device once this returns: not even a group another thread's flush
+  // is writing with the lock released.
+  store_->wait_for_flight();
   closed_ = true;
   snap_stores_.clear();
 }
@@ -183,12 +187,12 @@ Status LfsVolume::check_name(std::string_view name) {
 
 Status LfsVolume::make_durable(Lock& lk) {
   uint64_t lsn = 0;
-  Status st = flush_letting_readers_in(lk, &lsn);
+  Status st = flush_letting_others_in(lk, &lsn);
   if (st != Status::Ok) return st;
   return store_->sync_to(lsn);
 }
 
-Status LfsVolume::flush_letting_readers_in(Lock& lk, uint64_t* lsn) {
+Status LfsVolume::flush_letting_others_in(Lock& lk, uint64_t* lsn) {
   bool to_write = false;
   Status st = store_->begin_flush(&to_write);
   if (st != Status::Ok || !to_write) {
@@ -197,18 +201,15 @@ Status LfsVolume::flush_letting_readers_in(Lock& lk, uint64_t* lsn) {
     flushed_cv_.notify_all();
     return st;
   }
-  // The dirty set is empty now: writers held back by bound_dirty() may go on once we are done.
-  lk.release();
-  mu_.downgrade();
-  {
-    struct Release {
-      VolumeLock& mu;
-      ~Release() { mu.unlock_downgraded(); }
-    } release{mu_};
-    st = store_->write_flush();
-    *lsn = store_->written_lsn();
-  }
-  lk = Lock(mu_, std::defer_lock);  // released, and usable for lock() again
+  // The group is sealed, its blocks pinned and the device reserved (Store::begin_flush): let
+  // readers and writers in while the device works. A writer that changes a block of the group
+  // writes a copy of it (copy-on-write), which the next group takes. The dirty set is empty
+  // now, so writers held back by bound_dirty() may go on.
+  lk.unlock();
+  flushed_cv_.notify_all();
+  st = store_->write_flush();
+  *lsn = store_->written_lsn();
+  // `lk` is released, and usable for lock() again.
   flushed_cv_.notify_all();
   return st;
 }

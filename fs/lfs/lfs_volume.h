@@ -5,8 +5,10 @@
 // attempts, on the network event loop without ever waiting); everything else, and a read that
 // needs the disk, takes it exclusively. An UNSTABLE WRITE of cached (or new, or whole) blocks
 // is also attempted on the event loop (try_write, exclusive side taken only if free at once).
-// A flush builds its group exclusively and writes it to the device under a downgraded hold
-// that lets readers in (volume_lock.h); fdatasync runs outside the lock (group commit).
+// A flush builds and seals its group exclusively and writes it to the device with the lock
+// released: readers and writers go on meanwhile, a writer changing a block of the group in
+// flight changes a copy of it (Store::begin_flush); fdatasync runs outside the lock (group
+// commit).
 // Dirty data is bounded by back-pressure, not by writers flushing: past a soft mark the
 // background thread is asked for a pass, past half the cache writers wait for it.
 //
@@ -213,10 +215,10 @@ class LfsVolume : public JournalTarget {
   Status finish(Lock& lk, Status st, bool durable);
   Status make_durable(Lock& lk);
   // Writes every dirty thing as one group (Store::begin_flush/write_flush): the in-memory part
-  // under the exclusive lock, the device write under a downgraded hold that lets readers in
-  // and keeps writers out (volume_lock.h). `lk` (exclusive) is released on return; `*lsn` is
-  // the last unit written, for sync_to().
-  Status flush_letting_readers_in(Lock& lk, uint64_t* lsn);
+  // under the exclusive lock, the device write with the lock released, readers and writers
+  // let in (copy-on-write of the group's blocks). `lk` (exclusive) is released on return;
+  // `*lsn` is the last unit written, for sync_to().
+  Status flush_letting_others_in(Lock& lk, uint64_t* lsn);
   // Back-pressure on dirty data, at the end of a call that added some (lock held): past the
   // soft mark the background flusher is asked for a pass; past the hard mark (half the cache)
   // the caller waits, lock released, until a flush brought it back under (bounded). Without a

@@ -103,41 +103,59 @@ void LogWriter::append_record(const SummaryRecord& rec) {
 
 bool LogWriter::commit_group(uint64_t journal_seq, int64_t now) {
   if (units_.empty()) return true;
-  std::vector<AlignedBlock> summaries;
-  std::vector<BlockDevice::Write> writes;
+  seal_group(journal_seq, now);
+  std::unique_lock<std::mutex> reserved = dev_->reserve_for_log();
+  return write_sealed(reserved);
+}
+
+void LogWriter::seal_group(uint64_t journal_seq, int64_t now) {
+  if (units_.empty()) return;
   for (size_t i = 0; i < units_.size(); i++) {
     Unit& u = units_[i];
     Summary& s = u.summary;
     s.lsn = pos_.lsn++;
-    s.prev_crc = pos_.prev_crc;
     s.journal_seq = journal_seq;
     s.time = now;
     s.flags = (i + 1 == units_.size()) ? kUnitGroupEnd : 0;
+    sut_->add_live(sb_.segment_start(u.seg) + u.off, 0, now);  // segment age: newest write
+    blocks_written_ += 1 + u.blocks.size();
+  }
+  const Unit& last = units_.back();
+  pos_.seg = last.seg;
+  pos_.off = last.off + 1 + uint32_t(last.blocks.size());
+  pos_.next_seg = last.summary.next_seg;
+  units_written_ += units_.size();
+  sealed_ = std::move(units_);
+  units_.clear();
+  open_ = false;
+  inode_block_ = -1;
+}
+
+bool LogWriter::write_sealed(std::unique_lock<std::mutex>& reserved) {
+  if (sealed_.empty()) return true;
+  std::vector<AlignedBlock> summaries;
+  std::vector<BlockDevice::Write> writes;
+  uint32_t prev_crc = pos_.prev_crc;
+  for (Unit& u : sealed_) {
+    Summary& s = u.summary;
+    s.prev_crc = prev_crc;
     size_t bi = 0;
     for (SummaryRecord& r : s.records) {
       if (r.has_block()) r.block_crc = crc32c(u.blocks[bi++].data, kBlockSize);
     }
     summaries.push_back(make_aligned_block());
     encode_summary(&s, summaries.back().get());
-    pos_.prev_crc = s.crc;
+    prev_crc = s.crc;
     BlockDevice::Write w;
     w.block = sb_.segment_start(u.seg) + u.off;
     w.iov.push_back({summaries.back().get(), kBlockSize});
     for (auto& b : u.blocks) w.iov.push_back({const_cast<uint8_t*>(b.data), kBlockSize});
-    sut_->add_live(w.block, 0, now);  // segment age follows its newest write
     writes.push_back(std::move(w));
-    blocks_written_ += 1 + u.blocks.size();
   }
   // The units own inode and imap block buffers: keep them until the writes completed.
-  bool ok = dev_->write_log(writes);
-  const Unit& last = units_.back();
-  pos_.seg = last.seg;
-  pos_.off = last.off + 1 + uint32_t(last.blocks.size());
-  pos_.next_seg = last.summary.next_seg;
-  units_written_ += units_.size();
-  units_.clear();
-  open_ = false;
-  inode_block_ = -1;
+  bool ok = dev_->write_log(writes, reserved);
+  pos_.prev_crc = prev_crc;
+  sealed_.clear();
   return ok;
 }
 

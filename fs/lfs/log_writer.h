@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "fs/lfs/block_device.h"
@@ -38,7 +39,21 @@ class LogWriter {
   bool group_empty() const { return units_.empty() && !open_; }
   // Writes every pending unit; the last one ends the group and carries `journal_seq`. On
   // false the position has advanced anyway: the device holds the group (see write_log()).
+  // seal_group() + write_sealed() in one go.
   bool commit_group(uint64_t journal_seq, int64_t now);
+
+  // The two halves of commit_group(), so a flush can let the volume go on between them.
+  // seal_group() closes the group: every unit gets its place, sequence number and journal
+  // sequence, the position moves past the group and segment ages are updated; afterwards
+  // appends start the next group. It touches only the writer's and the segment table's state
+  // (call it with the volume locked). write_sealed() computes the checksums, chains the
+  // summaries and writes the sealed group through `reserved` (BlockDevice::reserve_for_log);
+  // it touches only the sealed group and the chain's last checksum, so it may run without the
+  // volume's lock, provided the appended blocks' bytes stay unchanged until it returns and no
+  // other group is sealed or written meanwhile. Returns what commit_group() returns.
+  void seal_group(uint64_t journal_seq, int64_t now);
+  bool has_sealed() const { return !sealed_.empty(); }
+  bool write_sealed(std::unique_lock<std::mutex>& reserved);
 
   // Blocks the log can still take before it runs out of segments.
   uint64_t blocks_available() const;
@@ -66,6 +81,7 @@ class LogWriter {
   SegmentTable* sut_;
   LogPosition pos_;
   std::vector<Unit> units_;  // the group being built; the last one may still take blocks
+  std::vector<Unit> sealed_;  // the group between seal_group() and write_sealed()
   bool open_ = false;
   // The inode block being filled: its index among current().blocks and among its records
   // (they differ once the unit holds records without blocks).

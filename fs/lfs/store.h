@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -141,16 +142,28 @@ class Store {
   uint64_t dirty_blocks() const { return bcache_.dirty_count(); }
   // Writes all dirty state as one atomic group of units.
   Status flush();
-  // flush() in two steps, for a caller that lets readers in while the device works
-  // (LfsVolume::flush_letting_readers_in): begin_flush() builds the group and changes every
-  // in-memory pointer (exclusive lock held); `*to_write` says whether write_flush() must follow.
-  // write_flush() writes the group and records the outcome. Between and during the two, readers
-  // may run (inside CacheOnlyReads scopes) but nothing may change the cache, the inodes or the
-  // log: the group's data blocks are the cache's own buffers. write_flush() touches only the log
-  // writer, the segment table, the device and the durability counters, none of which a reader
-  // looks at.
+  // flush() in two steps, for a caller that lets the volume go on while the device works
+  // (LfsVolume::flush_letting_others_in): begin_flush() builds the group, changes every
+  // in-memory pointer and seals the group (exclusive lock held); `*to_write` says whether
+  // write_flush() must follow, on the same thread. write_flush() writes the sealed group and
+  // records the outcome; it may run without the volume's lock, with readers and writers in:
+  //  - the group's data and block-map blocks are the cache's own buffers, each pinned by the
+  //    flush until the write completed; a writer that changes one meanwhile writes a copy of it
+  //    (CachedBlock::unshare, copy-on-write), which stays dirty and goes to the next group;
+  //  - begin_flush() reserves the device's data ring (BlockDevice::reserve_for_log) before the
+  //    lock goes, so a read of an address the group has not written yet waits for it;
+  //  - the next begin_flush() and checkpoint() wait until the group in flight is written
+  //    (wait_for_flight), so groups reach the device in log order, one at a time;
+  //  - the group carries the journal sequence of the last operation applied before the seal,
+  //    and durable_seq() moves only once write_flush() and a sync_to() are done, so the NVRAM
+  //    journal keeps every operation applied after the seal (they are in the next group).
+  // write_flush() touches only the sealed group, the log's checksum chain, the device, the
+  // pins and the durability counters (under their own mutexes), none of which a caller
+  // holding the volume's lock touches while a group is in flight.
   Status begin_flush(bool* to_write);
   Status write_flush();
+  // Returns once no group is in flight (see above).
+  void wait_for_flight();
   // A cheap answer for a WRITE on the event loop: whether reserve(new_blocks) (or, for 0,
   // make_log_room()) would answer at once without writing, cleaning or checkpointing. nullopt
   // when it would have to; otherwise its answer (RoFs, NoSpc or Ok).
@@ -255,6 +268,13 @@ class Store {
   uint64_t applied_jseq_ = 0;
   uint64_t written_jseq_ = 0;
   uint64_t flush_jseq_ = 0;   // begin_flush() -> write_flush()
+  // The group in flight between begin_flush() and write_flush(): the flushing thread's
+  // reservation of the device, and one pin of each cache buffer the group writes from.
+  std::mutex flight_mu_;
+  std::condition_variable flight_cv_;
+  bool in_flight_ = false;  // flight_mu_
+  std::unique_lock<std::mutex> flight_reservation_;
+  std::vector<BlockBuffer*> flight_pins_;
   int64_t flush_time_ = 0;
   uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
   std::atomic<bool> failed_{false};  // read without the volume lock by write_flush()'s readers

@@ -8,7 +8,11 @@ namespace nasd::fs::lfs {
 
 namespace {
 uint64_t ptr_at(const CachedBlock* node, uint32_t slot) { return get64(node->data + slot * 8); }
-void set_ptr_at(CachedBlock* node, uint32_t slot, uint64_t v) { put64(node->data + slot * 8, v); }
+// A group in flight may be writing the node from this buffer: change a copy (unshare).
+void set_ptr_at(CachedBlock* node, uint32_t slot, uint64_t v) {
+  node->unshare(true);
+  put64(node->data + slot * 8, v);
+}
 }  // namespace
 
 // Finds a block-map node in the cache or on disk; with `create`, a missing one is made (dirty,

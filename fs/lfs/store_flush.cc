@@ -25,6 +25,7 @@ Status Store::write_inode_group(CachedInode* c, int64_t now) {
     rec.offset = b->key;
     uint64_t addr = log_.append(rec, b->data);
     if (addr == kNoAddr) return Status::NoSpc;
+    flight_pins_.push_back(b->pin());  // copy-on-write for writers until the group is written
     uint64_t old;
     Status st = set_pointer(c, b->key, addr, &old);
     if (st != Status::Ok) return st;
@@ -48,6 +49,7 @@ Status Store::write_inode_group(CachedInode* c, int64_t now) {
       rec.offset = b->key;
       uint64_t addr = log_.append(rec, b->data);
       if (addr == kNoAddr) return Status::NoSpc;
+      flight_pins_.push_back(b->pin());
       uint64_t old;
       if (is_root(id)) {
         old = in.tree[id.tree];
@@ -57,6 +59,7 @@ Status Store::write_inode_group(CachedInode* c, int64_t now) {
         Status st = get_node(c, parent_of(id), true, &parent);
         if (st != Status::Ok) return st;
         uint32_t slot = slot_in_parent(id);
+        parent->unshare(true);
         old = get64(parent->data + slot * 8);
         put64(parent->data + slot * 8, addr);
         bcache_.mark_dirty(parent);
@@ -89,6 +92,7 @@ Status Store::flush() {
 Status Store::begin_flush(bool* to_write) {
   *to_write = false;
   if (failed_) return Status::Io;
+  wait_for_flight();  // groups reach the device one at a time, in log order
   // A held group must reach the disk before anything appended after it.
   if (!retry_held()) return failed_ ? Status::Io : Status::NoSpc;
   if (!has_dirty()) return Status::Ok;
@@ -119,24 +123,44 @@ Status Store::begin_flush(bool* to_write) {
   }
   flush_jseq_ = applied_jseq_;
   flush_time_ = now;
+  log_.seal_group(flush_jseq_, now);
+  written_jseq_ = flush_jseq_;  // appended: written, held, or the volume fails
+  stats_.flushes++;
+  // Reserved before the caller lets anyone in: a read of an address of this group waits for it.
+  flight_reservation_ = dev_->reserve_for_log();
+  {
+    std::lock_guard<std::mutex> g(flight_mu_);
+    in_flight_ = true;
+  }
   *to_write = true;
   return Status::Ok;
 }
 
+void Store::wait_for_flight() {
+  std::unique_lock<std::mutex> g(flight_mu_);
+  flight_cv_.wait(g, [&] { return !in_flight_; });
+}
+
 Status Store::write_flush() {
   const uint64_t jseq = flush_jseq_;
-  if (!log_.commit_group(jseq, flush_time_)) {
-    written_jseq_ = jseq;  // appended and held, or the volume failed
-    return write_failed(jseq);
-  }
-  written_jseq_ = jseq;
-  {
+  Status st = Status::Ok;
+  if (!log_.write_sealed(flight_reservation_)) {
+    st = write_failed(jseq);  // held (reads see it), or the volume failed
+  } else {
     std::lock_guard<std::mutex> g(written_mu_);
     written_lsn_ = log_.position().lsn - 1;
     written_jseq_snapshot_ = jseq;
   }
-  stats_.flushes++;
-  return Status::Ok;
+  flight_reservation_.unlock();
+  const std::shared_ptr<BlockPool>& pool = bcache_.shared_pool();
+  for (BlockBuffer* b : flight_pins_) pool->unref(b);
+  flight_pins_.clear();
+  {
+    std::lock_guard<std::mutex> g(flight_mu_);
+    in_flight_ = false;
+  }
+  flight_cv_.notify_all();
+  return st;
 }
 
 uint64_t Store::written_lsn() const {

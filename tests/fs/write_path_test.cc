@@ -1,6 +1,7 @@
 // LfsVolume's write path under concurrency: the non-blocking WRITE attempt the NFS server runs
-// on its event loop (try_write), flushes whose device write lets readers in (VolumeLock's
-// downgrade), and back-pressure that leaves the flushing to the background thread.
+// on its event loop (try_write), flushes whose device write lets readers and writers in
+// (copy-on-write of the group's blocks), and back-pressure that leaves the flushing to the background thread.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -162,7 +163,7 @@ TEST(LfsWritePath, AttemptsNeverWaitForTheLock) {
   vol->close();
 }
 
-TEST(LfsWritePath, ReadersAnswerWhileAFlushWritesTheDeviceAndWritersWait) {
+TEST(LfsWritePath, ReadersAndWritersGoOnWhileAFlushWritesTheDevice) {
   ScratchDir dir;
   LfsOptions opts = small_options(dir.path());
   auto gate = std::make_shared<HoldingGate>();
@@ -173,8 +174,8 @@ TEST(LfsWritePath, ReadersAnswerWhileAFlushWritesTheDeviceAndWritersWait) {
   InodeId g = create_file(*vol, vol->root(), "g");
   ASSERT_EQ(write_at(*vol, f, 0, pattern(4096, 1)), Status::Ok);
   gate->close();
-  // A FILE_SYNC write of another file: its flush builds the group under the exclusive lock,
-  // then writes it (and stops in the gate) with readers let in.
+  // A FILE_SYNC write of another file: its flush builds and seals the group under the
+  // exclusive lock, then writes it (and stops in the gate) with the lock released.
   std::thread writer([&] { EXPECT_EQ(write_at(*vol, g, 0, pattern(8192, 2)), Status::Ok); });
   ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
   const OpContext ctx = root_ctx();
@@ -186,23 +187,106 @@ TEST(LfsWritePath, ReadersAnswerWhileAFlushWritesTheDeviceAndWritersWait) {
   std::optional<Attr> a;
   EXPECT_EQ(vol->try_read(ctx, f, 0, 4096, &data, &eof, &a), std::optional<Status>(Status::Ok));
   EXPECT_EQ(data, pattern(4096, 1));
-  // The group's blocks are cache blocks: writers stay out until the write is done.
-  EXPECT_FALSE(try_write(*vol, f, 0, pattern(10, 3)));
+  // Writers too, on the event loop and on an executor thread: the group's blocks they change
+  // are copied (copy-on-write), the group keeps the bytes it was sealed with.
+  EXPECT_EQ(try_write(*vol, g, 0, pattern(10, 3)), std::optional<Status>(Status::Ok))
+      << "an event-loop writer waited for the flush's device write";
   std::atomic<bool> second_done{false};
   std::thread second([&] {
-    EXPECT_EQ(write_at(*vol, f, 0, pattern(10, 3), Stability::Unstable), Status::Ok);
+    EXPECT_EQ(write_at(*vol, f, 0, pattern(10, 4), Stability::Unstable), Status::Ok);
     second_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(second_done.load()) << "a writer ran during the device write";
+  for (int i = 0; i < 500 && !second_done.load(); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(second_done.load()) << "a writer waited for the flush's device write";
   gate->open();
   writer.join();
   second.join();
-  EXPECT_EQ(read_at(*vol, g, 0, 8192), pattern(8192, 2));
+  std::vector<uint8_t> want_g = pattern(8192, 2);
+  std::copy_n(pattern(10, 3).begin(), 10, want_g.begin());
+  EXPECT_EQ(read_at(*vol, g, 0, 8192), want_g);
   ASSERT_EQ(vol->close(), Status::Ok);
   auto again = reopen(opts);
   ASSERT_TRUE(again);
-  EXPECT_EQ(read_at(*again, g, 0, 8192), pattern(8192, 2));
+  EXPECT_EQ(read_at(*again, g, 0, 8192), want_g);
+}
+
+// A write to blocks of a group being written lands in the next group: a crash after the
+// first group leaves the file as it was sealed (older content, older size), a crash after the
+// next one leaves the newer content and size; never the new blocks under the old size. The
+// write is one UNSTABLE WRITE (no journal here) that rewrites the 8 blocks the group holds and
+// adds a ninth, so a group that wrote the writer's bytes shows a state no call ever left.
+void write_during_flight_then_crash(bool flush_the_next_group) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto gate = std::make_shared<HoldingGate>();
+  opts.write_gate = gate;
+  const std::vector<uint8_t> older = pattern(8 * 4096, 21), newer = pattern(9 * 4096, 22);
+  InodeId f;
+  {
+    auto vol = make_volume(opts);
+    ASSERT_TRUE(vol);
+    f = create_file(*vol, vol->root(), "f");
+    InodeId g = create_file(*vol, vol->root(), "g");
+    ASSERT_EQ(write_at(*vol, f, 0, older, Stability::Unstable), Status::Ok);
+    gate->close();
+    std::thread sealer([&] { EXPECT_EQ(write_at(*vol, g, 0, pattern(4096, 2)), Status::Ok); });
+    ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
+    // The group in flight holds f's 8 blocks and its size; rewrite them all, and grow f.
+    EXPECT_EQ(try_write(*vol, f, 0, newer), std::optional<Status>(Status::Ok));
+    gate->open();
+    sealer.join();
+    EXPECT_EQ(read_at(*vol, f, 0, uint32_t(newer.size())), newer);
+    if (flush_the_next_group) {
+      uint64_t durable = 0;
+      ASSERT_EQ(vol->flush(&durable), Status::Ok);
+    }
+    vol->abandon();  // a crash: nothing more reaches the device, no checkpoint
+  }
+  auto vol = reopen(opts);
+  ASSERT_TRUE(vol);
+  const uint64_t size = getattr(*vol, f).size;
+  const std::vector<uint8_t> got = read_at(*vol, f, 0, uint32_t(newer.size()));
+  if (flush_the_next_group) {
+    EXPECT_EQ(size, newer.size());
+    EXPECT_TRUE(got == newer) << "the write made during the flight is not in the next group";
+  } else {
+    EXPECT_EQ(size, older.size());
+    EXPECT_TRUE(got == older) << "the group in flight wrote bytes changed after it was sealed";
+  }
+}
+
+TEST(LfsWritePath, AWriteDuringAFlightIsNotInTheGroupInFlight) {
+  write_during_flight_then_crash(false);
+}
+TEST(LfsWritePath, AWriteDuringAFlightLandsInTheNextGroup) {
+  write_during_flight_then_crash(true);
+}
+
+// abandon() promises that nothing more reaches the device (another node may own it next):
+// it waits for a group another thread is writing with the lock released.
+TEST(LfsWritePath, AbandonWaitsForTheGroupInFlight) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  auto gate = std::make_shared<HoldingGate>();
+  opts.write_gate = gate;
+  auto vol = make_volume(opts);
+  ASSERT_TRUE(vol);
+  InodeId g = create_file(*vol, vol->root(), "g");
+  gate->close();
+  std::thread writer([&] { (void)write_at(*vol, g, 0, pattern(4096, 2)); });
+  ASSERT_TRUE(gate->wait_for_writer(std::chrono::seconds(10)));
+  std::atomic<bool> abandoned{false};
+  std::thread abandoner([&] {
+    vol->abandon();
+    abandoned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(abandoned.load()) << "abandon() returned while a group was still being written";
+  gate->open();
+  writer.join();
+  abandoner.join();
+  EXPECT_TRUE(abandoned.load());
 }
 
 TEST(LfsWritePath, WritersPastTheHardMarkLeaveTheFlushToTheBackgroundThread) {
