@@ -8,7 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libnfs-dev libnfs-utils
   nfs-ganesha nfs-ganesha-vfs
-  tshark gnuplot-nox iperf3
+  tshark gnuplot-nox iperf3 iproute2 nftables
   clang libclang-rt-14-dev
   prometheus-cpp-dev libcivetweb-dev
   libcurl4-openssl-dev nlohmann-json3-dev etcd-server etcd-client
