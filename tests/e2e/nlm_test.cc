@@ -390,6 +390,41 @@ class NlmPairTest : public ::testing::Test {
     }
   }
 
+  // Whether `client` is on `volume`'s list of lock clients in the shared folder, for whoever
+  // takes the volume over.
+  bool listed_for_takeover(const std::string& volume, const std::string& client) const {
+    std::ifstream list(dir_ + "/san/nsm/" + volume + ".clients");
+    std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
+    return text.find(client) != std::string::npos;
+  }
+
+  void kill_node_a() {
+    std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
+    pid_t pid = 0;
+    pidfile >> pid;
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+  }
+
+  // After a's death: LOCK `fh` [off, off+1) as `client` through `port` until the node that
+  // took the volume over answers, which must be the grace refusal (bounded: 60 s).
+  static void expect_grace_after_takeover(uint16_t port, const std::string& client, const Fh& fh,
+                                          uint64_t off) {
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    uint32_t st = kFailed;
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {
+        LockClient c(port, client);
+        c.quiet_ = true;
+        st = c.lock(fh, true, off, 1);
+        if (st == kGrace) break;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  }
+
   std::string dir_;
 };
 
@@ -408,32 +443,12 @@ TEST_F(NlmPairTest, LocksAreReclaimedAtTheNodeThatTookTheVolumeOver) {
     EXPECT_EQ(b.lock(f0, true, 0, 1), kDenied);
     EXPECT_EQ(b.lock(f1, true, 0, 100), kGranted);
   }
-  // client-a is on v0's list in the shared folder, for whoever takes v0 over.
-  std::ifstream list(dir_ + "/san/nsm/v0.clients");
-  std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("client-a"), std::string::npos) << text;
+  EXPECT_TRUE(listed_for_takeover("v0", "client-a"));
 
-  std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
-  pid_t pid = 0;
-  pidfile >> pid;
-  ASSERT_GT(pid, 0);
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-
+  ASSERT_NO_FATAL_FAILURE(kill_node_a());
   // b takes v0 and a's address over (lease expiry, a few seconds); v0 then starts its grace
   // period at b: the first answer on a's address for v0 is the grace refusal.
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  uint32_t st = kFailed;
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      LockClient b(2049, "client-b");
-      b.quiet_ = true;
-      st = b.lock(f0, true, 50, 10);
-      if (st == kGrace) break;
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  ASSERT_NO_FATAL_FAILURE(expect_grace_after_takeover(2049, "client-b", f0, 50));
   LockClient a(2049, "client-a");
   LockClient b(2049, "client-b");
   EXPECT_EQ(a.lock(f0, true, 0, 100, false, /*reclaim=*/true), kGranted);
@@ -512,29 +527,11 @@ TEST_F(NlmForwardTest, ALockThroughEitherNodeIsHeldByTheOwnerAndSurvivesItsFailu
   EXPECT_EQ(x.lock(f0, true, 15, 1), kDenied);  // y holds it now, at a
 
   // y is on v0's list (at its own address) for whoever takes v0 over.
-  std::ifstream list(dir_ + "/san/nsm/v0.clients");
-  std::string text((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("client-y"), std::string::npos) << text;
+  EXPECT_TRUE(listed_for_takeover("v0", "client-y"));
 
-  std::ifstream pidfile(dir_ + "/a/data/nasd.pid");
-  pid_t pid = 0;
-  pidfile >> pid;
-  ASSERT_GT(pid, 0);
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_NO_FATAL_FAILURE(kill_node_a());
   // b takes v0 over: its grace period, and SM_NOTIFY to y's status monitor.
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  uint32_t st = kFailed;
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      LockClient probe(2149, "probe");
-      probe.quiet_ = true;
-      st = probe.lock(f0, true, 500, 1);
-      if (st == kGrace) break;
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_EQ(st, kGrace) << "v0 at b never answered NLM4_DENIED_GRACE_PERIOD";
+  ASSERT_NO_FATAL_FAILURE(expect_grace_after_takeover(2149, "probe", f0, 500));
   ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.notified.empty(); }, 20s))
       << "no SM_NOTIFY after the takeover";
   LockClient y2(2149, "client-y");
