@@ -1,6 +1,6 @@
 // The fault drill: verifying clients on every node, one fault at a time from a schedule, and
 // after each fault: the cluster healed (every volume back on its home node, failback where
-// needed), every client paused and its acknowledged state read back through every node, the
+// needed, every NVRAM mirror connected again: one fault at a time), every client paused and its acknowledged state read back through every node, the
 // serving logs checked for two nodes serving one volume at once. A report per fault (takeover
 // time, longest client stall, acknowledged operations checked and lost), a CSV of the faults, a
 // CSV and an SVG plot of the clients' ops/s over time.
