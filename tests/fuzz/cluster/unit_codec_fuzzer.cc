@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,7 +22,13 @@ using namespace nasd::scaleout;
 NodeUnits* scratch_node() {
   static std::unique_ptr<NodeUnits> node = [] {
     char tmpl[] = "/tmp/nasd-unit-fuzz-XXXXXX";
-    std::string dir = mkdtemp(tmpl) ? tmpl : "/tmp/nasd-unit-fuzz";
+    static std::string dir = mkdtemp(tmpl) ? tmpl : "/tmp/nasd-unit-fuzz";
+    // Registered before the node is made, so it runs after the node is closed: each run of
+    // the fuzzer leaves no drive behind in /tmp.
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
     std::unique_ptr<NodeUnits> n;
     std::string err;
     if (!NodeUnits::open(dir, 1, 1, 4, &n, &err)) std::abort();

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ using namespace nasd;
 
 std::string region_path() {
   static const std::string path = "/tmp/nasd-mirror-fuzz-" + std::to_string(::getpid()) + ".img";
+  // The last input's region goes when the fuzzer exits: a run leaves nothing in /tmp.
+  static const bool cleaned_at_exit = std::atexit([] { ::unlink(region_path().c_str()); }) == 0;
+  (void)cleaned_at_exit;
   return path;
 }
 
