@@ -1,41 +1,11 @@
 #include "cluster/nlm_forwarding.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
-#include <cstring>
-
 #include "cluster/interconnect/nlm_call_codec.h"
 #include "server/nfs/mount/mount_service.h"
+#include "util/net.h"
 
 namespace nasd::cluster {
 namespace {
-
-uint16_t peer_port(const sockaddr_storage& peer) {
-  if (peer.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(peer).sin_port);
-  if (peer.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(peer).sin6_port);
-  return 0;
-}
-
-// The client's address as a socket address; false when `host` is not a numeric address.
-bool to_sockaddr(const std::string& host, uint16_t port, sockaddr_storage* out, socklen_t* len) {
-  std::memset(out, 0, sizeof *out);
-  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    *len = sizeof *v4;
-    return true;
-  }
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
-  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    *len = sizeof *v6;
-    return true;
-  }
-  return false;
-}
 
 class NoFurther : public nlm::LockForwarder {
  public:
@@ -75,7 +45,7 @@ std::optional<rpc::AcceptStat> NlmForwarding::forward(uint32_t volume, const rpc
   request.volume = volume;
   request.proc = call.proc;
   request.client_host = nfs::peer_host(call.peer);
-  request.client_port = peer_port(call.peer);
+  request.client_port = util::socket_address_of(call.peer, call.peer_len).port();
   request.args.assign(args.begin(), args.end());
   std::vector<uint8_t> payload;
   if (!interconnect::encode_nlm_call(request, &payload)) return std::nullopt;
@@ -133,10 +103,14 @@ std::vector<uint8_t> NlmForwarding::answer(std::span<const uint8_t> payload) {
   rpc::CallContext context;
   context.prog = nlm::kNlmProgram;
   context.vers = nlm::kNlmVersion;
+  util::SocketAddress client;
+  std::string not_numeric;
   if (!service_ || !interconnect::decode_nlm_call(payload, &call) ||
-      !to_sockaddr(call.client_host, call.client_port, &context.peer, &context.peer_len)) {
+      !util::parse_socket_address(call.client_host, call.client_port, &client, &not_numeric)) {
     reply.accept = static_cast<uint32_t>(rpc::AcceptStat::GarbageArgs);
   } else {
+    context.peer = client.storage;
+    context.peer_len = client.length;
     context.proc = call.proc;
     rpc::DispatchResult r = service_->dispatch(context, call.args, &reply.results);
     reply.accept = static_cast<uint32_t>(r.accept);

@@ -30,7 +30,9 @@ void store_u64(uint64_t& field, uint64_t value) {
   std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
 }
 
-uint64_t load_u64(uint64_t& field) { return std::atomic_ref<uint64_t>(field).load(std::memory_order_acquire); }
+uint64_t load_u64(const uint64_t& field) {
+  return std::atomic_ref<const uint64_t>(field).load(std::memory_order_acquire);
+}
 
 // A walk of store_bounds costs two stores per lap of the log it crosses. A position the primary
 // names is bounded only by 2^62, so a far one (a primary that ran long without this mirror, or
@@ -39,7 +41,7 @@ uint64_t load_u64(uint64_t& field) { return std::atomic_ref<uint64_t>(field).loa
 constexpr uint64_t kMaxWalkLaps = 64;
 
 bool walk_is_short(const RegionHeader& h, uint64_t log_size, uint64_t head) {
-  const uint64_t from = std::atomic_ref<const uint64_t>(h.tail).load(std::memory_order_acquire);
+  const uint64_t from = load_u64(h.tail);
   const uint64_t distance = head > from ? head - from : from - head;
   return distance / log_size <= kMaxWalkLaps;
 }
@@ -340,16 +342,16 @@ std::string MirrorServer::handle_hello(const MirrorHello& hello, uint64_t* resum
     tail_ = std::min(tail_, hello.tail);  // beyond its tail the primary will write anew
   }
   persisted_ = tail_;
-  set_bounds();
+  set_bounds(tail_);
   region_->persist_header();
   *resume = tail_;
   return "";
 }
 
-void MirrorServer::set_bounds() {
+void MirrorServer::set_bounds(uint64_t tail) {
   RegionHeader& h = *region_->header();
   if (walk_is_short(h, region_->log_size(), head_)) {
-    store_bounds(h, region_->log_size(), head_, tail_);
+    store_bounds(h, region_->log_size(), head_, tail);
     return;
   }
   // Only reached when nothing held is still wanted (head_ is laps beyond the stored tail, or
@@ -413,12 +415,7 @@ std::string MirrorServer::handle_trim(uint64_t head) {
   if (head > tail_) tail_ = persisted_ = head;  // the primary moved past what we hold
   head_ = head;
   // The stored tail is the last acknowledged one and may lag tail_: never store a head past it.
-  if (!walk_is_short(*region_->header(), region_->log_size(), head_)) {
-    set_bounds();  // nothing we hold is below the new head: start afresh there
-  } else {
-    store_bounds(*region_->header(), region_->log_size(), head_,
-                 std::max(head_, load_u64(region_->header()->tail)));
-  }
+  set_bounds(std::max(head_, load_u64(region_->header()->tail)));
   region_->persist_header();
   return "";
 }

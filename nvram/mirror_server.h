@@ -88,9 +88,10 @@ class MirrorServer {
   std::string handle_hello(const MirrorHello& hello, uint64_t* resume);
   std::string handle_records(const std::vector<uint8_t>& body);
   std::string handle_trim(uint64_t head);
-  // Stores [head_, tail_) in the image's header, or, when head_ is too far from what it holds
-  // to walk there, makes the image afresh, empty at head_ (tail_ = head_). Under mu_.
-  void set_bounds();
+  // Stores [head_, tail) in the image's header, or, when head_ is too far from what it holds
+  // to walk there, makes the image afresh, empty at head_ (tail_ = head_: nothing it held is
+  // still wanted). Under mu_.
+  void set_bounds(uint64_t tail);
   bool persist_and_ack(int fd, link::FrameSealer* sealer);
   void reap_finished();
   void refuse(const std::string& why);
