@@ -99,9 +99,9 @@ const char* unit_status_name(UnitStatus s) {
 }
 
 DriveStore::DriveStore(std::string path, DriveIdentity id, int fd)
-    : path_(std::move(path)), id_(id), fd_(fd), file_(std::make_shared<const OpenFile>(fd)) {
+    : path_(std::move(path)), id_(id), file_(std::make_shared<const OpenFile>(fd)) {
   struct stat st {};
-  if (::fstat(fd_, &st) == 0) {
+  if (::fstat(fd, &st) == 0) {
     dev_ = st.st_dev;
     ino_ = st.st_ino;
   }
@@ -150,7 +150,7 @@ UnitStatus DriveStore::open(const std::string& path, const DriveIdentity& id, bo
 
 UnitStatus DriveStore::scan(std::string* error) {
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
+  if (::fstat(file_->fd, &st) != 0) {
     *error = path_ + ": " + std::strerror(errno);
     return UnitStatus::IoError;
   }
@@ -159,7 +159,7 @@ UnitStatus DriveStore::scan(std::string* error) {
   uint8_t h[kUnitRecordHeaderBytes];
   std::vector<uint8_t> payload;
   while (at + kUnitRecordHeaderBytes <= size) {
-    if (!pread_all(fd_, h, sizeof h, at)) break;
+    if (!pread_all(file_->fd, h, sizeof h, at)) break;
     if (get_le<uint32_t>(h) != kRecordMagic || get_le<uint32_t>(h + 44) != crc(h, 44)) break;
     const uint8_t kind = h[4];
     const uint32_t len = get_le<uint32_t>(h + 36);
@@ -187,7 +187,7 @@ UnitStatus DriveStore::scan(std::string* error) {
       live_ += len;
     }
   }
-  if (at < size && ::ftruncate(fd_, static_cast<off_t>(at)) != 0) {
+  if (at < size && ::ftruncate(file_->fd, static_cast<off_t>(at)) != 0) {
     *error = path_ + ": cannot cut the torn tail: " + std::strerror(errno);
     return UnitStatus::IoError;
   }
@@ -202,7 +202,7 @@ UnitStatus DriveStore::append(uint8_t kind, const UnitKey& key, const uint8_t* d
   encode_record_header(kind, key, len, *data_crc, buf.data());
   if (len) std::memcpy(buf.data() + kUnitRecordHeaderBytes, data, len);
   const uint64_t at = end_;
-  if (!pwrite_all(fd_, buf.data(), buf.size(), at)) {
+  if (!pwrite_all(file_->fd, buf.data(), buf.size(), at)) {
     // Nothing after `at` is trusted: a later append overwrites it, and a scan stops there.
     return UnitStatus::IoError;
   }
@@ -315,8 +315,8 @@ bool DriveStore::check_alive(int64_t at_most_every_ms) {
   uint8_t h[28];
   std::vector<uint8_t> want(kDriveHeaderBytes);
   encode_drive_header(id_, want.data());
-  if (::fstat(fd_, &fst) != 0 || fst.st_nlink == 0 || ::stat(path_.c_str(), &pst) != 0 ||
-      pst.st_dev != dev_ || pst.st_ino != ino_ || !pread_all(fd_, h, sizeof h, 0) ||
+  if (::fstat(file_->fd, &fst) != 0 || fst.st_nlink == 0 || ::stat(path_.c_str(), &pst) != 0 ||
+      pst.st_dev != dev_ || pst.st_ino != ino_ || !pread_all(file_->fd, h, sizeof h, 0) ||
       std::memcmp(h, want.data(), sizeof h) != 0) {
     failed_ = true;
   }
@@ -397,7 +397,7 @@ UnitStatus DriveStore::compact(uint64_t max_bytes_per_sec) {
   }
   for (const auto& [k, e] : index_) {
     auto was = snap.find(k);
-    if (was == snap.end() || was->second.offset != e.offset) copy(fd_, k, e);  // put since
+    if (was == snap.end() || was->second.offset != e.offset) copy(file_->fd, k, e);  // put since
   }
   for (const auto& [k, e] : snap) {
     if (index_.count(k)) continue;
@@ -423,9 +423,8 @@ UnitStatus DriveStore::compact(uint64_t max_bytes_per_sec) {
     ::close(dfd);
   }
   file_ = fresh;
-  fd_ = fd;
   struct stat st {};
-  if (::fstat(fd_, &st) == 0) {
+  if (::fstat(file_->fd, &st) == 0) {
     dev_ = st.st_dev;
     ino_ = st.st_ino;
   }

@@ -117,7 +117,6 @@ class DriveStore {
   const DriveIdentity id_;
   mutable std::mutex mu_;
   std::mutex compact_mu_;  // one compaction at a time
-  int fd_;                 // file_->fd, for the calls that hold mu_ throughout
   std::shared_ptr<const OpenFile> file_;
   uint64_t dev_ = 0, ino_ = 0;
   bool failed_ = false;
