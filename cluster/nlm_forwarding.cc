@@ -46,6 +46,9 @@ std::optional<rpc::AcceptStat> NlmForwarding::forward(uint32_t volume, const rpc
   request.proc = call.proc;
   request.client_host = nfs::peer_host(call.peer);
   request.client_port = util::socket_address_of(call.peer, call.peer_len).port();
+  // Where the owner's callbacks to this client must come from (a wildcard listener: anywhere).
+  if (call.local_len) request.server_host = nfs::peer_host(call.local);
+  if (request.server_host == "0.0.0.0" || request.server_host == "::") request.server_host.clear();
   request.args.assign(args.begin(), args.end());
   std::vector<uint8_t> payload;
   if (!interconnect::encode_nlm_call(request, &payload)) return std::nullopt;
@@ -94,10 +97,11 @@ void NlmForwarding::handle_call(interconnect::IncomingRequest request) {
 void NlmForwarding::run_call(const interconnect::IncomingRequest& request) {
   interconnect::LinkSession::Call running = request.begin();
   if (!running) return;  // fenced: the forwarder gave up on this call, which must never run
-  request.responder.reply(answer(request.payload));
+  request.responder.reply(answer(request.payload, request.peer_node));
 }
 
-std::vector<uint8_t> NlmForwarding::answer(std::span<const uint8_t> payload) {
+std::vector<uint8_t> NlmForwarding::answer(std::span<const uint8_t> payload,
+                                           const std::string& from_node) {
   interconnect::NlmCallRequest call;
   interconnect::NlmCallReply reply;
   rpc::CallContext context;
@@ -112,6 +116,8 @@ std::vector<uint8_t> NlmForwarding::answer(std::span<const uint8_t> payload) {
     context.peer = client.storage;
     context.peer_len = client.length;
     context.proc = call.proc;
+    context.callback_relay = from_node;
+    context.callback_from = call.server_host;
     rpc::DispatchResult r = service_->dispatch(context, call.args, &reply.results);
     reply.accept = static_cast<uint32_t>(r.accept);
     if (reply.results.size() > interconnect::kMaxNlmBody) {
@@ -133,6 +139,63 @@ void NlmForwarding::take_reboot_notice(std::span<const uint8_t> payload) {
 void NlmForwarding::handle_reboot(interconnect::IncomingRequest request) {
   take_reboot_notice(request.payload);
   request.responder.reply({});
+}
+
+nlm::CallbackAnswer NlmForwarding::relay(const nlm::CallbackCall& call,
+                                         std::chrono::milliseconds timeout) {
+  if (call.route.relay == local_node_) return nlm::CallbackSender::call_direct(call, timeout);
+  std::shared_ptr<interconnect::CallChannel> channel = links_.channel(call.route.relay);
+  if (!channel) return std::nullopt;  // the node is down: retried, and given up in the end
+  interconnect::NlmCallbackRequest request;
+  request.host = call.route.host;
+  request.from = call.route.from;
+  request.prog = call.prog;
+  request.vers = call.vers;
+  request.proc = call.proc;
+  request.wants_status = call.wants_status;
+  request.timeout_ms = static_cast<uint32_t>(
+      std::min<int64_t>(timeout.count(), interconnect::kMaxCallbackTimeoutMs));
+  request.args = call.args;
+  std::vector<uint8_t> payload;
+  if (!interconnect::encode_nlm_callback(request, &payload)) return std::nullopt;
+  // The relay's own attempt may take the whole timeout (the portmapper lookup and the call),
+  // and the link its round trip on top.
+  interconnect::CallOutcome outcome = channel->call(interconnect::MessageType::NlmCallback,
+                                                    std::move(payload), timeout + timeout_);
+  interconnect::NlmCallbackReply reply;
+  if (!outcome.ok() || !interconnect::decode_nlm_callback_reply(outcome.payload, &reply) ||
+      !reply.answered)
+    return std::nullopt;
+  return reply.status;
+}
+
+std::vector<uint8_t> NlmForwarding::make_callback(std::span<const uint8_t> payload) {
+  interconnect::NlmCallbackRequest request;
+  interconnect::NlmCallbackReply reply;
+  // Only calls to a client's lock manager: the cluster key lets a peer ask for nothing else.
+  if (interconnect::decode_nlm_callback(payload, &request) && request.prog == nlm::kNlmProgram &&
+      request.vers == nlm::kNlmVersion) {
+    nlm::CallbackCall call = nlm::callback_to({request.host, request.from, ""}, request.prog,
+                                              request.vers, request.proc);
+    call.wants_status = request.wants_status;
+    call.args = std::move(request.args);
+    nlm::CallbackAnswer answer =
+        nlm::CallbackSender::call_direct(call, std::chrono::milliseconds(request.timeout_ms));
+    reply.answered = answer.has_value();
+    reply.status = answer.value_or(0);
+  }
+  std::vector<uint8_t> out;
+  interconnect::encode_nlm_callback_reply(reply, &out);
+  return out;
+}
+
+void NlmForwarding::handle_callback(interconnect::IncomingRequest request) {
+  auto shared = std::make_shared<interconnect::IncomingRequest>(std::move(request));
+  if (!pool_.submit([this, shared] { shared->responder.reply(make_callback(shared->payload)); })) {
+    std::vector<uint8_t> out;
+    interconnect::encode_nlm_callback_reply({}, &out);  // not made: the owner retries
+    shared->responder.reply(out);
+  }
 }
 
 }  // namespace nasd::cluster

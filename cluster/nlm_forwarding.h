@@ -14,6 +14,11 @@
 //   is answered where it lands or refused, never bounced between nodes with different views of
 //   who owns the volume (if the volume left meanwhile: NLM4_DENIED_GRACE_PERIOD, and the client
 //   retries).
+// - Callbacks (nlm::CallbackRelay): the owner's calls back to a client that called another node
+//   (GRANTED, the _RES replies) go to that node (MessageType::NlmCallback), which makes them from
+//   the address the client called, on the same pool: a client accepts a GRANTED only from the
+//   server it asked (server/nlm/callback_call.h). The route names the node, so it stays right
+//   when the volume moves on; a route naming this node is made here.
 //
 // Trust: the caller's address a forwarded call names is believed because only a holder of the
 // cluster key can send it, and the forwarding node checked the client against the volume's
@@ -29,6 +34,7 @@
 
 #include "cluster/interconnect/call_channel.h"
 #include "cluster/interconnect/interconnect_server.h"
+#include "server/nlm/callback_call.h"
 #include "server/nlm/lock_forwarder.h"
 #include "server/nlm/lock_state.h"
 #include "server/nlm/nlm_service.h"
@@ -36,7 +42,7 @@
 
 namespace nasd::cluster {
 
-class NlmForwarding : public nlm::LockForwarder {
+class NlmForwarding : public nlm::LockForwarder, public nlm::CallbackRelay {
  public:
   struct Links {
     // Which node serves the volume now (nullopt or "": nobody).
@@ -51,16 +57,21 @@ class NlmForwarding : public nlm::LockForwarder {
                                          std::span<const uint8_t> args,
                                          std::vector<uint8_t>* results) override;
   void client_rebooted(const std::string& host, const std::string& from_address) override;
+  nlm::CallbackAnswer relay(const nlm::CallbackCall& call,
+                            std::chrono::milliseconds timeout) override;
 
   // The owning end: `service` runs forwarded calls (built without a forwarder of its own, see
   // no_further()), `state` takes reboot notices. Call before the handlers are used.
   void serve(std::shared_ptr<nlm::NlmService> service, std::shared_ptr<nlm::LockState> state);
   void handle_call(interconnect::IncomingRequest request);
   void handle_reboot(interconnect::IncomingRequest request);
-  // What the handlers do, without the link: the reply payload to an NlmCall payload, and a
-  // reboot notice taken (also for tests).
-  std::vector<uint8_t> answer(std::span<const uint8_t> payload);
+  void handle_callback(interconnect::IncomingRequest request);
+  // What the handlers do, without the link: the reply payload to an NlmCall payload from node
+  // `from_node`, a reboot notice taken, and the reply to an NlmCallback payload (also for
+  // tests).
+  std::vector<uint8_t> answer(std::span<const uint8_t> payload, const std::string& from_node);
   void take_reboot_notice(std::span<const uint8_t> payload);
+  std::vector<uint8_t> make_callback(std::span<const uint8_t> payload);
   // Ends the owning end's pool (queued calls are dropped: their forwarders time out).
   void stop();
 

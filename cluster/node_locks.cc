@@ -50,6 +50,10 @@ std::vector<std::shared_ptr<rpc::Service>> Node::make_lock_services(
   deployment_->set_interconnect_handler(
       interconnect::MessageType::NlmCall,
       [f = lock_forwarding_](interconnect::IncomingRequest r) { f->handle_call(std::move(r)); });
+  locks_->callbacks().set_relay(lock_forwarding_);
+  deployment_->set_interconnect_handler(
+      interconnect::MessageType::NlmCallback,
+      [f = lock_forwarding_](interconnect::IncomingRequest r) { f->handle_callback(std::move(r)); });
   deployment_->set_interconnect_handler(
       interconnect::MessageType::NlmClientRebooted,
       [f = lock_forwarding_](interconnect::IncomingRequest r) { f->handle_reboot(std::move(r)); });

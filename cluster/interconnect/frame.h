@@ -38,6 +38,7 @@ enum class MessageType : uint16_t {
   IfsReadLayout = 41, // where a READ's bytes of the scale-out volume are (cluster/scaleout/read_layout.h)
   NlmCall = 42,       // an NLM call for a volume the receiver serves (nlm_call_codec.h)
   NlmClientRebooted = 43,  // a client's SM_NOTIFY or FREE_ALL, passed on (nlm_call_codec.h)
+  NlmCallback = 44,   // a call back to a client, made from the node it called (nlm_call_codec.h)
 };
 
 struct FrameHeader {

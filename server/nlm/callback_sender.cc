@@ -1,8 +1,68 @@
 #include "server/nlm/callback_sender.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+
+#include "server/nlm/xdr/nlm4_prot.h"
+#include "util/net.h"
 
 namespace nasd::nlm {
+namespace {
+
+// Writes arguments that are already XDR-encoded as they are (their length is a multiple of
+// four, so no padding is added).
+bool_t put_encoded(XDR* xdrs, void* p) {
+  auto* args = static_cast<std::vector<uint8_t>*>(p);
+  return xdr_opaque(xdrs, reinterpret_cast<char*>(args->data()), static_cast<u_int>(args->size()));
+}
+
+xdrproc_t put_encoded_proc() {
+  return reinterpret_cast<xdrproc_t>(reinterpret_cast<void (*)()>(put_encoded));
+}
+
+timeval to_timeval(std::chrono::milliseconds t) {
+  timeval tv{};
+  tv.tv_sec = t.count() / 1000;
+  tv.tv_usec = (t.count() % 1000) * 1000;
+  return tv;
+}
+
+// A UDP client of the call's service at its host. With `from`, the socket is bound to that
+// local address first, so that the call leaves from it: the service's address is looked up
+// through a client libtirpc makes (which binds its own socket), then called on ours.
+CLIENT* client_for(const CallbackCall& call, timeval tv) {
+  CLIENT* lookup = clnt_create_timed(call.route.host.c_str(), call.prog, call.vers, "udp", &tv);
+  if (!lookup || call.route.from.empty()) return lookup;
+  sockaddr_storage service{};
+  netbuf where{sizeof service, 0, &service};
+  bool found = clnt_control(lookup, CLGET_SVC_ADDR, reinterpret_cast<char*>(&where));
+  clnt_destroy(lookup);
+  util::SocketAddress local;
+  std::string not_numeric;
+  if (!found || where.len == 0 || where.len > sizeof service ||
+      !util::parse_socket_address(call.route.from, 0, &local, &not_numeric) ||
+      local.family() != service.ss_family)
+    return nullptr;
+  int fd = ::socket(local.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return nullptr;
+  if (::bind(fd, local.get(), local.length) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  netbuf to{where.len, where.len, &service};
+  CLIENT* client = clnt_dg_create(fd, &to, call.prog, call.vers, 0, 0);
+  if (!client) {
+    ::close(fd);
+    return nullptr;
+  }
+  clnt_control(client, CLSET_FD_CLOSE, nullptr);
+  return client;
+}
+
+}  // namespace
 
 CallbackSender::CallbackSender(Options options) : options_(options) {
   thread_ = std::thread([this] { run(); });
@@ -10,15 +70,19 @@ CallbackSender::CallbackSender(Options options) : options_(options) {
 
 CallbackSender::~CallbackSender() { stop(); }
 
-void CallbackSender::post(std::string host, uint32_t prog, uint32_t vers, Call call,
-                          GiveUp give_up) {
+void CallbackSender::set_relay(std::shared_ptr<CallbackRelay> relay) {
+  std::lock_guard lock(mu_);
+  relay_ = std::move(relay);
+}
+
+void CallbackSender::post(CallbackCall call, OnAnswer on_answer, GiveUp give_up) {
   std::lock_guard lock(mu_);
   if (stopping_) return;
   if (queue_.size() >= options_.max_queue) {
     failed_++;
     return;
   }
-  queue_.push_back(Job{std::move(host), prog, vers, std::move(call), std::move(give_up), 0,
+  queue_.push_back(Job{std::move(call), std::move(on_answer), std::move(give_up), 0,
                        std::chrono::steady_clock::now()});
   cv_.notify_one();
 }
@@ -43,24 +107,45 @@ uint64_t CallbackSender::failed() const {
   return failed_;
 }
 
-bool CallbackSender::attempt(Job& job) {
-  timeval tv{};
-  tv.tv_sec = options_.timeout.count() / 1000;
-  tv.tv_usec = (options_.timeout.count() % 1000) * 1000;
-  // Looks the program up through the portmapper at `host`, then calls over UDP.
-  CLIENT* client = clnt_create_timed(job.host.c_str(), job.prog, job.vers, "udp", &tv);
-  if (!client) return false;
+CallbackAnswer CallbackSender::call_direct(const CallbackCall& call,
+                                           std::chrono::milliseconds timeout) {
+  timeval tv = to_timeval(timeout);
+  CLIENT* client = client_for(call, tv);
+  if (!client) return std::nullopt;
   clnt_control(client, CLSET_TIMEOUT, reinterpret_cast<char*>(&tv));
   client->cl_auth = authunix_create_default();
-  bool done = false;
-  try {
-    done = job.call(client, tv);
-  } catch (const std::exception&) {
-    done = true;  // a job that throws is not worth repeating
+  std::vector<uint8_t> args = call.args;
+  CallbackAnswer answer;
+  if (call.wants_status) {
+    nlm4_res res{};
+    if (clnt_call(client, call.proc, put_encoded_proc(),
+                  reinterpret_cast<char*>(&args), reinterpret_cast<xdrproc_t>(xdr_nlm4_res),
+                  reinterpret_cast<char*>(&res), tv) == RPC_SUCCESS) {
+      uint32_t stat;  // the wire value: a client may send any number (see nlm_procs.cc)
+      std::memcpy(&stat, &res.stat.stat, sizeof stat);
+      xdr_free(reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&res));
+      answer = stat;
+    }
+  } else if (clnt_call(client, call.proc, put_encoded_proc(),
+                       reinterpret_cast<char*>(&args), xdr_void_proc(), nullptr,
+                       tv) == RPC_SUCCESS) {
+    answer = 0;
   }
   if (client->cl_auth) auth_destroy(client->cl_auth);
   clnt_destroy(client);
-  return done;
+  return answer;
+}
+
+bool CallbackSender::attempt(Job& job, const std::shared_ptr<CallbackRelay>& relay) {
+  CallbackAnswer answer;
+  try {
+    answer = job.call.route.relay.empty() || !relay ? call_direct(job.call, options_.timeout)
+                                              : relay->relay(job.call, options_.timeout);
+    if (!answer) return false;
+    return !job.on_answer || job.on_answer(*answer);
+  } catch (const std::exception&) {
+    return true;  // a job that throws is not worth repeating
+  }
 }
 
 void CallbackSender::run() {
@@ -82,8 +167,9 @@ void CallbackSender::run() {
     }
     Job job = std::move(*ready);
     queue_.erase(ready);
+    std::shared_ptr<CallbackRelay> relay = relay_.lock();
     lock.unlock();
-    bool done = attempt(job);
+    bool done = attempt(job, relay);
     GiveUp give_up;
     lock.lock();
     if (done) {

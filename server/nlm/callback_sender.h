@@ -2,10 +2,12 @@
 // replies of the asynchronous _MSG procedures, and SM_NOTIFY after a restart or a takeover.
 //
 // They run on one thread of their own, never on an executor thread: a client that is down costs
-// a timeout, and the server must not stall its other clients for it. The client's service is
-// found through the portmapper at the client's address (as NLM clients register theirs), and
-// called over UDP with libtirpc. A job that fails is retried after `retry_interval`, at most
-// `attempts` times; the queue is bounded (a job beyond it is dropped and counted).
+// a timeout, and the server must not stall its other clients for it. A call is made here
+// (call_direct) or, when it names a relay, handed to the CallbackRelay (callback_call.h says
+// why). Made here, the client's service is found through the portmapper at the client's address
+// (as NLM clients register theirs) and called over UDP with libtirpc, from the local address the
+// client called when the call names one. A job that fails is retried after `retry_interval`, at
+// most `attempts` times; the queue is bounded (a job beyond it is dropped and counted).
 #pragma once
 
 #include <rpc/rpc.h>
@@ -15,9 +17,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "server/nlm/callback_call.h"
 
 namespace nasd::nlm {
 
@@ -35,16 +40,21 @@ class CallbackSender {
     std::chrono::milliseconds retry_interval{1000};
     size_t max_queue = 4096;
   };
-  // Makes the call on a ready client handle; true when the job is done (whatever the client
-  // answered), false to retry it later.
-  using Call = std::function<bool(CLIENT*, timeval timeout)>;
+  // Takes the client's answer: true when the job is done, false to retry it later (a GRANTED
+  // answered NLM4_DENIED_GRACE_PERIOD: the client restarted). No handler: any answer will do.
+  using OnAnswer = std::function<bool(uint32_t status)>;
   // Runs when a job is given up after its last attempt.
   using GiveUp = std::function<void()>;
 
   explicit CallbackSender(Options options);
   ~CallbackSender();  // stop()
 
-  void post(std::string host, uint32_t prog, uint32_t vers, Call call, GiveUp give_up = {});
+  // Where calls that name a relay go; without one they are made here. Held weakly: the relay
+  // (the cluster's NLM forwarding) holds the lock state that holds this sender.
+  void set_relay(std::shared_ptr<CallbackRelay> relay);
+  void post(CallbackCall call, OnAnswer on_answer = {}, GiveUp give_up = {});
+  // Makes `call` here, once, within `timeout`, ignoring its relay.
+  static CallbackAnswer call_direct(const CallbackCall& call, std::chrono::milliseconds timeout);
   // Drops what is queued and joins the thread. Idempotent.
   void stop();
 
@@ -53,21 +63,21 @@ class CallbackSender {
 
  private:
   struct Job {
-    std::string host;
-    uint32_t prog, vers;
-    Call call;
+    CallbackCall call;
+    OnAnswer on_answer;
     GiveUp give_up;
     uint32_t attempt = 0;
     std::chrono::steady_clock::time_point not_before;
   };
   void run();
-  bool attempt(Job& job);
+  bool attempt(Job& job, const std::shared_ptr<CallbackRelay>& relay);
 
   const Options options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
   bool stopping_ = false;
+  std::weak_ptr<CallbackRelay> relay_;
   uint64_t sent_ = 0, failed_ = 0;
   std::thread thread_;
 };

@@ -81,12 +81,12 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   } else if (queued != state.waiters.end()) {
     queued->fh = request.fh;
     queued->cookie = request.cookie;  // a retransmission: same place, latest cookie
-    queued->callback_host = request.callback_host;
+    queued->callback = request.callback;
     result = LockStatus::Blocked;
   } else if (entries_ + 1 > max_entries_) {
     result = LockStatus::NoLocks;
   } else {
-    state.waiters.push_back(Waiter{want, request.fh, request.cookie, request.callback_host});
+    state.waiters.push_back(Waiter{want, request.fh, request.cookie, request.callback});
     result = LockStatus::Blocked;
   }
   entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;

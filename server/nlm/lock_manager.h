@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "server/nlm/callback_call.h"
+
 namespace nasd::nlm {
 
 // What a lock is on: a file of a volume, as the file handle names it.
@@ -75,13 +77,13 @@ struct Lock {
   ByteRange range;
 };
 
-// A blocked request. `fh`, `cookie` and `callback_host` are the caller's, carried to the
-// GRANTED callback unchanged.
+// A blocked request. `fh`, `cookie` and `callback` are the caller's, carried to the GRANTED
+// callback unchanged.
 struct Waiter {
   Lock lock;
   std::string fh;
   std::string cookie;
-  std::string callback_host;
+  CallbackRoute callback;
 };
 
 enum class ShareAccess : uint32_t { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
@@ -114,7 +116,7 @@ struct LockRequest {
   bool reclaim = false;  // a lock held before the server restarted or the volume failed over
   std::string fh;        // for a Waiter
   std::string cookie;
-  std::string callback_host;
+  CallbackRoute callback;
 };
 
 class LockManager {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "server/nfs/xdr/xdr_codec.h"
 #include "server/nlm/xdr/nlm4_prot.h"
 #include "server/nlm/xdr/sm_prot.h"
 
@@ -116,14 +117,13 @@ bool LockState::record_client(uint32_t volume, const std::string& host, const st
 void LockState::notify(const std::vector<MonitoredHost>& clients, const std::string& server_name) {
   int32_t state = monitor_->state();
   for (const MonitoredHost& h : clients) {
-    callbacks_->post(h.address, kNsmProgram, kNsmVersion, [server_name, state](CLIENT* c, timeval tv) {
-      sm_stat_chge args{};
-      args.mon_name = const_cast<char*>(server_name.c_str());
-      args.state = state;
-      return clnt_call(c, kSmNotify, reinterpret_cast<xdrproc_t>(xdr_sm_stat_chge),
-                       reinterpret_cast<char*>(&args), xdr_void_proc(),
-                       nullptr, tv) == RPC_SUCCESS;
-    });
+    // From any address: a status monitor matches SM_NOTIFY by the name it carries.
+    CallbackCall call = callback_to(CallbackRoute{h.address, "", ""}, kNsmProgram, kNsmVersion,
+                                    kSmNotify);
+    sm_stat_chge args{};
+    args.mon_name = const_cast<char*>(server_name.c_str());
+    args.state = state;
+    if (nfs::xdr::append(xdr_sm_stat_chge, args, &call.args)) callbacks_->post(std::move(call));
   }
 }
 
@@ -200,36 +200,33 @@ void LockState::send_granted(std::vector<Waiter> granted) {
       std::memcpy(cookie.data(), &n, sizeof n);
       pending_grants_[cookie] = w.lock;
     }
-    auto shared = std::make_shared<Waiter>(std::move(w));
-    auto call = [this, shared, cookie](CLIENT* c, timeval tv) {
-      const Waiter& waiter = *shared;
-      nlm4_testargs args{};
-      args.cookie.nlm4_netobj_len = static_cast<u_int>(cookie.size());
-      args.cookie.nlm4_netobj_val = const_cast<char*>(cookie.data());
-      args.exclusive = waiter.lock.exclusive;
-      args.alock.caller_name = const_cast<char*>(waiter.lock.owner.host.c_str());
-      args.alock.fh.nlm4_netobj_len = static_cast<u_int>(waiter.fh.size());
-      args.alock.fh.nlm4_netobj_val = const_cast<char*>(waiter.fh.data());
-      args.alock.oh.nlm4_netobj_len = static_cast<u_int>(waiter.lock.owner.oh.size());
-      args.alock.oh.nlm4_netobj_val = const_cast<char*>(waiter.lock.owner.oh.data());
-      args.alock.svid = waiter.lock.owner.svid;
-      args.alock.l_offset = waiter.lock.range.start;
-      args.alock.l_len = waiter.lock.range.nlm_len();
-      nlm4_res res{};
-      if (clnt_call(c, kNlmGranted, reinterpret_cast<xdrproc_t>(xdr_nlm4_testargs),
-                    reinterpret_cast<char*>(&args), reinterpret_cast<xdrproc_t>(xdr_nlm4_res),
-                    reinterpret_cast<char*>(&res), tv) != RPC_SUCCESS)
-        return false;
-      uint32_t stat;  // the wire value: a client may send any number (see nlm_procs.cc)
-      std::memcpy(&stat, &res.stat.stat, sizeof stat);
-      xdr_free(reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&res));
+    nlm4_testargs args{};
+    args.cookie.nlm4_netobj_len = static_cast<u_int>(cookie.size());
+    args.cookie.nlm4_netobj_val = cookie.data();
+    args.exclusive = w.lock.exclusive;
+    args.alock.caller_name = w.lock.owner.host.data();
+    args.alock.fh.nlm4_netobj_len = static_cast<u_int>(w.fh.size());
+    args.alock.fh.nlm4_netobj_val = w.fh.data();
+    args.alock.oh.nlm4_netobj_len = static_cast<u_int>(w.lock.owner.oh.size());
+    args.alock.oh.nlm4_netobj_val = w.lock.owner.oh.data();
+    args.alock.svid = w.lock.owner.svid;
+    args.alock.l_offset = w.lock.range.start;
+    args.alock.l_len = w.lock.range.nlm_len();
+    CallbackCall call = callback_to(w.callback, kNlmProgram, kNlmVersion, kNlmGranted);
+    call.wants_status = true;
+    if (!nfs::xdr::append(xdr_nlm4_testargs, args, &call.args)) {
+      std::lock_guard lock(mu_);
+      pending_grants_.erase(cookie);
+      continue;
+    }
+    auto on_answer = [this, cookie](uint32_t stat) {
       if (stat == NLM4_DENIED_GRACE_PERIOD) return false;  // the client restarted: later
       granted_result(cookie, stat == NLM4_GRANTED);
       return true;
     };
     // A client that never answers keeps the lock: it retransmits its blocked LOCK (and is told
     // GRANTED), or its status monitor's SM_NOTIFY frees it after a reboot.
-    callbacks_->post(shared->callback_host, kNlmProgram, kNlmVersion, call, [this, cookie] {
+    callbacks_->post(std::move(call), on_answer, [this, cookie] {
       std::lock_guard lock(mu_);
       pending_grants_.erase(cookie);
     });

@@ -64,16 +64,13 @@ LockOwner owner_of(const nlm4_lock& l) {
 }
 
 // Sends a _RES call with an nlm4_res body back to the caller's lock manager.
-void post_res(LockState& state, const std::string& host, uint32_t proc, std::string cookie,
+void post_res(LockState& state, CallbackRoute to, uint32_t proc, const std::string& cookie,
               nlm4_stats stat) {
-  state.callbacks().post(host, kNlmProgram, kNlmVersion, [proc, cookie, stat](CLIENT* c, timeval tv) {
-    nlm4_res res{};
-    res.cookie = netobj(cookie);
-    res.stat.stat = stat;
-    return clnt_call(c, proc, reinterpret_cast<xdrproc_t>(xdr_nlm4_res),
-                     reinterpret_cast<char*>(&res), xdr_void_proc(),
-                     nullptr, tv) == RPC_SUCCESS;
-  });
+  CallbackCall call = callback_to(std::move(to), kNlmProgram, kNlmVersion, proc);
+  nlm4_res res{};
+  res.cookie = netobj(cookie);
+  res.stat.stat = stat;
+  if (xdr::append(xdr_nlm4_res, res, &call.args)) state.callbacks().post(std::move(call));
 }
 
 // Thrown by resolve() when the call's volume is served by another node and a forwarder can
@@ -93,6 +90,14 @@ struct NlmService::Procs {
   bool owner_unreachable = false;  // the forwarder could not ask the owner: grace, retry
 
   std::string peer() const { return nfs::peer_host(call.peer); }
+  // Where this caller's callbacks go: back through whoever received its call (a relay when
+  // another node forwarded it here), from the address it called (callback_call.h says why).
+  CallbackRoute route() const {
+    std::string from = call.local_len ? nfs::peer_host(call.local) : "";
+    if (from == "0.0.0.0" || from == "::") from.clear();  // a wildcard listener: any address
+    if (!call.callback_relay.empty()) from = call.callback_from;
+    return CallbackRoute{peer(), from, call.callback_relay};
+  }
 
   // The file a handle names, for a caller some export of its volume lists, on a volume served
   // here.
@@ -156,7 +161,7 @@ struct NlmService::Procs {
     r.reclaim = a.reclaim;
     r.fh = bytes(a.alock.fh);
     r.cookie = bytes(a.cookie);
-    r.callback_host = peer();
+    r.callback = route();
     // An NM_LOCK caller runs no status monitor, but its address is recorded all the same: its
     // FREE_ALL is accepted only from there.
     return to_nlm(s.state_->lock(r, peer()));
@@ -242,40 +247,37 @@ struct NlmService::Procs {
     std::string cookie = bytes(a->cookie);
     nlm4_stats stat = res.stat.stat;
     nlm4_holder h = res.stat.nlm4_testrply_u.holder;
-    s.state_->callbacks().post(peer(), kNlmProgram, kNlmVersion,
-                               [cookie, stat, h, oh](CLIENT* c, timeval tv) {
-      nlm4_testres r{};
-      r.cookie = netobj(cookie);
-      r.stat.stat = stat;
-      if (stat == NLM4_DENIED) {
-        r.stat.nlm4_testrply_u.holder = h;
-        r.stat.nlm4_testrply_u.holder.oh = netobj(oh);
-      }
-      return clnt_call(c, kTestRes, reinterpret_cast<xdrproc_t>(xdr_nlm4_testres),
-                       reinterpret_cast<char*>(&r), xdr_void_proc(),
-                       nullptr, tv) == RPC_SUCCESS;
-    });
+    CallbackCall callback = callback_to(route(), kNlmProgram, kNlmVersion, kTestRes);
+    nlm4_testres r{};
+    r.cookie = netobj(cookie);
+    r.stat.stat = stat;
+    if (stat == NLM4_DENIED) {
+      r.stat.nlm4_testrply_u.holder = h;
+      r.stat.nlm4_testrply_u.holder.oh = netobj(oh);
+    }
+    if (xdr::append(xdr_nlm4_testres, r, &callback.args))
+      s.state_->callbacks().post(std::move(callback));
     return accepted();
   }
 
   rpc::DispatchResult lock_msg() {
     xdr::Decoded<nlm4_lockargs> a(xdr_nlm4_lockargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, peer(), kLockRes, bytes(a->cookie), lock_core(*a, true));
+    post_res(*s.state_, route(), kLockRes, bytes(a->cookie), lock_core(*a, true));
     return accepted();
   }
 
   rpc::DispatchResult cancel_msg() {
     xdr::Decoded<nlm4_cancargs> a(xdr_nlm4_cancargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, peer(), kCancelRes, bytes(a->cookie), cancel_core(*a));
+    post_res(*s.state_, route(), kCancelRes, bytes(a->cookie), cancel_core(*a));
     return accepted();
   }
 
   rpc::DispatchResult unlock_msg() {
     xdr::Decoded<nlm4_unlockargs> a(xdr_nlm4_unlockargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, peer(), kUnlockRes, bytes(a->cookie), unlock_core(*a));
+    post_res(*s.state_, route(), kUnlockRes, bytes(a->cookie), unlock_core(*a));
     return accepted();
   }
 

@@ -5,7 +5,11 @@
 namespace nasd::nlm {
 namespace {
 
-constexpr uint64_t kMagic = 0x314d4c4e4453414eull;  // "NASDNLM1", little-endian
+// "NASDNLM2", little-endian: a waiter's callback route is its address, the local address it
+// called and its relay. "NASDNLM1" tables (written before there were routes: the address only)
+// are still read.
+constexpr uint64_t kMagic = 0x324d4c4e4453414eull;
+constexpr uint64_t kMagicAddressOnly = 0x314d4c4e4453414eull;
 constexpr size_t kMaxText = 1024;  // caller_name, owner and file handles, cookies (NLM's limits)
 
 void put_file(util::ByteWriter& w, const FileId& f) {
@@ -72,7 +76,9 @@ std::vector<uint8_t> encode_handover(const VolumeHandover& h) {
     put_lock(w, x.lock);
     w.string(x.fh);
     w.string(x.cookie);
-    w.string(x.callback_host);
+    w.string(x.callback.host);
+    w.string(x.callback.from);
+    w.string(x.callback.relay);
   }
   w.u32(static_cast<uint32_t>(h.table.shares.size()));
   for (const Share& s : h.table.shares) {
@@ -102,7 +108,7 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
     *out = std::move(h);
     return true;
   };
-  if (!r.u64(&magic) || magic != kMagic)
+  if (!r.u64(&magic) || (magic != kMagic && magic != kMagicAddressOnly))
     return done(r.fail("not a lock table (magic)"));
   uint32_t n = 0;
   if (!r.u32(&h.volume) || !r.u64(&h.table.grace_left_ms)) return done(false);
@@ -116,7 +122,8 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
   for (uint32_t i = 0; i < n; ++i) {
     Waiter x;
     if (!get_lock(r, &x.lock) || !get_text(r, &x.fh) || !get_text(r, &x.cookie) ||
-        !get_text(r, &x.callback_host))
+        !get_text(r, &x.callback.host) ||
+        (magic == kMagic && (!get_text(r, &x.callback.from) || !get_text(r, &x.callback.relay))))
       return done(false);
     h.table.waiters.push_back(std::move(x));
   }

@@ -4,7 +4,8 @@
 // is left of the volume's grace period -- is held at the new owner exactly as before, with no
 // grace period and no reclaim.
 //
-// Encoding (little-endian, util/byte_io.h): the magic "NASDNLM1", the volume id, the grace left
+// Encoding (little-endian, util/byte_io.h): the magic "NASDNLM2" (or "NASDNLM1", read only:
+// before waiters carried a callback route), the volume id, the grace left
 // (ms), then counted lists of locks, waiters, shares and the clients that hold them (name and
 // the address their status monitor and lock manager answer on). The bytes come from a file on
 // the shared folder, so decoding is bounded like any network input: every string and handle is

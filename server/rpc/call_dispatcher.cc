@@ -87,6 +87,8 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
   call.peer_len = origin.peer_len;
   call.tcp = origin.tcp;
   call.local_port = origin.local_port;
+  std::memcpy(&call.local, &origin.local, sizeof call.local);
+  call.local_len = origin.local_len;
 
   std::optional<DrcKey> drc_key;
   std::span<const uint8_t> call_args(record.data() + decoded.args_offset,

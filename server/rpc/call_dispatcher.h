@@ -44,6 +44,8 @@ struct CallOrigin {
   socklen_t peer_len = 0;
   bool tcp = true;
   uint16_t local_port = 0;
+  sockaddr_storage local{};  // the address the record arrived at (local_len 0: not known)
+  socklen_t local_len = 0;
 };
 
 class CallDispatcher {

@@ -61,6 +61,13 @@ struct CallContext {
   socklen_t peer_len = 0;
   bool tcp = true;
   uint16_t local_port = 0;  // the port the call arrived on
+  sockaddr_storage local{};  // the address it arrived at (local_len 0: not known)
+  socklen_t local_len = 0;
+  // Set only for a call another server received and handed on to this one (the cluster's NLM
+  // forwarding): who received it, and the address the client called there. Calls back to the
+  // client go through that server (server/nlm/callback_call.h).
+  std::string callback_relay;
+  std::string callback_from;
 };
 
 struct DispatchResult {

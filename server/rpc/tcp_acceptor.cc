@@ -88,6 +88,10 @@ void TcpAcceptor::on_accept(int result) {
   origin.peer_len = peer_len_;
   origin.tcp = true;
   origin.local_port = port_;
+  // The address this connection was made to (the listener may be bound to any address).
+  origin.local_len = sizeof origin.local;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&origin.local), &origin.local_len) != 0)
+    origin.local_len = 0;
   auto conn = std::make_shared<TcpConnection>(
       loop_, dispatcher_, stats_, fd, origin, limits_, [this](TcpConnection* c) {
         if (limiter_) limiter_->release(c->origin().peer);

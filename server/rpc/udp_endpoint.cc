@@ -37,7 +37,11 @@ UdpEndpoint::UdpEndpoint(EventLoop& loop, int fd, uint16_t port, CallDispatcher&
       dispatcher_(dispatcher),
       stats_(stats),
       max_in_flight_(max_in_flight),
-      buf_(kMaxDatagram) {}
+      buf_(kMaxDatagram) {
+  // The address calls arrive at (the wildcard when the socket is bound to any address).
+  local_len_ = sizeof local_;
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local_), &local_len_) != 0) local_len_ = 0;
+}
 
 UdpEndpoint::~UdpEndpoint() = default;
 
@@ -71,6 +75,8 @@ void UdpEndpoint::on_datagram(int result) {
   origin.peer_len = msg_.msg_namelen;
   origin.tcp = false;
   origin.local_port = port_;
+  origin.local = local_;
+  origin.local_len = local_len_;
   Record record(buf_.begin(), buf_.begin() + result);
   EventLoop* loop = &loop_;
   auto outcome = dispatcher_.handle(

@@ -46,6 +46,8 @@ class UdpEndpoint {
   EventLoop& loop_;
   int fd_;
   uint16_t port_;
+  sockaddr_storage local_{};
+  socklen_t local_len_ = 0;
   CallDispatcher& dispatcher_;
   CallStats& stats_;
   size_t max_in_flight_;

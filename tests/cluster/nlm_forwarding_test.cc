@@ -11,10 +11,13 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "cluster/interconnect/call_channel.h"
+#include "cluster/interconnect/nlm_call_codec.h"
 #include "cluster/nlm_forwarding.h"
 #include "server/nfs/exports/exports.h"
 #include "server/nfs/handle/handle_codec.h"
@@ -51,7 +54,31 @@ class ToOwner : public interconnect::CallChannel {
       owner->take_reboot_notice(payload);
       return {};
     }
-    return {interconnect::CallError::None, owner->answer(payload)};
+    return {interconnect::CallError::None, owner->answer(payload, "a")};
+  }
+};
+
+// The link from b back to a: b's calls back to clients that called a (NlmCallback), recorded and
+// answered as a client's lock manager would, through a, answer a GRANTED.
+class ToRelay : public interconnect::CallChannel {
+ public:
+  std::mutex mu;
+  std::vector<interconnect::NlmCallbackRequest> made;
+  interconnect::CallOutcome call(interconnect::MessageType type, std::vector<uint8_t> payload,
+                                 std::chrono::milliseconds) override {
+    interconnect::NlmCallbackRequest request;
+    if (type != interconnect::MessageType::NlmCallback ||
+        !interconnect::decode_nlm_callback(payload, &request))
+      return {interconnect::CallError::NotConnected, {}};
+    std::lock_guard lock(mu);
+    made.push_back(request);
+    std::vector<uint8_t> out;
+    interconnect::encode_nlm_callback_reply({true, NLM4_GRANTED}, &out);
+    return {interconnect::CallError::None, out};
+  }
+  size_t count() {
+    std::lock_guard lock(mu);
+    return made.size();
   }
 };
 
@@ -69,6 +96,7 @@ class NlmForwardingTest : public ::testing::Test {
     handles_ = std::make_shared<nfs::HandleCodec>(std::vector<uint8_t>(32, 0x5a));
     fh_ = handles_->encode(7, {42, 1});
     link_ = std::make_shared<ToOwner>();
+    relay_ = std::make_shared<ToRelay>();
     a_ = make_node("a", /*serves=*/false);
     b_ = make_node("b", /*serves=*/true);
     link_->owner = b_.forwarding.get();
@@ -77,14 +105,16 @@ class NlmForwardingTest : public ::testing::Test {
   NodeLocks make_node(const std::string& name, bool serves) {
     nlm::NlmOptions o;
     o.grace_ms = 0;
-    o.send_callbacks = false;
+    o.send_callbacks = name == "b";  // the owner's GRANTED calls, through a (ToRelay)
     NodeLocks n;
     n.state = std::make_shared<nlm::LockState>(o, dir_.path + "/" + name);
     n.state->start();
     NlmForwarding::Links links;
     links.owner = [](uint32_t) -> std::optional<std::string> { return "b"; };
     links.channel = [this, name](const std::string& node) -> std::shared_ptr<interconnect::CallChannel> {
-      return node == "b" && name != "b" ? link_ : nullptr;
+      if (node == "b" && name != "b") return link_;
+      if (node == "a" && name == "b") return relay_;
+      return nullptr;
     };
     links.peers = [name] { return std::vector<std::string>{name == "a" ? "b" : "a"}; };
     n.forwarding = std::make_shared<NlmForwarding>(name, links, std::chrono::milliseconds(1000));
@@ -95,6 +125,7 @@ class NlmForwardingTest : public ::testing::Test {
     n.nlm = std::make_shared<nlm::NlmService>(n.state, handles_, exports_, serves_fn,
                                               forwarding_on_ ? n.forwarding : nullptr);
     n.nsm = std::make_shared<nlm::NsmService>(n.state, n.forwarding);
+    n.state->callbacks().set_relay(n.forwarding);
     return n;
   }
 
@@ -108,6 +139,12 @@ class NlmForwardingTest : public ::testing::Test {
     sin->sin_port = htons(800);
     inet_pton(AF_INET, ip, &sin->sin_addr);
     c.peer_len = sizeof *sin;
+    // Every node of this test listens on 127.0.0.20 (the address the client called).
+    auto* local = reinterpret_cast<sockaddr_in*>(&c.local);
+    local->sin_family = AF_INET;
+    local->sin_port = htons(4045);
+    inet_pton(AF_INET, "127.0.0.20", &local->sin_addr);
+    c.local_len = sizeof *local;
     return c;
   }
 
@@ -125,8 +162,10 @@ class NlmForwardingTest : public ::testing::Test {
   }
 
   // LOCK (exclusive) / UNLOCK of `caller` at node `n` from `ip`: the nlm4_res status.
-  uint32_t lock(NodeLocks& n, const char* ip, std::string caller, uint64_t off, uint64_t len) {
+  uint32_t lock(NodeLocks& n, const char* ip, std::string caller, uint64_t off, uint64_t len,
+                bool block = false) {
     nlm4_lockargs a{};
+    a.block = block;
     a.exclusive = true;
     a.alock = alock(caller, off, len);
     a.state = 3;
@@ -155,6 +194,7 @@ class NlmForwardingTest : public ::testing::Test {
   std::shared_ptr<nfs::HandleCodec> handles_;
   nfs::FileHandle fh_;
   std::shared_ptr<ToOwner> link_;
+  std::shared_ptr<ToRelay> relay_;
   bool forwarding_on_ = true;
   NodeLocks a_, b_;
   std::vector<uint8_t> args_;
@@ -173,6 +213,38 @@ TEST_F(NlmForwardingTest, ClientsOfBothNodesContendInTheOwnersTable) {
   EXPECT_EQ(b_.state->monitor().address_of("client-y"), "127.0.0.2");
   EXPECT_EQ(unlock(a_, "127.0.0.2", "client-y", 0, 0), NLM4_GRANTED);
   EXPECT_EQ(lock(b_, "127.0.0.1", "client-x", 55, 1), NLM4_GRANTED);
+}
+
+TEST_F(NlmForwardingTest, AGrantForALockBlockedThroughAnotherNodeIsSentFromThere) {
+  ASSERT_EQ(lock(b_, "127.0.0.1", "client-x", 0, 100), NLM4_GRANTED);
+  ASSERT_EQ(lock(a_, "127.0.0.2", "client-y", 10, 10, /*block=*/true), NLM4_BLOCKED);
+  ASSERT_EQ(unlock(b_, "127.0.0.1", "client-x", 0, 0), NLM4_GRANTED);
+  // b's GRANTED goes to a, to be made from the address y called there: y's lock manager
+  // accepts a GRANTED only from the server it asked.
+  for (int i = 0; i < 500 && relay_->count() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(relay_->count(), 1u);
+  const interconnect::NlmCallbackRequest& made = relay_->made[0];
+  EXPECT_EQ(made.host, "127.0.0.2");
+  EXPECT_EQ(made.from, "127.0.0.20");
+  EXPECT_EQ(made.prog, nlm::kNlmProgram);
+  EXPECT_EQ(made.proc, 5u);  // NLM4_GRANTED
+  EXPECT_TRUE(made.wants_status);
+  nfs::xdr::Decoded<nlm4_testargs> granted(xdr_nlm4_testargs);
+  ASSERT_TRUE(granted.decode(made.args));
+  EXPECT_EQ(std::string(granted->alock.caller_name), "client-y");
+  EXPECT_EQ(granted->alock.l_offset, 10u);
+  EXPECT_EQ(granted->alock.l_len, 10u);
+  // y holds the lock at b now (the grant was answered).
+  EXPECT_EQ(lock(b_, "127.0.0.1", "client-x", 12, 1), NLM4_DENIED);
+  // a makes only calls to a client's lock manager for a peer.
+  interconnect::NlmCallbackRequest other = made;
+  other.prog = nlm::kNsmProgram;
+  std::vector<uint8_t> payload;
+  ASSERT_TRUE(interconnect::encode_nlm_callback(other, &payload));
+  interconnect::NlmCallbackReply refused;
+  ASSERT_TRUE(interconnect::decode_nlm_callback_reply(a_.forwarding->make_callback(payload), &refused));
+  EXPECT_FALSE(refused.answered);
 }
 
 TEST_F(NlmForwardingTest, AnUnreachableOwnerAnswersGraceSoTheClientRetries) {
@@ -214,7 +286,7 @@ TEST_F(NlmForwardingTest, TheAnsweringEndRefusesGarbageAndNeverForwardsAgain) {
   EXPECT_EQ(lock(a_, "127.0.0.2", "client-y", 0, 10), NLM4_DENIED_GRACE_PERIOD);
   EXPECT_EQ(link_->calls.load(), 1);
   std::vector<uint8_t> junk = {1, 2, 3};
-  std::vector<uint8_t> reply = b_.forwarding->answer(junk);
+  std::vector<uint8_t> reply = b_.forwarding->answer(junk, "a");
   ASSERT_EQ(reply.size(), 8u);
   EXPECT_EQ(reply[0], static_cast<uint8_t>(rpc::AcceptStat::GarbageArgs));
 }

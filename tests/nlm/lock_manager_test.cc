@@ -27,7 +27,7 @@ LockRequest request(const Lock& l, bool block = false, bool reclaim = false) {
   r.block = block;
   r.reclaim = reclaim;
   r.cookie = "c";
-  r.callback_host = "127.0.0.1";
+  r.callback.host = "127.0.0.1";
   return r;
 }
 

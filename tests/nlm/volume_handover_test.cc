@@ -25,7 +25,7 @@ LockRequest request(const LockOwner& o, bool exclusive, uint64_t offset, uint64_
   r.block = block;
   r.fh = "fh-bytes";
   r.cookie = "cookie-" + o.host;
-  r.callback_host = "10.0.0.9";
+  r.callback = {"10.0.0.9", "10.0.0.1", "n3"};
   return r;
 }
 
@@ -78,10 +78,34 @@ TEST(VolumeHandover, TheNextOwnerHoldsExactlyWhatTheLastOneHeld) {
   EXPECT_EQ(granted[0].lock.owner.host, "z");
   EXPECT_EQ(granted[0].cookie, "cookie-z");
   EXPECT_EQ(granted[0].fh, "fh-bytes");
+  // The GRANTED still goes out through the node the client called, from the address it called.
+  EXPECT_EQ(granted[0].callback.host, "10.0.0.9");
+  EXPECT_EQ(granted[0].callback.from, "10.0.0.1");
+  EXPECT_EQ(granted[0].callback.relay, "n3");
   ASSERT_EQ(to.shares().size(), 1u);
   EXPECT_EQ(to.share(Share{kFile, "w", "o", ShareAccess::Write, ShareDeny::None}, false, there + 4000),
             LockStatus::Denied);
   EXPECT_EQ(to.entries(), 3u);  // y's lock, z's lock, y's share
+}
+
+TEST(VolumeHandover, ATableWrittenBeforeCallbackRoutesIsStillRead) {
+  LockManager m;
+  ASSERT_EQ(m.lock(request(owner("x"), true, 0, 10), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.lock(request(owner("z"), true, 0, 10, /*block=*/true), kNow), LockStatus::Blocked);
+  std::vector<uint8_t> bytes = encode_handover({kVolume, m.take_volume(kVolume, kNow), {}});
+  // The same table as a "NASDNLM1" one: the magic's last letter, and the waiter's two route
+  // fields after its address (the last two strings before the empty share and client lists).
+  bytes[7] = '1';
+  const size_t tail = 4 + 4;                   // share count, client count
+  const size_t route = 4 + 8 + 4 + 2;          // "10.0.0.1", "n3" (u32 length + bytes each)
+  bytes.erase(bytes.end() - tail - route, bytes.end() - tail);
+  VolumeHandover out;
+  std::string error;
+  ASSERT_TRUE(decode_handover(bytes, &out, &error)) << error;
+  ASSERT_EQ(out.table.waiters.size(), 1u);
+  EXPECT_EQ(out.table.waiters[0].callback.host, "10.0.0.9");
+  EXPECT_EQ(out.table.waiters[0].callback.from, "");
+  EXPECT_EQ(out.table.waiters[0].callback.relay, "");
 }
 
 TEST(VolumeHandover, ABackAndForthMoveKeepsTheTable) {
