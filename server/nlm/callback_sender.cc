@@ -36,14 +36,16 @@ timeval to_timeval(std::chrono::milliseconds t) {
 CLIENT* client_for(const CallbackCall& call, timeval tv) {
   CLIENT* lookup = clnt_create_timed(call.route.host.c_str(), call.prog, call.vers, "udp", &tv);
   if (!lookup || call.route.from.empty()) return lookup;
+  // CLGET_SVC_ADDR points `where` at the client's own copy: taken before the client goes.
   sockaddr_storage service{};
-  netbuf where{sizeof service, 0, &service};
-  bool found = clnt_control(lookup, CLGET_SVC_ADDR, reinterpret_cast<char*>(&where));
+  netbuf where{};
+  bool found = clnt_control(lookup, CLGET_SVC_ADDR, reinterpret_cast<char*>(&where)) &&
+               where.buf && where.len > 0 && where.len <= sizeof service;
+  if (found) std::memcpy(&service, where.buf, where.len);
   clnt_destroy(lookup);
   util::SocketAddress local;
   std::string not_numeric;
-  if (!found || where.len == 0 || where.len > sizeof service ||
-      !util::parse_socket_address(call.route.from, 0, &local, &not_numeric) ||
+  if (!found || !util::parse_socket_address(call.route.from, 0, &local, &not_numeric) ||
       local.family() != service.ss_family)
     return nullptr;
   int fd = ::socket(local.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
