@@ -130,7 +130,9 @@ TEST_F(UnitServiceTest, ListPagesThroughAnotherNodesDrive) {
   std::set<UnitKey> put;
   for (uint16_t i = 0; i < 300; i++) {
     const UnitKey k{7, uint64_t(i % 5), uint64_t(i / 5), uint16_t(i % 3)};
-    if (put.insert(k).second) ASSERT_EQ(nodes_[1].units->put(1, k, unit, sizeof unit), UnitStatus::Ok);
+    if (put.insert(k).second) {
+      ASSERT_EQ(nodes_[1].units->put(1, k, unit, sizeof unit), UnitStatus::Ok);
+    }
   }
   std::vector<UnitKey> seen;
   UnitKey from;
