@@ -2,7 +2,8 @@
 # NLM locks in an N-node cluster whose virtual servers move: three nodes from
 # deploy/start-cluster.sh --nodes 3 (evs<i> on 127.0.2.i, lease 3 s, NLM grace 12 s) in a private
 # namespace with its own rpcbind, where the test plays the clients' lockd and statd. The case
-# NlmClusterTest in e2e_nlm_test locks v0 through evs1's address, moves evs1 to n2 (the lock
+# NlmClusterTest in e2e_nlm_test checks that GRANTED comes from the address the client called
+# (n3's own, which forwards, or evs1's), locks v0 through evs1's address, moves evs1 to n2 (the lock
 # table goes with v0: a conflicting lock is refused at once), kill -9's n2 (the node taking v0
 # over begins its grace period and sends SM_NOTIFY; the client that reclaims keeps its lock).
 #   nlm_moves_test.sh NASD_BINARY E2E_NLM_TEST_BINARY   (exit 77 = skipped)

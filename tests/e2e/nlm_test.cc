@@ -679,6 +679,30 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
   // takes as final.
   wait_out_grace(f);
 
+  // Calls back come from the address the client called (server/nlm/callback_call.h): w blocks
+  // through n3's own address (n3 forwards to v0's owner n1) and y through evs1's; each GRANTED
+  // must come from there, or a Linux client ignores it.
+  {
+    const char* kN3 = "127.0.1.3";
+    ASSERT_EQ(lock_when_served("client-x", f, 1000, 10), kGranted);
+    LockClient w(kN3, 2049, "client-w");
+    ASSERT_EQ(w.lock(f, true, 1000, 10, /*block=*/true), kBlocked);
+    LockClient x(kEvs1, 2049, "client-x");
+    ASSERT_EQ(x.unlock(f, 1000, 10), kGranted);
+    ASSERT_TRUE(statd.wait_for([](const Callbacks& c) { return c.granted.size() == 1; }))
+        << "no GRANTED for the lock blocked through n3";
+    EXPECT_EQ(statd.snapshot().granted[0].caller_name, "client-w");
+    EXPECT_EQ(statd.snapshot().granted[0].from, kN3);
+    LockClient y(kEvs1, 2049, "client-y");
+    ASSERT_EQ(y.lock(f, true, 1000, 10, /*block=*/true), kBlocked);
+    ASSERT_EQ(w.unlock(f, 1000, 10), kGranted);
+    ASSERT_TRUE(statd.wait_for([](const Callbacks& c) { return c.granted.size() == 2; }))
+        << "no GRANTED for the lock blocked through evs1";
+    EXPECT_EQ(statd.snapshot().granted[1].caller_name, "client-y");
+    EXPECT_EQ(statd.snapshot().granted[1].from, kEvs1);
+    ASSERT_EQ(y.unlock(f, 1000, 10), kGranted);
+  }
+
   // Before the move: x holds [0, 100), z holds [500, 510), y conflicts with both.
   ASSERT_EQ(lock_when_served("client-x", f, 0, 100), kGranted);
   ASSERT_EQ(lock_when_served("client-z", f, 500, 10), kGranted);

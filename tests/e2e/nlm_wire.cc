@@ -1,5 +1,6 @@
 #include "tests/e2e/nlm_wire.h"
 
+#include <arpa/inet.h>
 #include <poll.h>
 #include <rpc/pmap_clnt.h>
 #include <rpc/rpc.h>
@@ -55,6 +56,19 @@ nlm4_lock alock(const LockArgs& a) {
 std::mutex g_mu;
 Callbacks g_callbacks;
 
+// The numeric address a call came from.
+std::string caller_address(SVCXPRT* xprt) {
+  const netbuf* from = svc_getrpccaller(xprt);
+  char host[INET6_ADDRSTRLEN] = "";
+  if (!from || !from->buf) return "";
+  const auto* sa = static_cast<const sockaddr*>(from->buf);
+  if (sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, host, sizeof host);
+  else if (sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
+  return host;
+}
+
 void nlm_callback(svc_req* rq, SVCXPRT* xprt) {
   if (rq->rq_proc == 0) {
     svc_sendreply(xprt, void_proc(), nullptr);
@@ -105,8 +119,8 @@ void nlm_callback(svc_req* rq, SVCXPRT* xprt) {
   }
   {
     std::lock_guard lock(g_mu);
-    g_callbacks.granted.push_back(
-        {a.alock.caller_name, a.alock.svid, a.alock.l_offset, a.alock.l_len, a.exclusive != 0});
+    g_callbacks.granted.push_back({a.alock.caller_name, a.alock.svid, a.alock.l_offset,
+                                   a.alock.l_len, a.exclusive != 0, caller_address(xprt)});
   }
   nlm4_res res{};
   res.cookie = a.cookie;

@@ -59,6 +59,7 @@ struct Callbacks {
     int32_t svid;
     uint64_t offset, len;
     bool exclusive;
+    std::string from;  // the address the GRANTED came from
   };
   std::vector<Granted> granted;
   std::vector<std::pair<std::string, int32_t>> notified;
