@@ -8,28 +8,14 @@
 # over begins its grace period and sends SM_NOTIFY; the client that reclaims keeps its lock).
 #   nlm_moves_test.sh NASD_BINARY E2E_NLM_TEST_BINARY   (exit 77 = skipped)
 set -euo pipefail
-nasd=$1 bin=$2
-command -v rpcbind >/dev/null || { echo "SKIP: rpcbind not installed"; exit 77; }
-[[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
-[[ ${NASD_BENCH_IN_NETNS:-} == 1 ]] || { echo "SKIP: the cluster's fixed addresses need a private namespace"; exit 77; }
-root=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD_DIR=$(dirname "$(dirname "$nasd")")
+bin=$2
+source "$(dirname "$0")/nlm_cluster_lib.sh"
+nlm_cluster_setup moves "$@"
 admin=$BUILD_DIR/server/admin/nasd-admin
 [[ -x $admin ]] || { echo "SKIP: no nasd-admin at $admin"; exit 77; }
-dir=$(mktemp -d /tmp/nasd-nlm-moves.XXXXXX)
-export CLUSTER_DIR=$dir BUILD_DIR LEASE_MS=3000 NLM_GRACE_MS=12000
+export LEASE_MS=3000 NLM_GRACE_MS=12000
 export VOLUME_SIZE=256M SEGMENT_SIZE=1M NVRAM_SIZE=64M EXPORT_OPTIONS=rw,insecure,no_root_squash
-rpcbind -f & rpcbind_pid=$!
-cleanup() {
-  "$root/deploy/stop-cluster.sh" >/dev/null 2>&1 || true
-  kill "$rpcbind_pid" 2>/dev/null || true
-  wait "$rpcbind_pid" 2>/dev/null || true
-  [[ -n ${NASD_E2E_KEEP:-} ]] || rm -rf "$dir"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && break; sleep 0.1; done
-"$root/deploy/start-cluster.sh" --nodes 3 --volumes-per-node 1 >"$dir/start.log" 2>&1 ||
-  { cat "$dir/start.log"; exit 1; }
+nlm_cluster_start --nodes 3 --volumes-per-node 1
 if ! NASD_NLM_CLUSTER_DIR=$dir NASD_ADMIN=$admin "$bin" --gtest_filter='NlmClusterTest.*'; then
   for n in n1 n2 n3; do echo "--- node $n log"; grep -E 'nlm|evs|volume v0' "$dir/$n/data/nasd.log" | tail -30 || true; done
   exit 1
