@@ -45,8 +45,11 @@ bool VolumeLockFiles::record(uint32_t volume, const nlm::MonitoredHost& client) 
   std::lock_guard lock(mu_);
   std::vector<nlm::MonitoredHost>& list = cached_locked(volume);
   std::vector<nlm::MonitoredHost> next = list;
-  auto it = std::find_if(next.begin(), next.end(),
-                         [&](const nlm::MonitoredHost& h) { return h.name == client.name; });
+  // One entry per client and server address it locked at: after a takeover each is told in
+  // the name of the server it knows.
+  auto it = std::find_if(next.begin(), next.end(), [&](const nlm::MonitoredHost& h) {
+    return h.name == client.name && h.called == client.called;
+  });
   if (it != next.end()) {
     if (it->address == client.address) return true;  // the common case: nothing to write
     it->address = client.address;
@@ -55,7 +58,8 @@ bool VolumeLockFiles::record(uint32_t volume, const nlm::MonitoredHost& client) 
     next.push_back(client);
   }
   std::string text;
-  for (const auto& h : next) text += h.address + " " + h.name + "\n";
+  for (const auto& h : next)
+    text += h.address + " " + h.name + (h.called.empty() ? "" : " " + h.called) + "\n";
   std::string error;
   if (!util::write_file_durably(path(volume, ".clients"), text, &error)) return false;
   list = std::move(next);

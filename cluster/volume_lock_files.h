@@ -2,7 +2,8 @@
 // cluster's shared folder (`<shared_dir>/nsm/`), beside the volume itself, so that they follow
 // the volume wherever it goes -- whichever node serves it, whatever EVS it belongs to.
 //
-//   <volume>.clients  every client that holds locks on the volume ("address name" per line),
+//   <volume>.clients  every client that holds locks on the volume ("address name [called]" per
+//                     line, one per server address the client locked at),
 //                     written (durably) before such a client's first lock there is granted:
 //                     the node that takes the volume over after its owner died tells exactly
 //                     these clients to reclaim (nlm::VolumeClientLog).

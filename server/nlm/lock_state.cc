@@ -92,9 +92,18 @@ VolumeHandover LockState::take_volume(uint32_t volume) {
   for (const Lock& l : out.table.locks) hosts.insert(l.owner.host);
   for (const Waiter& w : out.table.waiters) hosts.insert(w.lock.owner.host);
   for (const Share& s : out.table.shares) hosts.insert(s.host);
+  // Each with the server addresses it locked at, from the volume's list when there is one.
+  std::vector<MonitoredHost> listed = volume_clients(volume);
   for (const std::string& h : hosts) {
     std::string address = monitor_->address_of(h);
-    if (!address.empty()) out.clients.push_back({h, address});
+    if (address.empty()) continue;
+    bool called_known = false;
+    for (const MonitoredHost& c : listed) {
+      if (c.name != h || c.called.empty()) continue;
+      out.clients.push_back({h, address, c.called});
+      called_known = true;
+    }
+    if (!called_known) out.clients.push_back({h, address, ""});
   }
   return out;
 }
@@ -103,25 +112,27 @@ bool LockState::adopt_volume(const VolumeHandover& handover) {
   // Recorded first, as for a new lock: a client whose lock is held here is told when this node
   // restarts, and by whoever takes the volume over should this node die.
   for (const MonitoredHost& c : handover.clients)
-    if (!record_client(handover.volume, c.name, c.address)) return false;
+    if (!record_client(handover.volume, c)) return false;
   std::lock_guard lock(mu_);
   return manager_.adopt_volume(handover.volume, handover.table, now_ms());
 }
 
-bool LockState::record_client(uint32_t volume, const std::string& host, const std::string& address) {
-  if (address.empty()) return true;
-  if (!monitor_->monitor(host, address)) return false;
-  return !volume_clients_ || volume_clients_->record(volume, MonitoredHost{host, address});
+bool LockState::record_client(uint32_t volume, const MonitoredHost& client) {
+  if (client.address.empty()) return true;
+  if (!monitor_->monitor(client.name, client.address)) return false;
+  return !volume_clients_ || volume_clients_->record(volume, client);
 }
 
 void LockState::notify(const std::vector<MonitoredHost>& clients, const std::string& server_name) {
   int32_t state = monitor_->state();
   for (const MonitoredHost& h : clients) {
-    // From any address: a status monitor matches SM_NOTIFY by the name it carries.
+    // From any address: a status monitor matches SM_NOTIFY by the name it carries, the server
+    // as the client knows it.
     CallbackCall call = callback_to(CallbackRoute{h.address, "", ""}, kNsmProgram, kNsmVersion,
                                     kSmNotify);
+    const std::string& name = h.called.empty() ? server_name : h.called;
     sm_stat_chge args{};
-    args.mon_name = const_cast<char*>(server_name.c_str());
+    args.mon_name = const_cast<char*>(name.c_str());
     args.state = state;
     if (nfs::xdr::append(xdr_sm_stat_chge, args, &call.args)) callbacks_->post(std::move(call));
   }
@@ -135,7 +146,8 @@ LockStatus LockState::test(const Lock& probe, std::optional<Lock>* conflicting) 
 LockStatus LockState::lock(const LockRequest& request, const std::string& monitor_address) {
   // Recorded (and written) before the lock exists: a client that holds a lock is always told
   // when this server restarts.
-  if (!record_client(request.lock.file.volume, request.lock.owner.host, monitor_address))
+  if (!record_client(request.lock.file.volume,
+                     {request.lock.owner.host, monitor_address, request.callback.from}))
     return LockStatus::NoLocks;
   std::lock_guard lock(mu_);
   return manager_.lock(request, now_ms());
@@ -155,8 +167,10 @@ bool LockState::cancel(const Lock& waiting) {
   return manager_.cancel(waiting);
 }
 
-LockStatus LockState::share(const Share& share, bool reclaim, const std::string& monitor_address) {
-  if (!record_client(share.file.volume, share.host, monitor_address)) return LockStatus::NoLocks;
+LockStatus LockState::share(const Share& share, bool reclaim, const std::string& monitor_address,
+                            const std::string& called) {
+  if (!record_client(share.file.volume, {share.host, monitor_address, called}))
+    return LockStatus::NoLocks;
   std::lock_guard lock(mu_);
   return manager_.share(share, reclaim, now_ms());
 }

@@ -52,8 +52,9 @@ class LockState {
   void stop();
 
   // After a takeover: `volume` is served here now without its table; its grace period begins.
-  // Then its clients (volume_clients()) are told that `server_name` -- the address they locked
-  // at -- restarted (notify), and reclaim.
+  // Then its clients (volume_clients()) are told that the server they locked at restarted
+  // (notify: in the name of the address each called, MonitoredHost::called, else
+  // `server_name`, the volume's address), and reclaim.
   void begin_volume_grace(uint32_t volume);
   void notify(const std::vector<MonitoredHost>& clients, const std::string& server_name);
   std::vector<MonitoredHost> volume_clients(uint32_t volume) const;
@@ -74,7 +75,9 @@ class LockState {
   LockStatus lock(const LockRequest& request, const std::string& monitor_address);
   void unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);
   bool cancel(const Lock& waiting);
-  LockStatus share(const Share& share, bool reclaim, const std::string& monitor_address);
+  // `called`: the server address the client called (MonitoredHost::called).
+  LockStatus share(const Share& share, bool reclaim, const std::string& monitor_address,
+                   const std::string& called = "");
   void unshare(const FileId& file, const std::string& host, const std::string& oh);
   // FREE_ALL from the client itself, or SM_NOTIFY: frees what `host` held, when the call comes
   // from the address recorded for it (so no third party can drop another client's locks).
@@ -94,7 +97,7 @@ class LockState {
   uint64_t now_ms() const;
   // The status monitor's list and the volume's list both hold `host` at `address` (NoLocks
   // otherwise); nothing to record when `address` is empty.
-  bool record_client(uint32_t volume, const std::string& host, const std::string& address);
+  bool record_client(uint32_t volume, const MonitoredHost& client);
   void send_granted(std::vector<Waiter> granted);
 
   const NlmOptions options_;

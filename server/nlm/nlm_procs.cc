@@ -319,7 +319,7 @@ struct NlmService::Procs {
       want.access = static_cast<ShareAccess>(access);
       want.deny = static_cast<ShareDeny>(deny);
       if (share) {
-        st = to_nlm(s.state_->share(want, a->reclaim, peer()));
+        st = to_nlm(s.state_->share(want, a->reclaim, peer(), route().from));
       } else {
         s.state_->unshare(want.file, want.host, want.oh);
       }

@@ -104,8 +104,9 @@ std::vector<MonitoredHost> StatusMonitor::load_hosts(const std::string& path) {
   while (std::getline(in, line) && out.size() < (1u << 20)) {
     std::istringstream fields(line);
     MonitoredHost h;
-    if (fields >> h.address >> h.name && storable(h.name) && storable(h.address))
-      out.push_back(std::move(h));
+    if (!(fields >> h.address >> h.name) || !storable(h.name) || !storable(h.address)) continue;
+    if (fields >> h.called && !storable(h.called)) continue;  // optional (a volume's list)
+    out.push_back(std::move(h));
   }
   return out;
 }

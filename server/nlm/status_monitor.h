@@ -21,6 +21,10 @@ namespace nasd::nlm {
 struct MonitoredHost {
   std::string name;     // the client's caller_name
   std::string address;  // where its NLM and status monitor answer (numeric)
+  // The server address it locked at ("": not known, the server's own name applies). Kept only
+  // in a volume's client list: after a takeover, SM_NOTIFY names the server the client knows,
+  // which is the address it called (a forwarding node's, or the volume's virtual server's).
+  std::string called = "";
 };
 
 class StatusMonitor {

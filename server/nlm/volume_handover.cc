@@ -6,8 +6,8 @@ namespace nasd::nlm {
 namespace {
 
 // "NASDNLM2", little-endian: a waiter's callback route is its address, the local address it
-// called and its relay. "NASDNLM1" tables (written before there were routes: the address only)
-// are still read.
+// called and its relay; a client's entry has the server address it called. "NASDNLM1" tables
+// (written before: the addresses only) are still read.
 constexpr uint64_t kMagic = 0x324d4c4e4453414eull;
 constexpr uint64_t kMagicAddressOnly = 0x314d4c4e4453414eull;
 constexpr size_t kMaxText = 1024;  // caller_name, owner and file handles, cookies (NLM's limits)
@@ -92,6 +92,7 @@ std::vector<uint8_t> encode_handover(const VolumeHandover& h) {
   for (const MonitoredHost& c : h.clients) {
     w.string(c.name);
     w.string(c.address);
+    w.string(c.called);
   }
   return w.take();
 }
@@ -143,7 +144,9 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
   if (!get_count(r, 8, &n)) return done(false);
   for (uint32_t i = 0; i < n; ++i) {
     MonitoredHost c;
-    if (!get_text(r, &c.name) || !get_text(r, &c.address)) return done(false);
+    if (!get_text(r, &c.name) || !get_text(r, &c.address) ||
+        (magic == kMagic && !get_text(r, &c.called)))
+      return done(false);
     h.clients.push_back(std::move(c));
   }
   return done(true);

@@ -5,7 +5,7 @@
 // grace period and no reclaim.
 //
 // Encoding (little-endian, util/byte_io.h): the magic "NASDNLM2" (or "NASDNLM1", read only:
-// before waiters carried a callback route), the volume id, the grace left
+// before waiters carried a callback route and clients the address they called), the volume id, the grace left
 // (ms), then counted lists of locks, waiters, shares and the clients that hold them (name and
 // the address their status monitor and lock manager answer on). The bytes come from a file on
 // the shared folder, so decoding is bounded like any network input: every string and handle is

@@ -36,6 +36,21 @@ TEST(VolumeLockFiles, ClientListsArePerVolumeAndSeenByTheNextOwner) {
   EXPECT_TRUE(std::filesystem::exists(dir.path + "/nsm/v0.clients"));
 }
 
+TEST(VolumeLockFiles, AClientIsListedOncePerServerAddressItLockedAt) {
+  testing::ScratchDir dir("nasd-lockfiles");
+  VolumeLockFiles a(dir.path + "/nsm", name_of, 8), b(dir.path + "/nsm", name_of, 8);
+  EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.1", "10.0.2.1"}));   // through the EVS address
+  EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.1", "10.0.1.3"}));   // through another node
+  EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.1", "10.0.1.3"}));
+  EXPECT_TRUE(a.record(0, {"client-y", "10.0.0.2", ""}));           // not known
+  auto v0 = b.clients(0);
+  ASSERT_EQ(v0.size(), 3u);
+  EXPECT_EQ(v0[0].called, "10.0.2.1");
+  EXPECT_EQ(v0[1].called, "10.0.1.3");
+  EXPECT_EQ(v0[2].name, "client-y");
+  EXPECT_EQ(v0[2].called, "");
+}
+
 TEST(VolumeLockFiles, ATableIsAdoptedOnce) {
   testing::ScratchDir dir("nasd-lockfiles");
   VolumeLockFiles a(dir.path + "/nsm", name_of, 16), b(dir.path + "/nsm", name_of, 16);

@@ -553,6 +553,7 @@ TEST_F(NlmForwardTest, ALockThroughEitherNodeIsHeldByTheOwnerAndSurvivesItsFailu
 class NlmClusterTest : public ::testing::Test {
  protected:
   static constexpr const char* kEvs1 = "127.0.2.1";
+  static constexpr const char* kN3 = "127.0.1.3";  // n3's own address: it forwards v0's calls
 
   void SetUp() override {
     const char* d = std::getenv("NASD_NLM_CLUSTER_DIR");
@@ -599,11 +600,12 @@ class NlmClusterTest : public ::testing::Test {
   // The first answer to a LOCK through evs1's address from whichever node answers there (no
   // node, or one that does not serve v0 -- NLM4_FAILED -- is not an answer yet).
   uint32_t lock_when_served(const std::string& client, const Fh& fh, uint64_t off, uint64_t len,
-                            bool reclaim = false, std::chrono::seconds limit = 60s) {
+                            bool reclaim = false, std::chrono::seconds limit = 60s,
+                            const char* through = kEvs1) {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
       try {
-        LockClient c(kEvs1, 2049, client);
+        LockClient c(through, 2049, client);
         c.quiet_ = true;
         uint32_t st = c.lock(fh, true, off, len, false, reclaim);
         if (st != kFailed) return st;
@@ -683,7 +685,6 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
   // through n3's own address (n3 forwards to v0's owner n1) and y through evs1's; each GRANTED
   // must come from there, or a Linux client ignores it.
   {
-    const char* kN3 = "127.0.1.3";
     ASSERT_EQ(lock_when_served("client-x", f, 1000, 10), kGranted);
     LockClient w(kN3, 2049, "client-w");
     ASSERT_EQ(w.lock(f, true, 1000, 10, /*block=*/true), kBlocked);
@@ -732,6 +733,9 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
   std::this_thread::sleep_for(1s);
   EXPECT_TRUE(statd.snapshot().notified.empty()) << "SM_NOTIFY after a planned move";
 
+  // w locks through n3's own address (n3 forwards to n2).
+  ASSERT_EQ(lock_when_served("client-w", f, 2000, 10, false, 60s, kN3), kGranted);
+
   // 2. kill -9 of n2, which owns v0 now: its cover takes v0 and evs1's address over without the
   // table. The first answer there is the grace refusal; no conflicting lock is ever granted.
   pid_t pid = pid_of("n2");
@@ -748,6 +752,17 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
       },
       30s))
       << "no SM_NOTIFY naming " << kEvs1;
+  // w's statd hears it in the name of the server w knows, n3's address (it never called evs1),
+  // and w reclaims through n3.
+  ASSERT_TRUE(statd.wait_for(
+      [](const Callbacks& c) {
+        for (const auto& n : c.notified)
+          if (n.first == kN3) return true;
+        return false;
+      },
+      30s))
+      << "no SM_NOTIFY naming " << kN3 << ", the address client-w locked at";
+  EXPECT_EQ(lock_when_served("client-w", f, 2000, 10, /*reclaim=*/true, 60s, kN3), kGranted);
   std::cout << "takeover: SM_NOTIFY for " << kEvs1 << " "
             << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count()
             << " ms after the kill" << std::endl;
@@ -758,8 +773,9 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
   EXPECT_EQ(lock_when_served("client-y", f, 600, 10), kGrace);
   wait_out_grace(f);
   EXPECT_EQ(lock_when_served("client-y", f, 50, 10), kDenied);  // x's reclaimed lock holds
-  // z never reclaimed: after the grace period its range is free.
+  // z never reclaimed: after the grace period its range is free; w's reclaimed lock holds.
   EXPECT_EQ(lock_when_served("client-y", f, 500, 10), kGranted);
+  EXPECT_EQ(lock_when_served("client-y", f, 2005, 1), kDenied);
   {
     TestOutcome t = test_when_served(f, 10, 1);
     EXPECT_EQ(t.stat, kDenied);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 namespace nasd::nlm {
@@ -47,7 +48,7 @@ TEST(VolumeHandover, TheNextOwnerHoldsExactlyWhatTheLastOneHeld) {
   ASSERT_EQ(from.lock(request(owner("x"), true, 0, 10, false, kOtherVolumeFile), kNow), LockStatus::Granted);
   from.begin_volume_grace(kVolume, kNow + 5000);
 
-  VolumeHandover h{kVolume, from.take_volume(kVolume, kNow + 1000), {{"x", "10.0.0.1"}}};
+  VolumeHandover h{kVolume, from.take_volume(kVolume, kNow + 1000), {{"x", "10.0.0.1", "10.0.2.1"}}};
   EXPECT_EQ(h.table.locks.size(), 2u);
   EXPECT_EQ(h.table.waiters.size(), 1u);
   EXPECT_EQ(h.table.shares.size(), 1u);
@@ -66,6 +67,7 @@ TEST(VolumeHandover, TheNextOwnerHoldsExactlyWhatTheLastOneHeld) {
   VolumeHandover arrived = round_trip(h);
   ASSERT_EQ(arrived.clients.size(), 1u);
   EXPECT_EQ(arrived.clients[0].address, "10.0.0.1");
+  EXPECT_EQ(arrived.clients[0].called, "10.0.2.1");
   // Another clock at the new owner: the grace left is a duration.
   const uint64_t there = 50;
   ASSERT_TRUE(to.adopt_volume(kVolume, arrived.table, there));
@@ -99,6 +101,13 @@ TEST(VolumeHandover, ATableWrittenBeforeCallbackRoutesIsStillRead) {
   const size_t tail = 4 + 4;                   // share count, client count
   const size_t route = 4 + 8 + 4 + 2;          // "10.0.0.1", "n3" (u32 length + bytes each)
   bytes.erase(bytes.end() - tail - route, bytes.end() - tail);
+  // And one client, "x" at 10.0.0.1, without the address it called.
+  bytes[bytes.size() - 4] = 1;
+  for (const char* text : {"x", "10.0.0.1"}) {
+    const uint32_t n = static_cast<uint32_t>(std::strlen(text));
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(n >> (8 * i)));
+    bytes.insert(bytes.end(), text, text + n);
+  }
   VolumeHandover out;
   std::string error;
   ASSERT_TRUE(decode_handover(bytes, &out, &error)) << error;
@@ -106,6 +115,9 @@ TEST(VolumeHandover, ATableWrittenBeforeCallbackRoutesIsStillRead) {
   EXPECT_EQ(out.table.waiters[0].callback.host, "10.0.0.9");
   EXPECT_EQ(out.table.waiters[0].callback.from, "");
   EXPECT_EQ(out.table.waiters[0].callback.relay, "");
+  ASSERT_EQ(out.clients.size(), 1u);
+  EXPECT_EQ(out.clients[0].address, "10.0.0.1");
+  EXPECT_EQ(out.clients[0].called, "");
 }
 
 TEST(VolumeHandover, ABackAndForthMoveKeepsTheTable) {
