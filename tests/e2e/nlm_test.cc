@@ -660,6 +660,15 @@ class NlmClusterTest : public ::testing::Test {
     }
   }
 
+  // Whether an SM_NOTIFY in the name of `server` has arrived.
+  static auto notified_as(const char* server) {
+    return [server](const Callbacks& c) {
+      for (const auto& n : c.notified)
+        if (n.first == server) return true;
+      return false;
+    };
+  }
+
   pid_t pid_of(const std::string& node) {
     std::ifstream in(dir_ + "/" + node + "/data/nasd.pid");
     pid_t pid = 0;
@@ -744,23 +753,10 @@ TEST_F(NlmClusterTest, LocksFollowAPlannedEvsMoveAndAreReclaimedAfterATakeover) 
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(lock_when_served("client-y", f, 50, 10), kGrace);
   // x's statd hears that the server it locked at (evs1's address) restarted.
-  ASSERT_TRUE(statd.wait_for(
-      [](const Callbacks& c) {
-        for (const auto& n : c.notified)
-          if (n.first == kEvs1) return true;
-        return false;
-      },
-      30s))
-      << "no SM_NOTIFY naming " << kEvs1;
+  ASSERT_TRUE(statd.wait_for(notified_as(kEvs1), 30s)) << "no SM_NOTIFY naming " << kEvs1;
   // w's statd hears it in the name of the server w knows, n3's address (it never called evs1),
   // and w reclaims through n3.
-  ASSERT_TRUE(statd.wait_for(
-      [](const Callbacks& c) {
-        for (const auto& n : c.notified)
-          if (n.first == kN3) return true;
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(statd.wait_for(notified_as(kN3), 30s))
       << "no SM_NOTIFY naming " << kN3 << ", the address client-w locked at";
   EXPECT_EQ(lock_when_served("client-w", f, 2000, 10, /*reclaim=*/true, 60s, kN3), kGranted);
   std::cout << "takeover: SM_NOTIFY for " << kEvs1 << " "
