@@ -137,10 +137,11 @@ std::string check_honourable(const ProtectionPolicy& policy, const Topology& mem
   const int need = (policy.data_width > 0 ? policy.data_width : 1) + policy.parity;
   if (slots >= need) return {};
   const int nodes_needed = (need + policy.per_node - 1) / policy.per_node;
-  return "protection " + policy.to_string() + " needs " + std::to_string(need) +
+  return policy.to_string() + " needs " + std::to_string(need) +
          " units per group at most " + std::to_string(policy.per_node) +
          " per node (at least " + std::to_string(nodes_needed) + " nodes with " +
-         std::to_string(policy.per_node) + " drives each); this cluster's " +
+         std::to_string(policy.per_node) + (policy.per_node == 1 ? " drive" : " drives") +
+         " each); this cluster's " +
          std::to_string(members.nodes.size()) + " nodes hold at most " + std::to_string(slots);
 }
 
