@@ -44,7 +44,8 @@ std::string IfsHealth::text() const {
   o << "nodes " << nodes_alive << "/" << nodes << " alive, drives " << drives_healthy << "/"
     << drives << " healthy\n"
     << "files " << files << ", groups " << groups << ", below full protection "
-    << groups_degraded << ", unreadable " << groups_unreadable << "\n"
+    << groups_degraded << ", unreadable " << groups_unreadable << ", restripe due "
+    << groups_misshaped << "\n"
     << "reprotect: " << (job.running ? "running" : "idle") << " (" << job_kind_name(job.kind)
     << "), groups " << job.done << "/" << job.total << " done, " << job.inflight
     << " in flight, " << job.units_rebuilt << " units rebuilt, " << job.unrecoverable
@@ -71,7 +72,11 @@ IfsHealth IfsVolume::health() {
       if (n.attr.type == fs::FileType::Reg) ++s.files;
       for (const auto& [off, r] : n.extents) {
         ++s.groups;
-        if (!judge.fully_protected(r)) ++s.groups_degraded;
+        if (!judge.fully_protected(r)) {
+          ++s.groups_degraded;
+        } else if (!judge.shaped(r)) {
+          ++s.groups_misshaped;
+        }
         int lost = 0;
         for (const UnitPlace& p : r.places) lost += t.usable(p.node, p.drive) ? 0 : 1;
         if (lost > r.shape.parity) ++s.groups_unreadable;

@@ -67,6 +67,7 @@ struct IfsHealth {
   uint64_t groups = 0;
   uint64_t groups_degraded = 0;       // not at full protection on the current topology
   uint64_t groups_unreadable = 0;     // more than M units on dead nodes or failed drives
+  uint64_t groups_misshaped = 0;      // full, but not their file's policy's shape (restripe due)
   int nodes = 0, nodes_alive = 0;
   int drives = 0, drives_healthy = 0;
   uint64_t passes = 0;                // re-protect passes run since open
