@@ -4,7 +4,9 @@
 // with every byte read back and parity verified, and the policy surviving a new coordinator.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "cluster/scaleout/ifs_policy.h"
 #include "cluster/scaleout/ifs_volume.h"
@@ -250,7 +252,23 @@ TEST(IfsPolicyVolume, ADirectorysPolicyShapesNewGroupsAndAChangeIsRestripedInThe
     ASSERT_TRUE(v->set_directory_policy("/d", policy("+1n"), &msg)) << msg;
     ASSERT_TRUE(v->directory_policy("/", &text));
     EXPECT_NE(text.find("3 of 4 groups wait"), std::string::npos) << text;
-    v->reprotect_now();
+    {
+      // Reads stay exact while the groups are re-laid under them (old record or new).
+      std::atomic<bool> done{false};
+      std::atomic<int> reads{0}, wrong{0};
+      std::thread reader([&] {
+        while (!done) {
+          wrong += read_file(*v, d, "big") == big ? 0 : 1;
+          wrong += read_file(*v, d, "small") == small ? 0 : 1;
+          reads += 2;
+        }
+      });
+      v->reprotect_now();
+      done = true;
+      reader.join();
+      EXPECT_EQ(wrong.load(), 0) << "of " << reads.load() << " reads during the restripe";
+      EXPECT_GT(reads.load(), 0);
+    }
     EXPECT_EQ(shapes_of(*v, "/d/big"),
               (std::vector<std::string>{"3+1/1", "3+1/1", "3+1/1", "3+1/1"}));
     EXPECT_EQ(shapes_of(*v, "/d/small"), (std::vector<std::string>{"1+1/1"}));
