@@ -3,7 +3,7 @@
 # streaming write and read of 6+2/2 groups over four in-process nodes of four drives each,
 # degraded read with one node down, CPU per MiB of parity against 3-way mirroring, and the
 # re-protect rate after that node's loss, and the rebalance rate when a new fifth node joins
-# the three survivors. No network: it measures the placement, ISA-L coding
+# the three survivors, and the restripe rate when every directory's policy becomes +3d:1n. No network: it measures the placement, ISA-L coding
 # and unit stores (nasd-scaleout-bench); the NFS path of the volume is not built yet
 # (cluster/scaleout/README.md).
 #   bench/scaleout_bench.sh BUILD_DIR [MiB]
@@ -28,5 +28,6 @@ echo "  cpu/MiB codec: 6+2 encode / 2 copies           $(ratio "$(cpu encode-6+2
 echo "  re-protect rate / healthy read rate           $(ratio "$(rate reprotect)" "$(rate scaleout-read)")"
 echo "  re-protect rate: $(rate reprotect) MiB/s of data brought back to +2d:1n"
 echo "  rebalance rate / re-protect rate              $(ratio "$(rate rebalance)" "$(rate reprotect)")"
+echo "  restripe (+2d:1n -> +3d:1n) / rebalance rate   $(ratio "$(rate restripe)" "$(rate rebalance)")"
 echo "  rebalance rate / healthy read rate            $(ratio "$(rate rebalance)" "$(rate scaleout-read)")"
 echo "  rebalance rate: $(rate rebalance) MiB/s of volume data spread onto a new fifth node"

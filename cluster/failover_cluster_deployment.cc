@@ -44,6 +44,7 @@ void FailoverClusterDeployment::start_scaleout() {
   no.dir = plan_.node.in_data_dir("ifs-" + std::to_string(o.volume_id));
   no.volume = o.volume_id;
   no.drives = o.drives;
+  no.compaction = o.compaction;  // [volume] compaction_* keys
   std::map<std::string, uint32_t> ids;
   for (size_t i = 0; i < plan_.cluster->members.size(); i++) {
     const std::string& name = plan_.cluster->members[i].name;

@@ -227,6 +227,32 @@ std::string HostedVolumes::protection_command(const std::vector<std::string>& ar
     }
     throw std::invalid_argument("protection: no scale-out volume " + args[1] + " is coordinated here");
   }
+  // `protection set VOLUME PATH POLICY`, `protection clear VOLUME PATH`, `protection get
+  // VOLUME PATH`: a directory's own policy (cluster/scaleout/ifs_policy.h).
+  if (!args.empty() && (args[0] == "set" || args[0] == "clear" || args[0] == "get")) {
+    const size_t want = args[0] == "set" ? 4 : 3;
+    if (args.size() != want || args[1].empty() || args[1].size() > 255 || args[2].empty() ||
+        args[2].size() > 4096 || (want == 4 && (args[3].empty() || args[3].size() > 32)))
+      throw std::invalid_argument("usage: protection " + args[0] + " VOLUME PATH" +
+                                  (want == 4 ? " POLICY (+2d:1n, +3n, 6+2/2 ...)" : ""));
+    std::optional<scaleout::ProtectionPolicy> policy;
+    if (args[0] == "set") {
+      scaleout::ProtectionPolicy p;
+      std::string why;
+      if (!scaleout::parse_protection_policy(args[3], &p, &why))
+        throw std::invalid_argument("protection: " + args[3] + ": " + why);
+      policy = p;
+    }
+    for (const auto& [name, ifs] : coordinated) {
+      if (name != args[1]) continue;
+      std::string out;
+      const bool ok = args[0] == "get" ? ifs->directory_policy(args[2], &out)
+                                       : ifs->set_directory_policy(args[2], policy, &out);
+      if (!ok) throw std::invalid_argument("protection " + args[0] + ": " + out);
+      return out;
+    }
+    throw std::invalid_argument("protection: no scale-out volume " + args[1] + " is coordinated here");
+  }
   // Taken outside mu_: reading the catalog waits for the volume's own lock.
   constexpr size_t kMaxListedGroups = 1000;
   scaleout::ProtectionBoard board;

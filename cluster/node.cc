@@ -162,11 +162,16 @@ void Node::start_admin() {
                          });
   commands_->add_command("protection",
                          "protection [VOLUME] | protection scrub VOLUME | protection catalog "
-                         "VOLUME: each protection group's health (full/degraded/lost units), "
+                         "VOLUME | protection set VOLUME PATH POLICY | protection clear VOLUME "
+                         "PATH | protection get VOLUME PATH: each protection group's health "
+                         "(full/degraded/lost units), "
                          "units per node and the re-protect, rebalance and scrub jobs' progress "
                          "of the scale-out volumes this node coordinates; scrub starts a scrub "
                          "job (every unit read and checked, bad ones repaired from parity); "
-                         "catalog prints the group catalog for nasd-fsck --scaleout",
+                         "catalog prints the group catalog for nasd-fsck --scaleout; set/clear "
+                         "a directory's policy (OneFS isi set -p: +3d:1n, +2n, 6+2/2; files "
+                         "below inherit it, existing ones are restriped in the background), "
+                         "get shows the effective policy and where it comes from",
                          [this](const std::vector<std::string>& args) { return hosted_->protection_command(args); });
   commands_->add_command("failover",
                          "planned failover: hand this node's volumes and address to its partner",

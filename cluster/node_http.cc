@@ -220,6 +220,8 @@ http::MetricFamilies Node::metric_families() const {
   // Scale-out: the volumes coordinated here, and this node's drives.
   size_t ifs_groups = m.gauge("nasd_ifs_groups", "Protection groups of the scale-out volume");
   size_t ifs_degraded = m.gauge("nasd_ifs_groups_degraded", "Groups below full protection");
+  size_t ifs_restripe = m.gauge("nasd_ifs_groups_restripe_due",
+                                "Groups at full protection in a shape their directory's policy no longer asks for");
   size_t ifs_sweeps = m.counter("nasd_ifs_orphan_sweeps_total", "Orphan sweeps finished since the volume opened here");
   size_t ifs_dropped = m.counter("nasd_ifs_orphan_units_dropped_total",
                                  "Units the orphan sweeps deleted (named by no record, no writer left)");
@@ -227,6 +229,7 @@ http::MetricFamilies Node::metric_families() const {
     http::Labels l{{"volume", name}};
     m.add(ifs_groups, l, double(h.groups));
     m.add(ifs_degraded, l, double(h.groups_degraded));
+    m.add(ifs_restripe, l, double(h.groups_misshaped));
     m.add(ifs_sweeps, l, double(h.sweep.sweeps));
     m.add(ifs_dropped, l, double(h.sweep.units_dropped_total));
   }

@@ -419,6 +419,33 @@ bool GroupIo::rebalance_group(const GroupRecord& r, const Topology& topology,
   return true;
 }
 
+bool GroupIo::restripe_group(const GroupRecord& r, const ProtectionPolicy& policy,
+                             const Topology& topology, uint64_t new_version,
+                             std::vector<GroupRecord>* replacement, int* written,
+                             std::string* error) {
+  *written = 0;
+  replacement->clear();
+  std::vector<uint8_t> bytes;
+  if (!read_group(r, &bytes, nullptr, error)) return false;
+  std::vector<GroupRecord> pieces;
+  if (!plan_extent(policy, topology, r.file, r.group, new_version, r.offset, r.length, &pieces,
+                   error)) {
+    return false;
+  }
+  for (const GroupRecord& piece : pieces) {
+    std::vector<int> failed;
+    if (!write_group(piece, bytes.data() + (piece.offset - r.offset), &failed, error) ||
+        !failed.empty()) {
+      if (error->empty()) error->assign("re-striped unit not written");
+      for (const GroupRecord& undo : pieces) delete_group(undo);
+      return false;
+    }
+    *written += piece.shape.width();
+  }
+  *replacement = std::move(pieces);  // the old units stay until the caller commits
+  return true;
+}
+
 void GroupIo::delete_group(const GroupRecord& r) {
   parallel_for(r.places.size(), [&](size_t i) {
     units_->remove(r.places[i], r.key(static_cast<int>(i)));

@@ -128,6 +128,14 @@ class GroupIo {
   // (the units written are then deleted again).
   bool rebalance_group(const GroupRecord& record, const Topology& topology, uint64_t new_version,
                        std::vector<GroupRecord>* replacement, int* written, std::string* error);
+  // Restripe (protection_job.h, OneFS SetProtectPlus): the group's bytes (read, rebuilt from
+  // parity as needed) laid out anew under `policy` on `topology`: one or more groups (same
+  // group id, versions from `new_version` on, each with its own offset), every unit a fresh
+  // key. The old units stay until the caller commits. False when the group cannot be read or
+  // a new unit cannot be written (the units written are then deleted again).
+  bool restripe_group(const GroupRecord& record, const ProtectionPolicy& policy,
+                      const Topology& topology, uint64_t new_version,
+                      std::vector<GroupRecord>* replacement, int* written, std::string* error);
   // Deletes every unit of the group (best effort: unreachable units are left as garbage that
   // an orphan sweep by key can remove later).
   void delete_group(const GroupRecord& record);

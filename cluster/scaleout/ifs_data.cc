@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cluster/scaleout/ifs_image.h"
+#include "cluster/scaleout/ifs_policy.h"
 #include "cluster/scaleout/ifs_volume.h"
 #include "fs/permission.h"
 #include "util/log.h"
@@ -336,6 +337,7 @@ Status IfsVolume::flush(uint64_t* durable) {
     int64_t length = -1;  // bytes of the file in the slot; -1 when the file is gone
     uint32_t gen = 0;
     uint64_t first_version = 0;
+    ProtectionPolicy policy;  // the file's (its nearest directory's, else the volume's)
     std::vector<GroupRecord> records;
     std::vector<uint8_t> padded;  // the slot's bytes zero-padded to length, when short
     const uint8_t* src() const { return padded.empty() ? bytes->data() : padded.data(); }
@@ -361,6 +363,7 @@ Status IfsVolume::flush(uint64_t* durable) {
         j.length = size > lo ? static_cast<int64_t>(std::min<uint64_t>(kSlotBytes, size - lo)) : 0;
         j.gen = it->second.gen;
       }
+      j.policy = effective_policy(live_, key.first, options_.policy).policy;
       j.first_version = client_version(live_.epoch, live_.next_version);
       live_.next_version += kSlotPlans * kVersionsPerPlan;
       jobs.push_back(std::move(j));
@@ -394,7 +397,7 @@ Status IfsVolume::flush(uint64_t* durable) {
     Topology plan_on = topology;
     for (int attempt = 0; attempt < kSlotPlans && !abandoned_; attempt++) {
       if (attempt > 0) plan_on = cluster_->topology();
-      if (!GroupIo::plan_extent(options_.policy, plan_on, j.key.first, j.key.second,
+      if (!GroupIo::plan_extent(j.policy, plan_on, j.key.first, j.key.second,
                                 j.first_version + uint64_t(attempt) * kVersionsPerPlan, lo,
                                 static_cast<uint64_t>(j.length), &j.records, &why)) {
         j.records.clear();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cluster/scaleout/catalog_text.h"
+#include "cluster/scaleout/ifs_policy.h"
 #include "cluster/scaleout/ifs_volume.h"
 #include "util/log.h"
 
@@ -43,7 +44,8 @@ std::string IfsHealth::text() const {
   o << "nodes " << nodes_alive << "/" << nodes << " alive, drives " << drives_healthy << "/"
     << drives << " healthy\n"
     << "files " << files << ", groups " << groups << ", below full protection "
-    << groups_degraded << ", unreadable " << groups_unreadable << "\n"
+    << groups_degraded << ", unreadable " << groups_unreadable << ", restripe due "
+    << groups_misshaped << "\n"
     << "reprotect: " << (job.running ? "running" : "idle") << " (" << job_kind_name(job.kind)
     << "), groups " << job.done << "/" << job.total << " done, " << job.inflight
     << " in flight, " << job.units_rebuilt << " units rebuilt, " << job.unrecoverable
@@ -63,14 +65,18 @@ IfsHealth IfsVolume::health() {
     s.drives += static_cast<int>(n.drives.size());
     if (n.alive) s.drives_healthy += n.healthy_drives();
   }
-  ProtectionJob judge(job_config(), 0, t);
   {
     std::lock_guard lock(mu_);
+    ProtectionJob judge(job_config_locked(), 0, t);
     for (const auto& [ino, n] : live_.inodes) {
       if (n.attr.type == fs::FileType::Reg) ++s.files;
       for (const auto& [off, r] : n.extents) {
         ++s.groups;
-        if (!judge.fully_protected(r)) ++s.groups_degraded;
+        if (!judge.fully_protected(r)) {
+          ++s.groups_degraded;
+        } else if (!judge.shaped(r)) {
+          ++s.groups_misshaped;
+        }
         int lost = 0;
         for (const UnitPlace& p : r.places) lost += t.usable(p.node, p.drive) ? 0 : 1;
         if (lost > r.shape.parity) ++s.groups_unreadable;
@@ -93,14 +99,17 @@ void IfsVolume::protect_loop() {
   int64_t last_pass = 0;
   int64_t last_sweep = now_ms();
   for (;;) {
-    bool scrub = false;
+    bool scrub = false, restripe = false;
     {
       std::unique_lock lock(stop_mu_);
       if (stop_cv_.wait_for(lock, std::chrono::milliseconds(500),
-                            [&] { return stopping_ || scrub_requested_; }) && stopping_)
+                            [&] { return stopping_ || scrub_requested_ || restripe_requested_; }) &&
+          stopping_)
         return;
       scrub = scrub_requested_;
       scrub_requested_ = false;
+      restripe = restripe_requested_;
+      restripe_requested_ = false;
     }
     try {
       const Topology t = cluster_->topology();
@@ -121,7 +130,8 @@ void IfsVolume::protect_loop() {
       // A pass when the topology changed (a node lost, joined or back), and again every few
       // seconds while groups are below full protection or unbalanced (a pass may leave some:
       // a node came back meanwhile, a client rewrote a group under a task).
-      if (!changed && now_ms() - last_pass < 5000) continue;
+      // A directory's policy changed: its files' groups are re-laid at once (restripe).
+      if (!changed && !restripe && now_ms() - last_pass < 5000) continue;
       if (!pass_due(t)) continue;
       last_pass = now_ms();
       run_pass(t);
@@ -134,12 +144,14 @@ void IfsVolume::protect_loop() {
 ProtectionStatus IfsVolume::group_status(size_t max_listed) {
   const Topology t = cluster_->topology();
   std::vector<GroupRecord> records;
+  JobConfig config;
   {
     std::lock_guard lock(mu_);
     records = catalog_locked();
+    config = job_config_locked();
   }
   // A job that only judges: loaded with the catalog on today's topology, never run.
-  ProtectionJob judge(job_config(), 0, t);
+  ProtectionJob judge(config, 0, t);
   judge.load(records);
   ProtectionStatus s = protection_status(judge, options_.policy, max_listed);
   std::lock_guard lock(status_mu_);
@@ -155,9 +167,10 @@ std::vector<GroupRecord> IfsVolume::catalog_locked() const {
   return records;
 }
 
-JobConfig IfsVolume::job_config() const {
+JobConfig IfsVolume::job_config_locked() const {
   JobConfig cfg;
   cfg.policy = options_.policy;
+  cfg.file_policy = file_policies(live_, options_.policy);
   return cfg;
 }
 
@@ -179,28 +192,34 @@ std::string IfsVolume::catalog_text() {
 }
 
 bool IfsVolume::pass_due(const Topology& topology) {
-  ProtectionJob judge(job_config(), 0, topology);
+  std::vector<GroupRecord> records;
+  JobConfig config;
   {
     std::lock_guard lock(mu_);
-    judge.load(catalog_locked());
+    records = catalog_locked();
+    config = job_config_locked();
   }
+  ProtectionJob judge(config, 0, topology);
+  judge.load(records);
   const JobProgress p = judge.progress();
-  return p.groups_degraded > 0 || p.groups_unbalanced > 0;
+  return p.groups_degraded > 0 || p.groups_unbalanced > 0 || p.groups_misshaped > 0;
 }
 
 void IfsVolume::run_pass(const Topology& topology, bool scrub) {
   std::lock_guard pass_lock(pass_mu_);
   std::vector<GroupRecord> records;
   uint32_t job_epoch = 0;
+  JobConfig config;
   {
     std::lock_guard lock(mu_);
     records = catalog_locked();
+    config = job_config_locked();
     job_epoch = ++live_.job_epoch;
     meta_changed_ = true;  // the pass's epoch is persisted before any of its versions is used
   }
   uint64_t durable = 0;
   if (flush(&durable) != fs::Status::Ok) return;  // no checkpoint: nothing may be rebuilt yet
-  ProtectionJob job(job_config(), job_epoch, topology);
+  ProtectionJob job(config, job_epoch, topology);
   job.load(records);
   job.topology_changed(now_ms(), topology);
   if (scrub) job.start_scrub(now_ms());
@@ -289,7 +308,12 @@ void IfsVolume::run_pass(const Topology& topology, bool scrub) {
         TaskResult result;
         result.task = t.id;
         std::vector<UnitPlace> balanced;
-        if (t.kind == JobKind::Rebalance &&
+        if (t.kind == JobKind::Restripe) {
+          // Re-laid under the file's policy, every unit a fresh key (the old stay until the
+          // commit is checkpointed): the group keeps its old protection throughout.
+          result.ok = io_.restripe_group(t.record, t.policy, topology, t.first_new_version,
+                                         &result.replacement, &result.units_rebuilt, &result.error);
+        } else if (t.kind == JobKind::Rebalance &&
             !rebalance_units(t.record.shape, topology, t.record.places, t.record.file,
                              t.record.group, &balanced).empty()) {
           // Onto the balanced places under a fresh version (the old units stay until the
@@ -299,7 +323,7 @@ void IfsVolume::run_pass(const Topology& topology, bool scrub) {
         } else {
           // Re-protect and scrub are one repair: rebuild what is unreadable (in place) or
           // misplaced (elsewhere); a rebalance of a group balanced meanwhile scrubs it.
-          result.ok = io_.repair_group(t.record, options_.policy, topology, t.first_new_version,
+          result.ok = io_.repair_group(t.record, t.policy, topology, t.first_new_version,
                                        &result.replacement, &result.units_rebuilt, &result.error);
         }
         return result;
@@ -320,6 +344,7 @@ void IfsVolume::run_pass(const Topology& topology, bool scrub) {
                         ") done: " + std::to_string(p.done) + "/" + std::to_string(p.total) +
                         " groups, " + std::to_string(p.units_rebuilt) + " units written, " +
                         std::to_string(p.groups_moved) + " groups rebalanced, " +
+                        std::to_string(p.groups_restriped) + " groups restriped, " +
                         std::to_string(p.unrecoverable) + " unrecoverable");
 }
 

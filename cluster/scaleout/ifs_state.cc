@@ -8,6 +8,9 @@ namespace {
 constexpr uint64_t kStateMagic = 0x3153464953414e31ull;  // "1NASIFS1"
 constexpr uint64_t kMaxCount = 1ull << 32;
 constexpr uint32_t kMaxString = 4096;
+// The directory policies follow the inodes as a section of their own, so an image written
+// before they existed (no section) still opens, with no directory policy.
+constexpr uint64_t kPolicyMagic = 0x3159434c4f504431ull;  // "1DPOLCY1"
 
 class Writer {
  public:
@@ -29,6 +32,7 @@ class Reader {
  public:
   Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
   bool ok() const { return ok_; }
+  size_t remaining() const { return n_ - at_; }
   uint8_t u8() { return uint8_t(take(1)); }
   uint32_t u32() { return uint32_t(take(4)); }
   uint64_t u64() { return take(8); }
@@ -106,6 +110,16 @@ std::vector<uint8_t> encode_state(const IfsState& s) {
     w.u64(n.extents.size());
     for (const auto& [off, g] : n.extents) put_record(w, g);
   }
+  uint64_t policies = 0;
+  for (const auto& [ino, n] : s.inodes) policies += n.policy ? 1 : 0;
+  w.u64(kPolicyMagic);
+  w.u64(policies);
+  for (const auto& [ino, n] : s.inodes) {
+    if (!n.policy) continue;
+    w.u64(ino);
+    w.u32(uint32_t(n.policy->parity)); w.u32(uint32_t(n.policy->per_node));
+    w.u32(uint32_t(n.policy->data_width));
+  }
   return w.take();
 }
 
@@ -149,7 +163,23 @@ bool decode_state(const uint8_t* p, size_t size, IfsState* out, std::string* why
       n.extents[g.offset] = std::move(g);
     }
   }
-  if (!r.ok()) { *why = "metadata image truncated or oversized"; return false; }
+  if (r.ok() && r.remaining() > 0) {
+    if (r.u64() != kPolicyMagic) { *why = "bad directory policy section"; return false; }
+    uint64_t policies = r.count(s.inodes.size());
+    for (uint64_t i = 0; i < policies && r.ok(); i++) {
+      const uint64_t ino = r.u64();
+      ProtectionPolicy p;
+      p.parity = int(r.u32()); p.per_node = int(r.u32()); p.data_width = int(r.u32());
+      auto n = s.inodes.find(ino);
+      if (!r.ok() || n == s.inodes.end() || n->second.attr.type != fs::FileType::Dir ||
+          n->second.policy || !validate(p).empty()) {
+        *why = "bad directory policy";
+        return false;
+      }
+      n->second.policy = p;
+    }
+  }
+  if (!r.ok() || r.remaining() != 0) { *why = "metadata image truncated or oversized"; return false; }
   if (!s.inodes.count(kIfsRootIno)) { *why = "metadata image without a root"; return false; }
   *out = std::move(s);
   return true;

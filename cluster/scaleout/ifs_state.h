@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,9 @@ struct IfsInode {
   uint64_t next_cookie = 3;  // 1 ".", 2 ".."
   // Regular files: group offset -> the group holding [offset, offset + length).
   std::map<uint64_t, GroupRecord> extents;
+  // Directories: the protection policy set on this directory (`nasd-admin protection set`),
+  // which files below it inherit (ifs_policy.h); none: the parent's, up to the volume's.
+  std::optional<ProtectionPolicy> policy;
 };
 
 struct IfsState {

@@ -64,6 +64,7 @@ IfsVolume::IfsVolume(IfsOptions options, IfsCluster* cluster, IfsState state, ui
     : options_(std::move(options)), cluster_(cluster), io_(cluster->units()),
       verifier_(random_verifier()), live_(std::move(state)) {
   generation_ = generation;
+  sweep_every_ = options_.orphan_sweep_interval;  // [volume] orphan_sweep_interval_ms
   durable_seq_ = live_.applied_seq;
 }
 

@@ -67,6 +67,7 @@ struct IfsHealth {
   uint64_t groups = 0;
   uint64_t groups_degraded = 0;       // not at full protection on the current topology
   uint64_t groups_unreadable = 0;     // more than M units on dead nodes or failed drives
+  uint64_t groups_misshaped = 0;      // full, but not their file's policy's shape (restripe due)
   int nodes = 0, nodes_alive = 0;
   int drives = 0, drives_healthy = 0;
   uint64_t passes = 0;                // re-protect passes run since open
@@ -114,6 +115,19 @@ class IfsVolume : public fs::JournalTarget {
   SweepProgress sweep_now();
   // Default 10 minutes; 0 turns the periodic sweep off. Before start_protection().
   void set_sweep_interval(std::chrono::milliseconds every) { sweep_every_ = every; }
+  // Per-directory protection (ifs_policy.h; `nasd-admin protection set|clear|get`).
+  // Sets (or with nullopt clears) the policy of the directory at `path` ("/" is the volume's
+  // root), refused when the cluster's members cannot honour it. Durable before it returns:
+  // the change is checkpointed with the rest of the metadata (the journal carries only
+  // client calls; the checkpoint is mirrored to every node, what a failover opens). Files
+  // written under it from then on are planned with it; the protection thread is woken to
+  // re-lay the groups written before (JobKind::Restripe). False and *message says why.
+  bool set_directory_policy(std::string_view path, std::optional<ProtectionPolicy> policy,
+                            std::string* message);
+  // The effective policy of `path` and where it comes from (the directory or file itself,
+  // the directory it inherits from, or the volume default), and how many groups of the
+  // volume still wait for their restripe.
+  bool directory_policy(std::string_view path, std::string* text);
   // The group catalog as nasd-fsck --scaleout reads it (catalog_text.h), taken now.
   std::string catalog_text();
   // A protection pass checkpoints its commits at least every `commits` commits (default 256;
@@ -191,8 +205,9 @@ class IfsVolume : public fs::JournalTarget {
   IfsVolume(IfsOptions options, IfsCluster* cluster, IfsState state, uint64_t generation);
   // Every group record of every file (the catalog), copied; the caller holds mu_.
   std::vector<GroupRecord> catalog_locked() const;
-  // The protection job configuration of this volume's policy.
-  JobConfig job_config() const;
+  // The protection job configuration: the volume's policy and every file's that differs (from
+  // a directory's policy); the caller holds mu_.
+  JobConfig job_config_locked() const;
 
   using SlotKey = std::pair<uint64_t, uint64_t>;  // (ino, slot)
   // A slot's authoritative bytes since it was last written: shorter than kSlotBytes means
@@ -277,6 +292,7 @@ class IfsVolume : public fs::JournalTarget {
   std::condition_variable stop_cv_;
   bool stopping_ = false;                         // guarded by stop_mu_
   bool scrub_requested_ = false;                  // guarded by stop_mu_
+  bool restripe_requested_ = false;               // guarded by stop_mu_: a policy changed
   std::atomic<bool> closed_{false};
   std::atomic<bool> abandoned_{false};
   bool meta_changed_ = false;                     // guarded by mu_: catalog changed by a pass

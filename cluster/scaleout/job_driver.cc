@@ -27,7 +27,10 @@ int JobDriver::run(int64_t now_ms, int max_tasks) {
     TaskResult result;
     result.task = t.id;
     std::vector<UnitPlace> balanced;
-    if (t.kind == JobKind::Rebalance &&
+    if (t.kind == JobKind::Restripe) {
+      result.ok = io_.restripe_group(t.record, t.policy, job_->topology(), t.first_new_version,
+                                     &result.replacement, &result.units_rebuilt, &result.error);
+    } else if (t.kind == JobKind::Rebalance &&
         !rebalance_units(t.record.shape, job_->topology(), t.record.places, t.record.file,
                          t.record.group, &balanced).empty()) {
       result.ok = io_.rebalance_group(t.record, job_->topology(), t.first_new_version,
@@ -35,7 +38,7 @@ int JobDriver::run(int64_t now_ms, int max_tasks) {
     } else {
       // Re-protect and scrub are the same repair: rebuild what is unreadable or misplaced (a
       // rebalance of a group balanced meanwhile does the scrub it replaced).
-      result.ok = io_.repair_group(t.record, policy_, job_->topology(), t.first_new_version,
+      result.ok = io_.repair_group(t.record, t.policy, job_->topology(), t.first_new_version,
                                    &result.replacement, &result.units_rebuilt, &result.error);
     }
     job_->task_done(now_ms, result);

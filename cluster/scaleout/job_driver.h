@@ -16,8 +16,10 @@ class JobDriver {
  public:
   using CommitHook = std::function<void(const ExtentId&, const std::vector<GroupRecord>&)>;
 
-  JobDriver(ProtectionJob* job, UnitAccess* units, ProtectionPolicy policy)
-      : job_(job), io_(units), units_(units), policy_(policy) {}
+  // Each task carries its file's policy (JobTask::policy); `policy` is the volume default the
+  // job was configured with, kept in the signature for the callers.
+  JobDriver(ProtectionJob* job, UnitAccess* units, ProtectionPolicy /*policy*/)
+      : job_(job), io_(units), units_(units) {}
   void on_commit(CommitHook hook) { commit_ = std::move(hook); }
 
   // Runs tasks until the job is idle or `max_tasks` ran; returns the number of tasks run.
@@ -29,7 +31,6 @@ class JobDriver {
   ProtectionJob* job_;
   GroupIo io_;
   UnitAccess* units_;
-  ProtectionPolicy policy_;
   CommitHook commit_;
   std::vector<JobTask> tasks_;  // assigned, not run yet (kept across run() calls)
 };

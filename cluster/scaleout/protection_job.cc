@@ -10,6 +10,7 @@ const char* job_kind_name(JobKind k) {
     case JobKind::Reprotect: return "reprotect";
     case JobKind::Scrub: return "scrub";
     case JobKind::Rebalance: return "rebalance";
+    case JobKind::Restripe: return "restripe";
   }
   return "?";
 }
@@ -29,8 +30,19 @@ bool ProtectionJob::fully_protected(const GroupRecord& r) const {
   GroupShape best;
   std::string err;
   // Under-protected is full protection only when the topology allows nothing better.
-  return data_shape(config_.policy, topology_, r.length, &best, &err) && best.under_protected &&
-         best.parity <= r.shape.parity;
+  return data_shape(config_.policy_for(r.file), topology_, r.length, &best, &err) &&
+         best.under_protected && best.parity <= r.shape.parity;
+}
+
+bool ProtectionJob::shaped(const GroupRecord& r) const {
+  if (!fully_protected(r)) return false;
+  const ProtectionPolicy& p = config_.policy_for(r.file);
+  GroupShape want;
+  std::string err;
+  if (!data_shape(p, topology_, r.length, &want, &err)) return true;  // nothing placeable
+  if (want.under_protected || r.shape.under_protected) return true;  // re-protect's business
+  if (r.shape.parity != want.parity || r.shape.per_node != want.per_node) return false;
+  return p.data_width == 0 || r.shape.data <= p.data_width;
 }
 
 bool ProtectionJob::balanced(const GroupRecord& r) const {
@@ -55,18 +67,26 @@ void ProtectionJob::enqueue(const ExtentId& e, JobKind kind, int attempts) {
     run_ = JobProgress{};
     run_.kind = kind;
   }
-  if (kind == JobKind::Reprotect ||
-      (kind == JobKind::Rebalance && run_.kind == JobKind::Scrub)) {
-    run_.kind = kind;
-  }
+  // The run is named after its most urgent work: reprotect, restripe, rebalance, scrub.
+  auto rank = [](JobKind k) {
+    switch (k) {
+      case JobKind::Reprotect: return 3;
+      case JobKind::Restripe: return 2;
+      case JobKind::Rebalance: return 1;
+      case JobKind::Scrub: return 0;
+    }
+    return 0;
+  };
+  if (rank(kind) > rank(run_.kind)) run_.kind = kind;
   auto it = queued_.find(e);
   if (it != queued_.end()) {
     if (kind == JobKind::Scrub) it->second.scrub = true;
     if (kind == JobKind::Reprotect && it->second.kind != JobKind::Reprotect) {
       it->second.kind = kind;
       order_.push_front(e);  // re-protect first; the older entry is skipped as stale
-    } else if (kind == JobKind::Rebalance && it->second.kind == JobKind::Scrub) {
-      it->second.kind = kind;  // a rebalance reads and verifies every unit too
+    } else if ((kind == JobKind::Rebalance || kind == JobKind::Restripe) &&
+               (it->second.kind == JobKind::Scrub || it->second.kind == JobKind::Rebalance)) {
+      it->second.kind = kind;  // both read and verify every unit; a restripe also re-places
     }
     return;
   }
@@ -82,6 +102,8 @@ void ProtectionJob::enqueue(const ExtentId& e, JobKind kind, int attempts) {
 void ProtectionJob::evaluate(const ExtentId& e, const GroupRecord& r) {
   if (!fully_protected(r)) {
     enqueue(e, JobKind::Reprotect, 0);
+  } else if (!shaped(r)) {
+    enqueue(e, JobKind::Restripe, 0);
   } else if (!balanced(r)) {
     enqueue(e, JobKind::Rebalance, 0);
   }
@@ -196,6 +218,12 @@ void ProtectionJob::task_done(int64_t now_ms, const TaskResult& result) {
     valid = r.file == f.task.record.file && r.group == f.task.record.group && r.offset == at &&
             r.length > 0 && own_version &&
             check_placement(r.shape, topology_, r.places, false).empty();
+    if (valid && f.task.kind == JobKind::Restripe) {
+      // Fresh keys only, at full protection in the policy's shape (or, when the topology
+      // moved meanwhile, the group untouched).
+      const bool unchanged = r.version == f.task.record.version && r.places == f.task.record.places;
+      valid = unchanged || (r.version != f.task.record.version && fully_protected(r) && shaped(r));
+    }
     if (valid && f.task.kind == JobKind::Rebalance) {
       // Fresh keys only, and nothing worse than what it replaces: full protection, balanced.
       const bool unchanged = r.version == f.task.record.version && r.places == f.task.record.places;
@@ -227,6 +255,7 @@ void ProtectionJob::task_done(int64_t now_ms, const TaskResult& result) {
   ++run_.done;
   run_.units_rebuilt += static_cast<uint64_t>(result.units_rebuilt);
   if (f.task.kind == JobKind::Rebalance) ++run_.groups_moved;
+  if (f.task.kind == JobKind::Restripe) ++run_.groups_restriped;
   // The topology may have moved on while the task ran.
   for (const GroupRecord& r : result.replacement) evaluate(ExtentId{r.file, r.offset}, r);
   pump(now_ms);
@@ -260,20 +289,24 @@ void ProtectionJob::pump(int64_t now_ms) {
     const bool nothing_to_do =
         rec == catalog_.end() ||
         (q->second.kind == JobKind::Reprotect && fully_protected(rec->second)) ||
+        (q->second.kind == JobKind::Restripe && shaped(rec->second)) ||
         (q->second.kind == JobKind::Rebalance && balanced(rec->second));
     if (nothing_to_do && q->second.scrub && rec != catalog_.end()) {
       q->second.kind = JobKind::Scrub;  // healed or balanced meanwhile: the scrub is still owed
     } else if (nothing_to_do) {
       order_.pop_front();
-      const bool rebalance_next = q->second.kind == JobKind::Reprotect &&
-                                  rec != catalog_.end() && !balanced(rec->second);
+      // Healed, but in the wrong shape or spread unevenly: that is next.
+      const bool evaluate_next = q->second.kind != JobKind::Rebalance && rec != catalog_.end();
       queued_.erase(q);
       ++run_.done;  // nothing left to do for it (healed, or gone)
-      if (rebalance_next) enqueue(e, JobKind::Rebalance, 0);  // healed but spread unevenly
+      if (evaluate_next) evaluate(e, rec->second);
       continue;
     }
-    if (q->second.kind == JobKind::Rebalance && !fully_protected(rec->second)) {
+    if ((q->second.kind == JobKind::Rebalance || q->second.kind == JobKind::Restripe) &&
+        !fully_protected(rec->second)) {
       q->second.kind = JobKind::Reprotect;  // degraded since it was queued: repair it first
+    } else if (q->second.kind == JobKind::Rebalance && !shaped(rec->second)) {
+      q->second.kind = JobKind::Restripe;  // its policy changed since: re-laid, not moved
     }
     uint32_t worker = 0;
     int best = std::numeric_limits<int>::max();
@@ -293,6 +326,7 @@ void ProtectionJob::pump(int64_t now_ms) {
     t.worker = worker;
     t.record = rec->second;
     t.first_new_version = allocate_versions(kVersionsPerTask);
+    t.policy = config_.policy_for(e.file);
     queued_.erase(q);
     ++load[worker];
     inflight_[t.id] = Inflight{t, e, now_ms};
@@ -321,6 +355,8 @@ JobProgress ProtectionJob::progress() const {
   for (const auto& [e, r] : catalog_) {
     if (!fully_protected(r)) {
       ++p.groups_degraded;
+    } else if (!shaped(r)) {
+      ++p.groups_misshaped;
     } else if (!balanced(r)) {
       ++p.groups_unbalanced;
     }

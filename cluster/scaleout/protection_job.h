@@ -24,7 +24,16 @@
 //              and the old units are dropped only after the commit, so the group keeps its
 //              full protection throughout. A rebalance task also verifies every unit it reads
 //              (it does a scrub's work), so it replaces a queued scrub of the same group.
-//              Re-protect goes before rebalance, rebalance before scrub.
+//   Restripe   (OneFS: SetProtectPlus) starts by itself when a group at full protection has a
+//              shape its file's policy no longer asks for (JobConfig::file_policy: a directory's
+//              policy was set or cleared, or the file was renamed under another one): other
+//              parity, another b, or wider than a fixed N. A task re-lays the group's bytes
+//              under the file's policy (GroupIo::restripe_group: one or more groups, every unit
+//              under the task's fresh versions) and the old units are dropped only after the
+//              commit, so the group keeps its old protection until the new one is in place.
+//              Groups narrower than the policy allows are not widened (as for re-protect).
+//              Re-protect goes before restripe, restripe before rebalance, rebalance before
+//              scrub.
 //
 // Safety invariants (what the simulation checks):
 //   * a Commit only ever replaces the version a task started from: a task whose group was
@@ -33,7 +42,9 @@
 //   * DropUnits never names a unit the catalog points at (same key and place);
 //   * new versions are unique across epochs: epoch << 40 | counter;
 //   * a rebalance commit is accepted only for records entirely in the task's own fresh
-//     versions, at full protection and balanced on the current topology.
+//     versions, at full protection and balanced on the current topology;
+//   * a restripe commit only for records entirely in the task's own fresh versions, at full
+//     protection and in the shape of the file's policy.
 // Liveness: once faults stop, every group whose units can be rebuilt ends fully protected and
 // the job becomes idle; a group that fails kMaxAttempts times is reported unrecoverable until
 // the topology changes again.
@@ -50,11 +61,17 @@
 
 namespace nasd::scaleout {
 
-enum class JobKind : uint8_t { Reprotect = 1, Scrub = 2, Rebalance = 3 };
+enum class JobKind : uint8_t { Reprotect = 1, Scrub = 2, Rebalance = 3, Restripe = 4 };
 const char* job_kind_name(JobKind k);
 
 struct JobConfig {
-  ProtectionPolicy policy;
+  ProtectionPolicy policy;  // the volume's default
+  // Files whose policy is not the default (inherited from a directory: ifs_policy.h).
+  std::map<uint64_t, ProtectionPolicy> file_policy;
+  const ProtectionPolicy& policy_for(uint64_t file) const {
+    auto it = file_policy.find(file);
+    return it == file_policy.end() ? policy : it->second;
+  }
   int max_tasks_per_node = 2;
   int64_t task_timeout_ms = 10000;
 };
@@ -77,6 +94,7 @@ struct JobTask {
   uint32_t worker = 0;
   GroupRecord record;              // the version the work starts from
   uint64_t first_new_version = 0;  // [first, first + kVersionsPerTask) are the task's to use
+  ProtectionPolicy policy;         // the file's policy (re-striping plans with it)
 };
 
 struct UnitRef {
@@ -118,6 +136,9 @@ struct JobProgress {
   uint64_t groups_unbalanced = 0;  // catalog groups at full protection, spread unevenly
   uint64_t groups = 0;             // catalog groups
   uint64_t groups_moved = 0;       // rebalance commits in the current run
+  uint64_t groups_misshaped = 0;   // catalog groups at full protection in a shape their
+                                   // file's policy no longer asks for (restripe due)
+  uint64_t groups_restriped = 0;   // restripe commits in the current run
 };
 
 class ProtectionJob {
@@ -144,6 +165,10 @@ class ProtectionJob {
   // At full protection on the current topology: every unit on a usable place, and the shape
   // not under-protected unless the topology allows no better.
   bool fully_protected(const GroupRecord& r) const;
+  // Fully protected and in the shape its file's policy asks for on the current topology:
+  // the policy's parity and b (unless the topology allows no better) and no wider than a
+  // fixed N. Narrower than the policy allows counts as shaped (nothing merges groups).
+  bool shaped(const GroupRecord& r) const;
   // Fully protected and spread as evenly as the topology allows (no rebalance to do).
   bool balanced(const GroupRecord& r) const;
   uint32_t epoch() const { return epoch_; }

@@ -48,7 +48,9 @@ ProtectionStatus protection_status(const ProtectionJob& job, const ProtectionPol
       ++s.groups_degraded;
     } else {
       ++s.groups_full;
+      g.shaped = job.shaped(r);
       g.balanced = job.balanced(r);
+      s.groups_misshaped += g.shaped ? 0 : 1;
       s.groups_unbalanced += g.balanced ? 0 : 1;
     }
     s.units_lost += static_cast<uint64_t>(g.lost_units);
@@ -77,7 +79,8 @@ std::string format_protection_status(const std::string& volume, const Protection
   o << "volume " << volume << ": protection " << s.policy << ", " << health << "\n";
   o << "  nodes " << s.nodes_alive << "/" << s.nodes << " alive; groups " << s.groups << ": "
     << s.groups_full << " full, " << s.groups_degraded << " degraded, " << s.groups_lost
-    << " lost, " << s.groups_unbalanced << " unbalanced; units lost " << s.units_lost << "\n";
+    << " lost, " << s.groups_unbalanced << " unbalanced; units lost " << s.units_lost
+    << "; restripe due " << s.groups_misshaped << "\n";
   if (!s.units_per_node.empty()) {
     uint64_t units = 0;
     for (const auto& [node, n] : s.units_per_node) units += n;
@@ -91,7 +94,8 @@ std::string format_protection_status(const std::string& volume, const Protection
   std::ostringstream run;
   run << job_kind_name(j.kind) << " " << j.done << "/" << j.total << " groups (" << pct << "%), "
       << j.inflight << " in flight, " << j.units_rebuilt << " units written, " << j.groups_moved
-      << " groups rebalanced, " << j.unrecoverable << " unrecoverable";
+      << " groups rebalanced, " << j.groups_restriped << " groups restriped, " << j.unrecoverable
+      << " unrecoverable";
   if (j.running) {
     o << "  job running: " << run.str();
   } else if (j.total) {
@@ -109,6 +113,7 @@ std::string format_protection_status(const std::string& volume, const Protection
       << g.version << "  " << shape.str() << std::string(shape.str().size() < 8 ? 8 - shape.str().size() : 1, ' ')
       << " " << g.full_units << "/" << g.lost_units << "            "
       << group_state_name(g.state) << (g.state == GroupState::Full && !g.balanced ? " unbalanced" : "")
+      << (g.state == GroupState::Full && !g.shaped ? " restripe-due" : "")
       << (g.shape.under_protected ? " under-protected" : "") << "\n";
   }
   if (s.not_listed) o << "  ... " << s.not_listed << " more groups not listed\n";

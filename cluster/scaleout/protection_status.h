@@ -36,6 +36,7 @@ struct GroupStatus {
   int full_units = 0;
   int lost_units = 0;
   bool balanced = true;
+  bool shaped = true;  // in the shape its file's policy asks for (else a restripe is due)
   GroupState state = GroupState::Full;
 };
 
@@ -48,6 +49,7 @@ struct ProtectionStatus {
   uint64_t groups_degraded = 0;
   uint64_t groups_lost = 0;
   uint64_t groups_unbalanced = 0;
+  uint64_t groups_misshaped = 0;  // full, but not in their file's policy's shape: restripe due
   uint64_t units_lost = 0;
   std::map<uint32_t, uint64_t> units_per_node;  // catalog units on each node (the balance)
   JobProgress job;

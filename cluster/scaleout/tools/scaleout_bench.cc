@@ -4,7 +4,8 @@
 //   nasd-scaleout-bench DIR [MiB]
 // Measures: streaming write and read (6+2/2), degraded read (one node down), re-protect after
 // losing that node (the FlexProtect job through JobDriver), rebalance onto a fifth node added
-// then (AutoBalance), the same writes mirrored 3 ways
+// then (AutoBalance), a restripe of every group to +3d:1n after it (SetProtectPlus: every
+// file's directory policy changed), the same writes mirrored 3 ways
 // (1+2 groups), and CPU seconds (user+sys of this process) for each.
 #include <sys/resource.h>
 
@@ -264,5 +265,32 @@ int main(int argc, char** argv) {
   groups.clear();
   for (const auto& [e, r] : job.catalog()) groups.push_back(r);
   if (!read_all("scaleout-read-rebalanced")) return fail("read after rebalance: " + err);
-  return prog.groups_unbalanced == 0 && prog.unrecoverable == 0 ? 0 : 1;
+  if (prog.groups_unbalanced != 0 || prog.unrecoverable != 0) return 1;
+
+  // Every file's directory is set to +3d:1n (OneFS SetProtectPlus): the restripe job re-lays
+  // every group with three parity units, under fresh versions, on the four nodes alive.
+  JobConfig rc;
+  std::string perr;
+  ProtectionPolicy plus3;
+  if (!parse_protection_policy("+3d:1n", &plus3, &perr)) return fail(perr);
+  for (const GroupRecord& r : groups) rc.file_policy[r.file] = plus3;
+  ProtectionJob restripe(rc, 2, topo);
+  restripe.load(groups);
+  restripe.topology_changed(2, topo);
+  JobDriver rdriver(&restripe, &units, policy);
+  {
+    Meter r;
+    rdriver.run(2);
+    r.report("restripe", mib);
+  }
+  prog = restripe.progress();
+  std::printf("restripe to +3d:1n: %llu of %llu groups re-laid, %llu units written, %llu left\n",
+              static_cast<unsigned long long>(prog.groups_restriped),
+              static_cast<unsigned long long>(prog.total),
+              static_cast<unsigned long long>(prog.units_rebuilt),
+              static_cast<unsigned long long>(prog.groups_misshaped));
+  groups.clear();
+  for (const auto& [e, r] : restripe.catalog()) groups.push_back(r);
+  if (!read_all("scaleout-read-restriped")) return fail("read after restripe: " + err);
+  return prog.groups_misshaped == 0 && prog.unrecoverable == 0 ? 0 : 1;
 }

@@ -216,6 +216,46 @@ TEST(IfsJoin, ACoordinatorKilledMidRebalanceLosesNothingAndTheNextOneFinishes) {
   EXPECT_EQ(f.bad_parity + f.unreadable + f.lost, 0u);
 }
 
+// The restripe job (a directory's policy changed) is crash-safe in the same way: a coordinator
+// killed mid-restripe leaves the last checkpoint naming complete groups (old shape or new), the
+// next one opens it with the policy (checkpointed before the admin was answered) and finishes.
+TEST(IfsJoin, ACoordinatorKilledMidRestripeLosesNothingAndTheNextOneFinishes) {
+  testing::LocalIfsCluster cluster(4);
+  std::map<std::string, std::vector<uint8_t>> files;
+  {
+    auto v = open_volume(&cluster);
+    files = make_files(*v);
+    uint64_t durable = 0;
+    ASSERT_EQ(v->flush(&durable), Status::Ok);
+    ProtectionPolicy plus1n;
+    std::string error;
+    ASSERT_TRUE(parse_protection_policy("+1n", &plus1n, &error));
+    ASSERT_TRUE(v->set_directory_policy("/", plus1n, &error)) << error;  // every file below
+    EXPECT_GT(v->group_status(0).groups_misshaped, 0u);
+  }
+  {
+    // Checkpoints every 2 commits; dies after 40 units put on node 2 (mid-pass).
+    DyingCoordinator dying(&cluster, 2, 40);
+    auto v = open_volume(&dying);
+    v->set_pass_checkpoint_batch(2);
+    v->reprotect_now();
+    ASSERT_TRUE(dying.dead()) << "the restripe ended before the kill";
+  }
+  auto next = open_volume(&cluster);
+  expect_intact(*next, files, "opened by the next coordinator after the kill");
+  const ProtectionStatus resumed = next->group_status(0);
+  EXPECT_GT(resumed.groups_misshaped, 0u) << "the kill came after the whole restripe";
+  EXPECT_LT(resumed.groups_misshaped, resumed.groups) << "no checkpointed restripe survived";
+  next->reprotect_now();
+  const ProtectionStatus after = next->group_status(1000);
+  EXPECT_EQ(after.groups_misshaped, 0u);
+  EXPECT_EQ(after.groups_degraded, 0u);
+  for (const GroupStatus& g : after.listed) EXPECT_EQ(g.shape.parity, 1) << g.file << "@" << g.offset;
+  expect_intact(*next, files, "after the resumed restripe");
+  IfsVolume::FsckReport f = next->fsck();
+  EXPECT_EQ(f.bad_parity + f.unreadable + f.lost, 0u);
+}
+
 // Every data unit (not the metadata image's) held on every drive of the cluster, by place.
 std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> held_units(testing::LocalIfsCluster& c) {
   std::set<std::pair<std::pair<uint32_t, uint32_t>, UnitKey>> out;

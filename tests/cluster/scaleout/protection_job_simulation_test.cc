@@ -6,14 +6,19 @@
 // client writes racing the jobs. Faults that would exceed the protection are not injected
 // (the fault budget: every group, committed or being rebuilt, keeps N readable units).
 // Nodes are added (once in every run at a random moment, up to six nodes) and the rebalance job
-// spreads the groups onto them while all of the faults above go on.
+// spreads the groups onto them while all of the faults above go on. Files' policies change
+// (a directory's policy set or cleared: JobConfig::file_policy, a new pass with a new epoch as
+// IfsVolume::run_pass makes) to +1n, +2n, +3d:1n, 4+2/2 or back to the default, and the
+// restripe job re-lays their groups while the faults go on; client writes plan new groups
+// with their file's policy.
 //
 // Invariants after every step: every group of the catalog keeps >= N units holding its current
 // content; a commit only names units that exist with that content; DropUnits never names a
 // unit the catalog uses; a unit key never holds two contents, and a rebalance writes only keys
 // never used before (fresh) and every unit of the group (full protection, before the commit).
 // After the faults stop: the job goes idle, and every group is back at full protection, balanced
-// over the nodes, with all its units readable, and every added node alive holds units.
+// over the nodes, in the shape its file's policy asks for, with all its units readable, and
+// every added node alive holds units. A restripe writes only fresh keys.
 //
 // NASD_SIM_RUNS raises the number of runs; a failure prints the seed, which replays exactly.
 #include <gtest/gtest.h>
@@ -116,9 +121,11 @@ class JobSimulation {
       }
     }
     if (p.groups_unbalanced) return std::to_string(p.groups_unbalanced) + " groups unbalanced";
+    if (p.groups_misshaped) return std::to_string(p.groups_misshaped) + " groups not restriped";
     for (const auto& [e, r] : job_->catalog()) {
       if (!job_->fully_protected(r)) return "group " + describe(r) + " not fully protected";
       if (!job_->balanced(r)) return "group " + describe(r) + " not balanced";
+      if (!job_->shaped(r)) return "group " + describe(r) + " not in its policy's shape";
       for (int i = 0; i < r.shape.width(); ++i) {
         if (!available(r.places[i], r.key(i), expected(r))) {
           auto c = cells_.find(key_of(r.places[i], r.key(i)));
@@ -143,7 +150,7 @@ class JobSimulation {
     r->version = version;
     r->offset = offset;
     r->length = length;
-    return data_shape(config_.policy, topo_, length, &r->shape, &err) &&
+    return data_shape(config_.policy_for(file), topo_, length, &r->shape, &err) &&
            place_group(r->shape, topo_, file, r->group, &r->places, &err);
   }
 
@@ -243,6 +250,21 @@ class JobSimulation {
       add_node();
       return;
     }
+    if (r >= 76 && r < 96) {  // a directory's policy changes: its files' groups are re-laid
+      static const char* const kPolicies[] = {"", "+1n", "+2n", "+3d:1n", "4+2/2"};
+      const uint64_t file = 1 + rng_() % 10;
+      const char* text = kPolicies[rng_() % 5];
+      ProtectionPolicy p;
+      std::string err;
+      if (*text == 0) {
+        config_.file_policy.erase(file);
+      } else if (parse_protection_policy(text, &p, &err)) {
+        config_.file_policy[file] = p;
+      }
+      ++stats_["policy_changes"];
+      fail_over();  // the next pass runs with the new policies, under a new epoch
+      return;
+    }
     if (r < 8) {  // crash a node
       Topology before = topo_;
       NodeState& n = topo_.nodes[rng_() % topo_.nodes.size()];
@@ -290,11 +312,7 @@ class JobSimulation {
       }
       ++stats_["corruptions"];
     } else if (r < 42) {  // the coordinator fails over: a new epoch from the persisted catalog
-      std::vector<GroupRecord> persisted;
-      for (const auto& [e, g] : job_->catalog()) persisted.push_back(g);
-      job_ = std::make_unique<ProtectionJob>(config_, ++epoch_, topo_);
-      job_->load(persisted);
-      job_->topology_changed(now_, topo_);
+      fail_over();
       ++stats_["failovers"];
     } else if (r < 71) {  // a client rewrites a group
       if (job_->catalog().empty()) return;
@@ -310,6 +328,42 @@ class JobSimulation {
       ++stats_["scrubs"];
       job_->start_scrub(now_);
     }
+  }
+
+  void fail_over() {
+    std::vector<GroupRecord> persisted;
+    for (const auto& [e, g] : job_->catalog()) persisted.push_back(g);
+    job_ = std::make_unique<ProtectionJob>(config_, ++epoch_, topo_);
+    job_->load(persisted);
+    job_->topology_changed(now_, topo_);
+  }
+
+  // The group's bytes cut into pieces under `policy` (as GroupIo::plan_extent does), every
+  // unit a fresh key from the task's block of versions.
+  bool relay(const JobTask& t, const ProtectionPolicy& policy, uint64_t token, TaskResult* res) {
+    const GroupRecord& r = t.record;
+    uint64_t at = 0, v = t.first_new_version;
+    std::string err;
+    while (at < r.length) {
+      GroupShape s;
+      if (!data_shape(policy, topo_, r.length - at, &s, &err)) return false;
+      const uint64_t take = std::min<uint64_t>(r.length - at, uint64_t(s.data) * kStripeUnit);
+      GroupRecord piece;
+      piece.file = r.file;
+      piece.group = r.group;
+      piece.version = v++;
+      piece.offset = r.offset + at;
+      piece.length = take;
+      piece.shape = s;
+      if (!place_group(s, topo_, r.file, r.group, &piece.places, &err)) return false;
+      for (int i = 0; i < piece.shape.width(); ++i) {
+        write_cell(piece.places[i], piece.key(i), token, true);
+        ++res->units_rebuilt;
+      }
+      res->replacement.push_back(piece);
+      at += take;
+    }
+    return true;
   }
 
   // A worker carries out a task against the world (as GroupIo::repair_group does).
@@ -339,6 +393,16 @@ class JobSimulation {
     }
     task_tokens_[t.id] = found;
     (void)token;
+    if (t.kind == JobKind::Restripe) {
+      // GroupIo::restripe_group: read, then re-laid under the file's policy, fresh keys only.
+      if (!relay(t, t.policy, found, &res)) {
+        res.error = "cannot place";  // the pieces written are dropped by the job
+        return res;
+      }
+      ++stats_["policy_restripes"];
+      res.ok = true;
+      return res;
+    }
     GroupRecord moved = r;
     if (t.kind == JobKind::Rebalance &&
         !rebalance_units(r.shape, topo_, r.places, r.file, r.group, &moved.places).empty()) {
@@ -370,21 +434,8 @@ class JobSimulation {
     std::string err;
     if (!gone.empty() &&
         !replace_units(r.shape, topo_, r.places, gone, r.file, r.group, &out.places, &err)) {
-      // Re-stripe narrower, versions from the task's block.
-      uint64_t at = 0, v = t.first_new_version;
-      while (at < r.length) {
-        GroupShape s;
-        if (!data_shape(config_.policy, topo_, r.length - at, &s, &err)) return res;
-        const uint64_t take = std::min<uint64_t>(r.length - at, uint64_t(s.data) * kStripeUnit);
-        GroupRecord piece;
-        if (!plan(r.file, r.offset + at, take, v++, &piece, r.group)) return res;
-        for (int i = 0; i < piece.shape.width(); ++i) {
-          write_cell(piece.places[i], piece.key(i), found, true);
-          ++res.units_rebuilt;
-        }
-        res.replacement.push_back(piece);
-        at += take;
-      }
+      // Re-stripe narrower under the file's policy, versions from the task's block.
+      if (!relay(t, t.policy, found, &res)) return res;
       res.ok = true;
       ++stats_["restripes"];
       return res;
@@ -517,7 +568,7 @@ TEST(ProtectionJobSimulation, NothingLostAndBackToFullProtection) {
     ASSERT_EQ(sim.converged(), "") << "seed " << seed;
     for (const char* k : {"crashes", "restarts", "drives_lost", "corruptions", "failovers",
                           "writes", "scrubs", "commits", "restripes", "results_lost",
-                          "nodes_added", "rebalances"}) {
+                          "nodes_added", "rebalances", "policy_changes", "policy_restripes"}) {
       total[k] += sim.stat(k);
     }
   }
@@ -533,6 +584,8 @@ TEST(ProtectionJobSimulation, NothingLostAndBackToFullProtection) {
   EXPECT_GT(total["results_lost"], runs / 4);
   EXPECT_GE(total["nodes_added"], runs);
   EXPECT_GT(total["rebalances"], runs * 5);
+  EXPECT_GT(total["policy_changes"], runs * 2);
+  EXPECT_GT(total["policy_restripes"], runs * 5);
 }
 
 }  // namespace
