@@ -3,6 +3,11 @@
 //   process: stores into the mapping are durable once made (the page cache outlives a killed
 //            process), so persist() does nothing;
 //   host:    persist() msyncs the range so it also outlives a host crash.
+// Opening a writable region (create, or open of a file allocated in full) maps every page
+// writable and stores into each the byte it already holds, so that no record's copy takes a
+// page fault later (region.cc says why): the contents never change, but no other process may
+// write the file while it opens (none does: a node's region, a mirror's copy and a takeover's
+// copy each have one writer).
 #pragma once
 
 #include <cstddef>
