@@ -15,9 +15,9 @@
 # targets n1:v0 .. n4:v3, then n1:v0 n1:v1 n2:v1 n2:v2 n3:v2 n3:v3 n4:v3 n4:v0). Either way NVRAM
 # is mirrored to the partner, with the default lease; --no-failover for static ownership.
 # BUILD_DIR holds bench/nasd-loadgen, cluster/nasd and server/admin/nasd-admin. Prints the peak
-# ops/s and overall response time of both runs with their forwarded/local ratios, then both
-# curves; reports, CSVs, the summary, forwarding.png and the nodes' logs go to --out (default: a
-# new /tmp/nasd-forwarding.*).
+# ops/s and overall response time of both runs with their forwarded/local ratios, the server CPU
+# and context switches per NFS call of both, then both curves; reports, CSVs, the summary,
+# forwarding.png and the nodes' logs go to --out (default: a new /tmp/nasd-forwarding.*).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -111,6 +111,20 @@ cpu_ticks() {
   done
   echo "$t"
 }
+# ctx_switches CLUSTER_DIR: context switches (voluntary + involuntary) so far of all the nodes'
+# daemons, summed over their threads (a thread that ended is no longer counted: the daemons'
+# loops, executors and link threads live as long as the run). What a forwarded call costs in
+# scheduling, which the CPU time alone hides (issue 13: the forwarder's hand-offs).
+ctx_switches() {
+  local n pid t=0 c
+  for n in "${node_names[@]}"; do
+    pid=$(cat "$1/$n/data/nasd.pid" 2>/dev/null) || continue
+    c=$(cat /proc/"$pid"/task/*/status 2>/dev/null |
+      awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }') || continue
+    t=$((t + c))
+  done
+  echo "$t"
+}
 # nfs_calls NAME: NFSv3 calls the nodes answered during run NAME (their counters at its end).
 nfs_calls() {
   cat "$out/$1"-*-stats.txt 2>/dev/null |
@@ -128,12 +142,14 @@ run() {
     cat "$out/$name-cluster.log" >&2; keep_logs "$name" "$dir"
     echo "$name: start-cluster.sh failed; node logs in $out" >&2; exit 1; }
   echo "== $name: load over $*" >&2
-  local rc=0 cpu_start
+  local rc=0 cpu_start ctx_start
   cpu_start=$(cpu_ticks "$dir")
+  ctx_start=$(ctx_switches "$dir")
   "$loadgen" "${args[@]}" "${LOADGEN_ARGS[@]}" --notes "targets $*" \
     --server-name "nasd $shape, $name (bench/cluster_forwarding.sh)" \
     --report "$out/$name.txt" --csv "$out/$name.csv" || rc=$?
   echo "$(( $(cpu_ticks "$dir") - cpu_start ))" >"$out/$name-cpu-ticks"
+  echo "$(( $(ctx_switches "$dir") - ctx_start ))" >"$out/$name-ctx-switches"
   local n admin=$build/server/admin/nasd-admin
   for n in "${node_names[@]}"; do  # per-procedure counters and the cluster's state
     [[ -x $admin ]] || break
@@ -182,6 +198,10 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   awk -v lc="$lc" -v fc="$fc" -v ln="$ln" -v fn="$fn" -v hz="$(getconf CLK_TCK)" 'BEGIN {
     l = ln > 0 ? lc * 1e6 / hz / ln : 0; f = fn > 0 ? fc * 1e6 / hz / fn : 0
     printf "server CPU per NFS call (all nodes): local %.1f us (%d calls), forwarded %.1f us (%d calls), forwarded/local %s\n", l, ln, f, fn, (l > 0 ? sprintf("%.2f", f / l) : "-") }'
+  lx=$(cat "$out/local-ctx-switches") fx=$(cat "$out/forwarded-ctx-switches")
+  awk -v lx="$lx" -v fx="$fx" -v ln="$ln" -v fn="$fn" 'BEGIN {
+    l = ln > 0 ? lx / ln : 0; f = fn > 0 ? fx / fn : 0
+    printf "server context switches per NFS call (all nodes): local %.2f, forwarded %.2f, forwarded/local %s\n", l, f, (l > 0 ? sprintf("%.2f", f / l) : "-") }'
   echo
   step_table "$out/local.csv" local "$out/forwarded.csv" forwarded
 } | tee "$out/summary.txt"

@@ -58,6 +58,11 @@ grep -q '^peak ops/s: forwarded ' "$work/stdout" || fail "no per-step table"
 grep -q 'load average (1, 5, 15 min) before: ' "$work/stdout" || fail "no load average"
 grep -qE '^server CPU per NFS call \(all nodes\): local [0-9.]+ us \([0-9]+ calls\), forwarded [0-9.]+ us \([0-9]+ calls\), forwarded/local [0-9.]+$' "$work/stdout" ||
   fail "no CPU per NFS call of both runs"
+# Context switches of both runs, counted (not 0: the daemons' threads were found in /proc).
+grep -qE '^server context switches per NFS call \(all nodes\): local [0-9]+\.[0-9]+, forwarded [0-9]+\.[0-9]+, forwarded/local [0-9.]+$' "$work/stdout" ||
+  fail "no context switches per NFS call of both runs"
+grep -qE '^server context switches per NFS call .*(local|forwarded) 0\.00,' "$work/stdout" &&
+  fail "no context switch counted in a run"
 grep -q 'WARNING' "$work/stderr" && fail "the script warned"
 [[ -s $work/out/summary.txt ]] || fail "no summary.txt"
 cat "$work/stdout"
