@@ -96,22 +96,26 @@ void StaleMirrorGate::run() {
     const bool record = a.kind == StaleMirrorMark::Action::Kind::Record;
     membership::Placement result;
     std::string why;
+    bool nothing_to_clear = false;
     try {
       why = membership::update_placement(
           *store_, from_config_,
-          [&](membership::Placement& p) {
-            return record ? membership::mark_mirror_stale(p, options_.self, options_.partner, a.since)
-                          : membership::clear_mirror_stale(p, options_.self);
+          [&](membership::Placement& p) -> std::string {
+            if (record) return membership::mark_mirror_stale(p, options_.self, options_.partner, a.since);
+            nothing_to_clear = !p.mirror_stale(options_.self);
+            if (nothing_to_clear) return "not marked";  // nothing to write
+            return membership::clear_mirror_stale(p, options_.self);
           },
           &result);
     } catch (const std::exception& e) {
       why = e.what();
     }
-    if (why.empty() && written_) written_(result);
+    if (!record && nothing_to_clear && why == "not marked") why.clear();
+    if (why.empty() && written_ && !nothing_to_clear) written_(result);
     if (!why.empty())
       util::log("cluster").warn(std::string("stale-mirror mark: cannot ") +
                                 (record ? "record" : "clear") + " it at the authority: " + why);
-    else
+    else if (!nothing_to_clear)
       util::log("cluster").info(std::string("stale-mirror mark ") +
                                 (record ? "recorded: the mirror at " + options_.partner +
                                               " lacks acknowledged writes from position " +
