@@ -20,6 +20,8 @@ constexpr uint64_t kFeedBatchBytes = 1 << 20;
 void Journal::set_unmirrored_gate(std::shared_ptr<UnmirroredGate> gate) {
   std::lock_guard lk(mu_);
   gate_ = std::move(gate);
+  // A mirror that caught up before the gate came (a node's start) may send no ack for a while.
+  if (gate_ && mirror_connected_) gate_->mirror_holds(mirror_acked_);
 }
 
 uint64_t Journal::log_end() const {
