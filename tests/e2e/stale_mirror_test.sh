@@ -4,9 +4,11 @@
 # continue), then a is killed before the mirror could resync. b must not take v0 over from its
 # stale copy (a marked it stale at the authority before the first unmirrored acknowledgement):
 # v0 stays unserved while a is away, `nasd-admin cluster` shows the mark, and when a returns
-# every acknowledged write is there. Then the mark clears once a's mirror caught up.
+# every acknowledged write is there. Then the mark clears once a's mirror caught up. Runs in a
+# private network namespace.
 #   stale_mirror_test.sh NASD NASD_ADMIN NASD_HA_LOAD   (exit 77 = skipped)
 set -euo pipefail
+[[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 nasd=$1
 ha_load=$3
 test_name=stale-mirror
