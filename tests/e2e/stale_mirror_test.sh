@@ -6,18 +6,47 @@
 # v0 stays unserved while a is away, `nasd-admin cluster` shows the mark, and when a returns
 # every acknowledged write is there. Then the mark clears once a's mirror caught up. Runs in a
 # private network namespace.
-#   stale_mirror_test.sh NASD NASD_ADMIN NASD_HA_LOAD   (exit 77 = skipped)
+# With a fourth argument `etcd` the pair's leases and placement (with the mark) live in a
+# one-member etcd instead of the shared folder.
+#   stale_mirror_test.sh NASD NASD_ADMIN NASD_HA_LOAD [etcd]   (exit 77 = skipped)
 set -euo pipefail
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 nasd=$1
 ha_load=$3
-test_name=stale-mirror
+authority=${4:-file}
+test_name=stale-mirror-$authority
 command -v nfs-cp >/dev/null || { echo "skipped: nfs-cp (libnfs-utils) missing"; exit 77; }
+if [[ $authority == etcd ]]; then
+  command -v etcd >/dev/null && command -v etcdctl >/dev/null || { echo "SKIP: no etcd/etcdctl"; exit 77; }
+fi
 # shellcheck source=ha_pair_lib.sh
 source "$(dirname "$0")/ha_pair_lib.sh"
 url() { echo "nfs://127.0.0.1/r/$2$3?nfsport=$1&mountport=$(( $1 == 2049 ? 20048 : 20148 ))&version=3"; }
 
 start_pair
+if [[ $authority == etcd ]]; then
+  etcd_dir=$dir/etcd
+  etcd_cleanup() {
+    "$root/deploy/stop-cluster.sh" >/dev/null 2>&1 || true
+    "$root/deploy/stop-etcd.sh" --dir "$etcd_dir" >/dev/null 2>&1 || true
+    ha_cleanup
+  }
+  trap etcd_cleanup EXIT
+  "$root/deploy/start-etcd.sh" --members 1 --dir "$etcd_dir" >"$dir/etcd-start.log" 2>&1 ||
+    { cat "$dir/etcd-start.log"; fail "start-etcd.sh"; }
+  endpoints=$(sed -n 's/^etcd_endpoints = //p' "$dir/etcd-start.log")
+  "$root/deploy/stop-cluster.sh" >"$dir/stop-file.log" 2>&1 || { cat "$dir/stop-file.log"; fail "stop-cluster.sh"; }
+  for n in a b; do
+    sed -i "/^\[cluster\]/a authority = etcd\netcd_endpoints = $endpoints\netcd_prefix = /nasd/e2e/\netcd_timeout_ms = 1000" \
+      "$dir/$n/nasd.conf"
+  done
+  for n in a b; do "$root/deploy/start-node.sh" "$dir/$n/nasd.conf" >"$dir/start-$n.log" 2>&1 & done
+  for job in $(jobs -p); do wait "$job" || fail "a node did not start with authority = etcd"; done
+  wait_for 30 "node a serving its address" cluster_line a "^  evs a .*: served here"
+  wait_for 30 "node b serving its address" cluster_line b "^  evs b .*: served here"
+  wait_for 60 "node a's journal mirrored to b" journal_mirrored a
+  wait_for 60 "node b's journal mirrored to a" journal_mirrored b
+fi
 head -c 200000 /dev/urandom >"$dir/before"
 nfs-cp "$dir/before" "$(url 2049 v0 /before)" >/dev/null || fail "write before the fault"
 
@@ -35,7 +64,11 @@ while (( $(now_ms) < t_end )); do
 done
 cluster_line a "^STALE MIRROR: a " || fail "a acknowledged writes with its mirror stopped but shows no stale-mirror mark"
 (( ${#acked[@]} > 0 )) || fail "no write was acknowledged while b was stopped (mirror_policy = continue)"
-echo "acknowledged while b was stopped: ${#acked[@]} files; the mark is at the authority"
+if [[ $authority == etcd ]]; then
+  ETCDCTL_API=3 etcdctl --endpoints "${endpoints// /}" --command-timeout=2s get /nasd/e2e/placement \
+    --print-value-only | grep -q "^stale-mirror a b " || fail "no stale-mirror mark in etcd's placement"
+fi
+echo "acknowledged while b was stopped: ${#acked[@]} files; the mark is at the $authority authority"
 
 # 2. a dies before its mirror resynced; b wakes up.
 kill -9 "$(pid_of a)"
