@@ -10,6 +10,7 @@
 #include "cluster/membership/lease_authority.h"
 #include "cluster/membership/placement_store.h"
 #include "cluster/volume_fence.h"
+#include "nvram/journal.h"
 #include "util/log.h"
 
 namespace nasd::cluster {
@@ -65,6 +66,22 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
     throw ConfigError(std::string("[cluster] ") + e.what());
   }
   std::filesystem::create_directories(f.shared_dir + "/leases");  // the storage fences
+  const std::shared_ptr<nvram::Journal>& journal = w_.volumes ? w_.volumes->journal() : nullptr;
+  if (journal && !self.mirror_to.empty() && !journal->options().mirror.empty() &&
+      journal->options().mirror_policy == nvram::MirrorPolicy::Continue) {
+    StaleMirrorGateOptions go;
+    go.self = w_.self;
+    go.partner = self.mirror_to;
+    // Longer than one authority call (etcd_timeout_ms, or a file write), shorter than a
+    // client's patience: past it the write is refused JUKEBOX and retried.
+    go.admit_within = milliseconds(std::max<int64_t>(2000, c.authority.etcd.timeout.count() * 2));
+    stale_gate_ = std::make_shared<StaleMirrorGate>(
+        go, placement_store_, from_config_, journal->log_end(),
+        [this](const membership::Placement& p) {
+          if (membership_) membership_->placement_written(p);
+        });
+    journal->set_unmirrored_gate(stale_gate_);
+  }
   leases_ = w_.authority;
 
   membership::ClusterHooks hooks;
@@ -138,6 +155,7 @@ void ClusterFailover::stop() {
   membership_->stop();
   for (auto& [name, vs] : evs_servers_) vs->release();
   for (auto& [node, mirror] : mirrors_) mirror->stop();
+  if (stale_gate_) stale_gate_->stop();  // the journal's later unmirrored commits are refused
 }
 
 bool ClusterFailover::lease_trusted_now(uint32_t id) const {
@@ -271,6 +289,7 @@ bool ClusterFailover::close_volume(uint32_t id, bool lease_held) {
 }
 
 void ClusterFailover::placement_changed(const membership::Placement& p) {
+  if (stale_gate_) stale_gate_->placement_seen(p);
   std::lock_guard lock(served_mu_);
   if (p.version < placement_applied_) return;  // an older record delivered late
   placement_applied_ = p.version;
@@ -349,6 +368,13 @@ std::string ClusterFailover::status() const {
   for (const auto& line : placement.pending_moves()) out << "move in progress: " << line << "\n";
   if (placement.version == 0) out << "placement: not read from the authority yet\n";
   for (const auto& [node, mirror] : mirrors_) out << "mirror of " << node << ": " << mirror->status() << "\n";
+  for (const auto& [node, m] : placement.stale_mirrors)
+    out << "STALE MIRROR: " << node << " acknowledged stable writes that its mirror at " << m.partner
+        << " lacks (from journal position " << m.since << "); " << m.partner
+        << " will not take its volumes over until " << node
+        << " returns and resyncs, or `nasd-admin cluster accept-mirror-loss " << node
+        << " --yes-lose-unmirrored-writes`\n";
+  if (stale_gate_) out << "this node's " << stale_gate_->describe() << "\n";
   return out.str();
 }
 
@@ -521,6 +547,34 @@ std::string ClusterFailover::evs_command(const std::vector<std::string>& args) {
            written.evs.at(evs).node + "\n";
   }
   throw std::invalid_argument(kUsage);
+}
+
+std::string ClusterFailover::mirror_command(const std::vector<std::string>& args) {
+  static const char* kUsage =
+      "usage: cluster | cluster accept-mirror-loss NODE --yes-lose-unmirrored-writes";
+  if (args.size() != 3 || args[0] != "accept-mirror-loss" ||
+      args[2] != "--yes-lose-unmirrored-writes")
+    throw std::invalid_argument(kUsage);
+  const std::string node = args[1];
+  if (!w_.cluster->member(node)) throw std::invalid_argument("no member named " + node);
+  membership::Placement written;
+  std::string had;
+  const std::string why = membership::update_placement(
+      *placement_store_, from_config_,
+      [&](membership::Placement& p) {
+        if (!p.mirror_stale(node)) return std::string("its mirror is not marked stale");
+        had = std::to_string(p.stale_mirrors.at(node).since);
+        return membership::clear_mirror_stale(p, node);
+      },
+      &written);
+  if (!why.empty()) throw std::runtime_error(node + ": " + why);
+  membership_->placement_written(written);
+  util::log("cluster").warn("admin cleared the stale-mirror mark of " + node +
+                            ": its covering node may take over from a copy that lacks the "
+                            "stable writes it acknowledged from position " + had + " on");
+  return node + ": stale-mirror mark cleared; if " + node +
+         " is down its covering node takes its volumes over from its copy, and the stable writes " +
+         node + " acknowledged from journal position " + had + " on that the copy lacks are lost\n";
 }
 
 std::string ClusterFailover::volume_move_command(const std::vector<std::string>& args) {

@@ -38,6 +38,7 @@
 #include "cluster/hosted_volumes.h"
 #include "cluster/membership/placement.h"
 #include "cluster/partner_mirror.h"
+#include "cluster/stale_mirror_gate.h"
 #include "cluster/virtual_server.h"
 #include "nvram/mirror_server.h"
 #include "nvram/region.h"
@@ -121,6 +122,10 @@ class ClusterFailover {
   // authority, then waited for (at most `wait`) until the new node serves every volume of it.
   std::string evs_command(const std::vector<std::string>& args);
   std::string volume_move_command(const std::vector<std::string>& args);
+  // `nasd-admin cluster accept-mirror-loss NODE --yes-lose-unmirrored-writes`: clears NODE's
+  // stale-mirror mark, so its covering node takes its volumes over from the copy it has,
+  // losing the stable writes NODE acknowledged that the copy lacks.
+  std::string mirror_command(const std::vector<std::string>& args);
 
  private:
   // The open hook: retries (backing off) while this node still trusts the volume's lease, so a
@@ -152,6 +157,9 @@ class ClusterFailover {
   std::map<uint32_t, std::string> evs_;   // volume -> its EVS (the placement's), served_mu_
   membership::Placement from_config_;     // the placement the config describes
   std::shared_ptr<membership::PlacementStore> placement_store_;
+  // Marks this node's mirror stale at the authority before an unmirrored acknowledgement
+  // (null: no mirror, or mirror_policy = fail, which never acknowledges one).
+  std::shared_ptr<StaleMirrorGate> stale_gate_;
   std::map<uint32_t, std::shared_ptr<std::atomic<int64_t>>> trusted_until_;
   std::map<uint32_t, std::shared_ptr<ServedBounds>> bounds_;  // for the serving log's stop lines
   std::map<std::string, std::unique_ptr<PartnerMirror>> mirrors_;       // covered node -> copy

@@ -244,6 +244,7 @@ std::string FailoverClusterDeployment::why_no_volume_create() const {
 
 std::string FailoverClusterDeployment::move(const std::string& what,
                                             const std::vector<std::string>& args) {
+  if (what == "cluster") return failover_->mirror_command(args);
   return what == "evs" ? failover_->evs_command(args) : failover_->volume_move_command(args);
 }
 

@@ -67,6 +67,8 @@ class HostedVolumes {
   // system, none is left in this node's NVRAM (a planned move hands the volume over only then).
   bool close(uint32_t id, bool clean);
   void close_all();  // clean, for a node stop
+  // The node's journal (null when it is off).
+  const std::shared_ptr<nvram::Journal>& journal() const { return journal_; }
   // One block per open volume: the LFS status.
   std::string status() const;
   // `nasd-admin protection [VOLUME]`: every scale-out volume coordinated here, each group's

@@ -141,8 +141,15 @@ void Node::start_admin() {
                          "exports [list|reload]: the exports in force; reload re-reads them from "
                          "the config (as SIGHUP does) and applies them to every client at once",
                          [this](const std::vector<std::string>& args) { return exports_command(args); });
-  commands_->add_command("cluster", "nodes, volumes, owners, leases, addresses, NVRAM mirror state",
-                         [this](const std::vector<std::string>&) { return cluster_status(); });
+  commands_->add_command("cluster",
+                         "cluster: nodes, volumes, owners, leases, addresses, NVRAM mirror state "
+                         "and stale-mirror marks | cluster accept-mirror-loss NODE "
+                         "--yes-lose-unmirrored-writes: let NODE's volumes be taken over from a "
+                         "mirror marked stale, losing the writes it lacks",
+                         [this](const std::vector<std::string>& args) {
+                           if (args.empty()) return cluster_status();
+                           return deployment_->move("cluster", args);
+                         });
   commands_->add_command("evs",
                          "evs [list] | evs move EVS NODE [--wait SECONDS | --no-wait] | evs cancel "
                          "EVS: where each virtual server is designated, and planned online moves "

@@ -44,6 +44,7 @@
 #include "nvram/record.h"
 #include "nvram/region.h"
 #include "nvram/stats.h"
+#include "nvram/unmirrored_gate.h"
 #include "util/periodic_worker.h"
 
 namespace nasd::nvram {
@@ -119,6 +120,13 @@ class Journal : private Mirror::Listener {
   using CommitCallback = std::function<void(fs::Status)>;
   void when_committed(uint64_t ticket, CommitCallback done);
 
+  // Under mirror_policy = continue, records the mirror lacks are acknowledged only once
+  // `gate` admits them (unmirrored_gate.h); set before the journal's records are acknowledged
+  // to anyone. The end of the complete log, for the gate to know what an earlier run may have
+  // acknowledged unmirrored.
+  void set_unmirrored_gate(std::shared_ptr<UnmirroredGate> gate);
+  uint64_t log_end() const;
+
   // False while mutations would fail anyway (mirror lost under the Fail policy).
   bool accepts_mutations() const;
   // Also false while `volume` is stuck (its fs cannot absorb records) and the log is half full.
@@ -192,6 +200,7 @@ class Journal : private Mirror::Listener {
   std::condition_variable feed_cv_;
   bool mirror_connected_ = false;
   bool degraded_ = false;
+  std::shared_ptr<UnmirroredGate> gate_;
   uint64_t mirror_sent_ = 0;
   uint64_t mirror_acked_ = 0;
   uint64_t feed_pin_ = UINT64_MAX;     // trim must not pass a record the feeder is reading

@@ -17,13 +17,35 @@ constexpr uint64_t kFeedBatchBytes = 1 << 20;
 
 }  // namespace
 
+void Journal::set_unmirrored_gate(std::shared_ptr<UnmirroredGate> gate) {
+  std::lock_guard lk(mu_);
+  gate_ = std::move(gate);
+  // A mirror that caught up before the gate came (a node's start) may send no ack for a while.
+  if (gate_ && mirror_connected_) gate_->mirror_holds(mirror_acked_);
+}
+
+uint64_t Journal::log_end() const {
+  std::lock_guard lk(mu_);
+  return complete_end_locked();
+}
+
 fs::Status Journal::wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticket) {
   if (!mirror_) return fs::Status::Ok;
-  const fs::Status lost = options_.mirror_policy == MirrorPolicy::Fail ? fs::Status::Jukebox
-                                                                        : fs::Status::Ok;
+  // What a record the mirror lacks gets: JUKEBOX under the Fail policy; under Continue, Ok
+  // once the gate (if any) recorded that the mirror is stale, else JUKEBOX too.
+  const auto unmirrored = [&]() {
+    if (options_.mirror_policy == MirrorPolicy::Fail) return fs::Status::Jukebox;
+    if (!gate_ || mirror_acked_ >= ticket) return fs::Status::Ok;
+    std::shared_ptr<UnmirroredGate> gate = gate_;
+    lk.unlock();
+    const bool admitted = gate->admit_unmirrored(ticket);
+    lk.lock();
+    if (!admitted) ++counters_.unmirrored_refusals;
+    return admitted || mirror_acked_ >= ticket ? fs::Status::Ok : fs::Status::Jukebox;
+  };
   const auto deadline = Clock::now() + options_.mirror_timeout;
   while (mirror_acked_ < ticket) {
-    if (!mirror_connected_ || stopping_) return lost;
+    if (!mirror_connected_ || stopping_) return unmirrored();
     if (commit_cv_.wait_until(lk, deadline) == std::cv_status::timeout &&
         mirror_acked_ < ticket && mirror_connected_) {
       mirror_connected_ = false;
@@ -32,7 +54,7 @@ fs::Status Journal::wait_mirror(std::unique_lock<std::mutex>& lk, uint64_t ticke
       lk.unlock();
       mirror_->reset("ack timeout");
       lk.lock();
-      return lost;
+      return unmirrored();
     }
   }
   return fs::Status::Ok;
@@ -65,6 +87,7 @@ void Journal::mirror_connected(uint64_t resume_pos) {
   mirror_connected_ = true;
   mirror_sent_ = resume_pos;  // where the partner's log ends; feed_mirror() catches up the head
   mirror_acked_ = std::max(mirror_acked_, resume_pos);
+  if (gate_) gate_->mirror_holds(mirror_acked_);
   util::log("nvram").info("mirror " + mirror_->describe() + " connected, partner holds records up to " +
            std::to_string(resume_pos) + (degraded_ ? ": journal no longer degraded" : ""));
   degraded_ = false;
@@ -75,6 +98,7 @@ void Journal::mirror_connected(uint64_t resume_pos) {
 void Journal::mirror_acked(uint64_t end_pos) {
   std::lock_guard lk(mu_);
   if (end_pos > mirror_acked_) mirror_acked_ = end_pos;
+  if (gate_) gate_->mirror_holds(mirror_acked_);
   ++counters_.mirror_acks;
   commit_cv_.notify_all();
 }

@@ -82,7 +82,8 @@ std::string Journal::status() const {
     out += "  mirror: " + mirror_->describe() + (s.mirror_connected ? " connected" : " NOT connected") +
            ", acked to " + std::to_string(s.mirror_acked_pos) + ", lag " +
            human_bytes(s.mirror_lag_bytes) + ", " + std::to_string(s.mirror_acks) + " acks, " +
-           std::to_string(s.mirror_losses) + " losses\n";
+           std::to_string(s.mirror_losses) + " losses, " + std::to_string(s.unmirrored_refusals) +
+           " unmirrored commits refused\n";
   else
     out += "  mirror: none\n";
   return out;

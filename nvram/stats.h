@@ -42,6 +42,8 @@ struct JournalStats {
   // Mirror.
   bool mirror_configured = false, mirror_connected = false, degraded = false;
   uint64_t mirror_acked_pos = 0, mirror_lag_bytes = 0, mirror_acks = 0, mirror_losses = 0;
+  // Commits answered JUKEBOX because the unmirrored gate (unmirrored_gate.h) refused them.
+  uint64_t unmirrored_refusals = 0;
 };
 
 }  // namespace nasd::nvram

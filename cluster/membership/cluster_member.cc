@@ -123,6 +123,10 @@ bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
     return s.held && placement_.destination(volume) == config_.self;
   if (is_home(s)) return !standby_;
   if (!config_.covers.count(s.home)) return false;
+  // Its node acknowledged writes our copy of its NVRAM lacks: a takeover from that copy would
+  // lose them. Not taken (a volume opened before the mark was seen is kept: its node is the
+  // one that set the mark, so it was alive and holding the lease of what it writes).
+  if (placement_known_ && placement_.mirror_stale(s.home) && !s.serve_asked) return false;
   const Peer& home = peers_.at(s.home);
   if (!home.heard && now_ - started_at_ < config_.startup_grace_ms) return false;
   if (!alive(s.home)) return true;

@@ -34,6 +34,12 @@
 // volume's lease, nobody else can change where that volume is designated (a commit needs the
 // holder's own hand-over), so that read tells whose NVRAM to replay -- a node that was cut off
 // when a move committed never replays the wrong node's mirror.
+// The same read carries the stale-mirror marks (Placement::stale_mirrors): a covered node that
+// acknowledged stable writes its mirror lacks marked that at the authority before the first
+// of them, while it held its leases. A grant here comes after those leases ran out, so the
+// read after the grant sees the mark, and the volume is released instead of served from the
+// stale copy; it stays unserved until its node returns or the mark is cleared (by the node once
+// its mirror caught up, or by the admin who accepts the loss).
 #pragma once
 
 #include <cstdint>

@@ -129,6 +129,13 @@ bool Placement::operator==(const Placement& o) const {
         it->second.handed != v.handed)
       return false;
   }
+  if (stale_mirrors.size() != o.stale_mirrors.size()) return false;
+  for (const auto& [n, m] : stale_mirrors) {
+    auto it = o.stale_mirrors.find(n);
+    if (it == o.stale_mirrors.end() || it->second.partner != m.partner ||
+        it->second.since != m.since)
+      return false;
+  }
   return true;
 }
 
@@ -143,6 +150,8 @@ Placement initial_placement(const std::map<std::string, std::string>& evs_node,
 Placement reconcile(const Placement& stored, const Placement& from_config) {
   Placement out;
   out.version = stored.version;
+  // Marks are kept whatever the config says: dropping one could let a stale copy be replayed.
+  out.stale_mirrors = stored.stale_mirrors;
   for (const auto& [name, e] : from_config.evs) {
     auto it = stored.evs.find(name);
     out.evs[name] = it != stored.evs.end() ? it->second : e;
@@ -240,6 +249,25 @@ std::string cancel_volume_move(Placement& p, uint32_t volume) {
   return "";
 }
 
+std::string mark_mirror_stale(Placement& p, const std::string& node, const std::string& partner,
+                              uint64_t since) {
+  if (!valid_name(node) || !valid_name(partner) || node == partner) return "bad stale-mirror mark";
+  auto it = p.stale_mirrors.find(node);
+  if (it != p.stale_mirrors.end()) {
+    // Already marked: the earliest position stands (the copy lacks everything from there on).
+    it->second.partner = partner;
+    return "";
+  }
+  if (p.stale_mirrors.size() >= kMaxPlacementStaleMirrors) return "too many stale-mirror marks";
+  p.stale_mirrors[node] = Placement::StaleMirror{partner, since};
+  return "";
+}
+
+std::string clear_mirror_stale(Placement& p, const std::string& node) {
+  p.stale_mirrors.erase(node);
+  return "";
+}
+
 std::string encode_placement(const Placement& p) {
   std::string out = "nasd-placement 1\n";
   for (const auto& [name, e] : p.evs)
@@ -247,6 +275,8 @@ std::string encode_placement(const Placement& p) {
   for (const auto& [id, v] : p.volumes)
     out += "volume " + std::to_string(id) + " " + v.evs + " " +
            (v.target_evs.empty() ? "-" : v.target_evs) + (v.handed ? " handed\n" : " -\n");
+  for (const auto& [node, m] : p.stale_mirrors)
+    out += "stale-mirror " + node + " " + m.partner + " " + std::to_string(m.since) + "\n";
   return out;
 }
 
@@ -282,6 +312,15 @@ bool decode_placement(const std::string& text, Placement* out, std::string* erro
       if (p.volumes.size() >= kMaxPlacementVolumes) return fail("too many volumes");
       Placement::Volume v{w[2], w[3] == "-" ? "" : w[3], w[4] == "handed"};
       if (!p.volumes.emplace(id, std::move(v)).second) return fail("volume " + w[1] + " twice");
+    } else if (w.size() == 4 && w[0] == "stale-mirror") {
+      uint64_t since = 0;
+      auto [end, ec] = std::from_chars(w[3].data(), w[3].data() + w[3].size(), since);
+      if (!valid_name(w[1]) || !valid_name(w[2]) || w[1] == w[2] || w[3].size() > 20 ||
+          ec != std::errc() || end != w[3].data() + w[3].size())
+        return fail("bad stale-mirror line");
+      if (p.stale_mirrors.size() >= kMaxPlacementStaleMirrors) return fail("too many stale-mirror marks");
+      if (!p.stale_mirrors.emplace(w[1], Placement::StaleMirror{w[2], since}).second)
+        return fail("stale-mirror " + w[1] + " twice");
     } else {
       return fail("unknown line");
     }

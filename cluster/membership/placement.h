@@ -33,6 +33,7 @@ constexpr size_t kMaxPlacementBytes = 16 * 1024;
 constexpr size_t kMaxPlacementName = 64;
 constexpr size_t kMaxPlacementEvs = 64;
 constexpr size_t kMaxPlacementVolumes = 1024;
+constexpr size_t kMaxPlacementStaleMirrors = 64;
 
 struct Placement {
   struct Evs {
@@ -44,9 +45,20 @@ struct Placement {
     std::string target_evs;  // a volume move in progress ("" none)
     bool handed = false;     // closed cleanly by its server for the move in progress
   };
+  // A node's NVRAM mirror that is out of date (stale_mirror_mark.h): the node acknowledged
+  // stable writes its mirror partner does not hold, from journal position `since` on. The
+  // partner must not take the node's volumes over from that copy while the mark stands.
+  struct StaleMirror {
+    std::string partner;  // where the mirror is
+    uint64_t since = 0;   // the first journal position the partner may lack
+  };
   uint64_t version = 0;  // the store's version of this record (0: not stored yet)
   std::map<std::string, Evs> evs;
   std::map<uint32_t, Volume> volumes;
+  std::map<std::string, StaleMirror> stale_mirrors;  // by the node whose mirror is stale
+
+  // The mirror of `node`'s NVRAM may lack acknowledged writes: no takeover from it.
+  bool mirror_stale(const std::string& node) const { return stale_mirrors.count(node) > 0; }
 
   bool has(uint32_t volume) const { return volumes.count(volume) > 0; }
   // The node that should serve the volume ("" if the volume is unknown).
@@ -83,10 +95,17 @@ std::string mark_handed(Placement& p, uint32_t volume);
 std::string cancel_evs_move(Placement& p, const std::string& evs);
 std::string cancel_volume_move(Placement& p, uint32_t volume);
 
+// The stale-mirror marks: set by the node itself before its first unmirrored acknowledgement,
+// cleared by it once its mirror caught up, or by the admin who accepts losing those writes.
+std::string mark_mirror_stale(Placement& p, const std::string& node, const std::string& partner,
+                              uint64_t since);
+std::string clear_mirror_stale(Placement& p, const std::string& node);
+
 // Text form (without the version):
 //   nasd-placement 1
 //   evs NAME NODE TARGET|-
 //   volume ID EVS TARGET_EVS|- handed|-
+//   stale-mirror NODE PARTNER SINCE
 std::string encode_placement(const Placement& p);
 bool decode_placement(const std::string& text, Placement* out, std::string* error);
 

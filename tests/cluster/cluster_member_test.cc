@@ -138,3 +138,91 @@ TEST(ClusterMember, ValidateRefusesBadShapes) {
 
 }  // namespace
 }  // namespace nasd::membership
+
+namespace nasd::membership {
+namespace {
+
+// As run(), with placement_from_authority: every ReadPlacement is answered with `*placement`.
+std::vector<MemberAction> run_placed(ClusterMember& m, int64_t from, int64_t to,
+                                     const std::map<std::string, std::vector<uint32_t>>& alive,
+                                     const Placement* placement) {
+  std::vector<MemberAction> out;
+  for (int64_t t = from; t <= to; t += 50) {
+    for (const auto& [node, holding] : alive) m.heartbeat_received(t, beat(node, holding));
+    m.tick(t);
+    for (size_t i = 0; i < 50; ++i) {
+      auto acts = m.take_actions();
+      if (acts.empty()) break;
+      for (const auto& a : acts) {
+        out.push_back(a);
+        if (a.kind == Kind::AcquireLease)
+          m.lease_answered(t, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
+        if (a.kind == Kind::ReadPlacement) m.placement_read(t, a.request, true, *placement);
+        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
+        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ClusterMember, DoesNotTakeOverFromAMirrorMarkedStaleUntilTheMarkIsCleared) {
+  ClusterMemberConfig c = n3();
+  c.placement_from_authority = true;
+  ClusterMember m(c, 1, 0);
+  Placement p = initial_placement({{"evs1", "n1"}, {"evs2", "n2"}, {"evs3", "n3"}, {"evs4", "n4"}},
+                                  {{1, "evs1"}, {2, "evs2"}, {3, "evs3"}, {4, "evs4"}});
+  p.version = 1;
+  run_placed(m, 0, 400, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}}, &p);
+  EXPECT_TRUE(m.serving(3, 400));
+  // n2 acknowledged writes its mirror (here) lacks, then fell silent.
+  ASSERT_EQ(mark_mirror_stale(p, "n2", "n3", 77), "");
+  p.version = 2;
+  auto acts = run_placed(m, 450, 3000, {{"n1", {1}}, {"n4", {4}}}, &p);
+  EXPECT_FALSE(has(acts, Kind::Serve, 2));
+  EXPECT_FALSE(m.serving(2, 3000));
+  // The admin accepts the loss (or n2 cleared it): the takeover goes ahead, from n2's copy.
+  clear_mirror_stale(p, "n2");
+  p.version = 3;
+  acts = run_placed(m, 3050, 5000, {{"n1", {1}}, {"n4", {4}}}, &p);
+  EXPECT_TRUE(has(acts, Kind::Serve, 2, "n2"));
+  EXPECT_TRUE(m.serving(2, 5000));
+}
+
+TEST(ClusterMember, AStaleMarkSeenOnlyAfterTheGrantStillStopsTheTakeover) {
+  ClusterMemberConfig c = n3();
+  c.placement_from_authority = true;
+  ClusterMember m(c, 1, 0);
+  Placement p = initial_placement({{"evs1", "n1"}, {"evs2", "n2"}, {"evs3", "n3"}, {"evs4", "n4"}},
+                                  {{1, "evs1"}, {2, "evs2"}, {3, "evs3"}, {4, "evs4"}});
+  p.version = 1;
+  run_placed(m, 0, 400, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}}, &p);
+  // n2 falls silent; its lease of volume 2 is granted here before any read shows the mark.
+  std::vector<MemberAction> acts;
+  Placement marked = p;
+  ASSERT_EQ(mark_mirror_stale(marked, "n2", "n3", 5), "");
+  marked.version = 2;
+  for (int64_t t = 450; t <= 3000; t += 50) {
+    m.heartbeat_received(t, beat("n1", {1}));
+    m.heartbeat_received(t, beat("n4", {4}));
+    m.tick(t);
+    for (size_t i = 0; i < 50; ++i) {
+      auto batch = m.take_actions();
+      if (batch.empty()) break;
+      for (const auto& a : batch) {
+        acts.push_back(a);
+        if (a.kind == Kind::AcquireLease)
+          m.lease_answered(t, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
+        // Reads sent before the grant of volume 2 answer the old record; later ones the mark.
+        if (a.kind == Kind::ReadPlacement)
+          m.placement_read(t, a.request, true, has(acts, Kind::AcquireLease, 2) ? marked : p);
+      }
+    }
+  }
+  EXPECT_TRUE(has(acts, Kind::AcquireLease, 2));
+  EXPECT_FALSE(has(acts, Kind::Serve, 2));
+  EXPECT_TRUE(has(acts, Kind::ReleaseLease, 2));
+}
+
+}  // namespace
+}  // namespace nasd::membership

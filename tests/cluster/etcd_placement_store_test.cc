@@ -85,5 +85,29 @@ TEST(EtcdPlacementStore, AnUnreachableEtcdIsNeverAWrite) {
   EXPECT_EQ(a.write(p, &error), PlacementWrite::Unreachable);
 }
 
+// The stale-mirror mark (stale_mirror_gate.h) goes through the same record in etcd: stored by
+// one node, seen by the other, cleared.
+TEST(EtcdPlacementStore, AStaleMirrorMarkIsStoredSeenAndCleared) {
+  EtcdProcess etcd(1, 2379);
+  ASSERT_TRUE(etcd.start()) << "etcd did not start";
+  EtcdPlacementStore a(options_for(etcd.endpoints())), b(options_for(etcd.endpoints()));
+  Placement written, seen;
+  ASSERT_EQ(update_placement(a, two_evs(),
+                             [](Placement& p) { return mark_mirror_stale(p, "n1", "n2", 4096); },
+                             &written),
+            "");
+  std::string error;
+  bool found = false;
+  ASSERT_TRUE(b.read(&seen, &found, &error) && found) << error;
+  ASSERT_TRUE(seen.mirror_stale("n1"));
+  EXPECT_EQ(seen.stale_mirrors.at("n1").partner, "n2");
+  EXPECT_EQ(seen.stale_mirrors.at("n1").since, 4096u);
+  ASSERT_EQ(update_placement(b, two_evs(), [](Placement& p) { return clear_mirror_stale(p, "n1"); },
+                             &written),
+            "");
+  ASSERT_TRUE(a.read(&seen, &found, &error) && found) << error;
+  EXPECT_FALSE(seen.mirror_stale("n1"));
+}
+
 }  // namespace
 }  // namespace nasd::membership

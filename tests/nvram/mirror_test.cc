@@ -451,3 +451,89 @@ TEST(Mirror, ATrimLostInTheReconnectHandshakeLeavesNoGap) {
 
 }  // namespace
 }  // namespace nasd::nvram
+
+namespace nasd::nvram {
+namespace {
+
+// A gate that admits or refuses as told and remembers what it was asked and told.
+class RecordingGate : public UnmirroredGate {
+ public:
+  bool admit_unmirrored(uint64_t end) override {
+    std::lock_guard lk(mu_);
+    ++asked_;
+    if (admit_) admitted_end_ = std::max(admitted_end_, end);
+    return admit_;
+  }
+  void mirror_holds(uint64_t end) override {
+    std::lock_guard lk(mu_);
+    holds_ = std::max(holds_, end);
+  }
+  void set_admit(bool admit) {
+    std::lock_guard lk(mu_);
+    admit_ = admit;
+  }
+  int asked() const {
+    std::lock_guard lk(mu_);
+    return asked_;
+  }
+  uint64_t admitted_end() const {
+    std::lock_guard lk(mu_);
+    return admitted_end_;
+  }
+  uint64_t holds() const {
+    std::lock_guard lk(mu_);
+    return holds_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  bool admit_ = false;
+  int asked_ = 0;
+  uint64_t admitted_end_ = 0, holds_ = 0;
+};
+
+// Under mirror_policy = continue, a record the mirror lacks is acknowledged only when the gate
+// admits it (in a cluster: once the stale mirror is marked at the authority), and refused with
+// JUKEBOX when it does not; once the partner is back and caught up the gate hears that the
+// mirror holds everything admitted.
+TEST(Mirror, ContinuePolicyAcknowledgesUnmirroredRecordsOnlyThroughTheGate) {
+  testing::ScratchDir dir;
+  const std::string mirror_region = dir.file("mirror.img");
+  auto mirror = std::make_unique<testing::MirrorProcess>(mirror_region);
+  const uint16_t port = mirror->port();
+  auto journal = Journal::open(
+      mirrored_options(dir.file("p.img"), mirror->address(), MirrorPolicy::Continue));
+  auto gate = std::make_shared<RecordingGate>();
+  journal->set_unmirrored_gate(gate);
+  auto target = std::make_shared<test_support::MemoryFs>(0, testing::mem_target_options());
+  JournalVolume volume(journal, target);
+  volume.recover();
+  ASSERT_TRUE(wait_until([&] { return journal->stats().mirror_connected; }, std::chrono::seconds(10)));
+  fs::InodeId f = create(volume, "f");
+  ASSERT_EQ(write_block(volume, f, 0), Status::Ok);
+  EXPECT_EQ(gate->asked(), 0);  // mirrored: nothing to ask
+
+  mirror->kill_now();
+  Status st = Status::Ok;
+  uint64_t block = 1;
+  ASSERT_TRUE(wait_until([&] { return (st = write_block(volume, f, block++)) == Status::Jukebox; },
+                         std::chrono::seconds(10)));
+  EXPECT_GT(gate->asked(), 0);
+  EXPECT_GT(journal->stats().unmirrored_refusals, 0u);
+
+  gate->set_admit(true);
+  for (uint64_t b = 200; b < 210; ++b) ASSERT_EQ(write_block(volume, f, b), Status::Ok);
+  const uint64_t admitted = gate->admitted_end();
+  EXPECT_GT(admitted, 0u);
+
+  mirror = std::make_unique<testing::MirrorProcess>(mirror_region, port);
+  ASSERT_TRUE(wait_until([&] { return gate->holds() >= admitted; }, std::chrono::seconds(10)))
+      << journal->status();
+  mirror->terminate();
+  const std::string dump = testing::MirrorProcess::dump(mirror_region);
+  for (uint64_t b = 200; b < 210; ++b)
+    EXPECT_NE(dump.find(write_line(f, b)), std::string::npos) << "block " << b;
+}
+
+}  // namespace
+}  // namespace nasd::nvram

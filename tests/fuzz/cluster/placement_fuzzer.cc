@@ -13,7 +13,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Placement p;
   std::string error;
   if (!decode_placement(text, &p, &error)) return 0;
-  if (p.evs.size() > kMaxPlacementEvs || p.volumes.size() > kMaxPlacementVolumes) __builtin_trap();
+  if (p.evs.size() > kMaxPlacementEvs || p.volumes.size() > kMaxPlacementVolumes ||
+      p.stale_mirrors.size() > kMaxPlacementStaleMirrors)
+    __builtin_trap();
+  for (const auto& [node, m] : p.stale_mirrors)
+    if (node == m.partner || !p.mirror_stale(node)) __builtin_trap();
   Placement again;
   if (!decode_placement(encode_placement(p), &again, &error) || !(again == p)) __builtin_trap();
   for (const auto& [id, v] : p.volumes) {
