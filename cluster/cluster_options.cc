@@ -78,6 +78,7 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
   } else {
     parse_host_port(c->get("interconnect"), "[cluster] interconnect", &o.host, &o.port);
   }
+  o.authority.etcd.source_address = o.host;  // etcd calls leave from the node's own address
   const int64_t forward_ms = c->get_int("forward_timeout_ms", 5000);
   if (forward_ms < 100 || forward_ms > 600000)
     throw ConfigError("[cluster] forward_timeout_ms out of range (100..600000)");

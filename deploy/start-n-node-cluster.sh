@@ -27,7 +27,7 @@ if [ ! -s "$DIR/cluster.key" ]; then
   (umask 077 && head -c 32 /dev/urandom > "$DIR/cluster.key.tmp" && mv "$DIR/cluster.key.tmp" "$DIR/cluster.key")
 fi
 
-ETCD_LINE=""
+ETCD_LINE="" ETCD_MEMBERS_KEY=""
 if [ "$AUTHORITY" = etcd ]; then
   [ "$FAILOVER" = 1 ] || { echo "--authority etcd needs failover (drop --no-failover)" >&2; exit 2; }
   if [ ! -x "$ROOT/deploy/start-etcd.sh" ]; then
@@ -40,6 +40,8 @@ if [ "$AUTHORITY" = etcd ]; then
     { cat "$DIR/etcd.out" >&2; echo "deploy/start-etcd.sh failed" >&2; exit 1; }
   ETCD_LINE="$(grep -m1 '^ *etcd_endpoints *=' "$DIR/etcd.out" | sed 's/^ *//')" ||
     { cat "$DIR/etcd.out" >&2; echo "deploy/start-etcd.sh printed no etcd_endpoints line" >&2; exit 1; }
+  # For cluster.nodes (the fault drill's authority cut): the members as host:port,host:port.
+  ETCD_MEMBERS_KEY=" etcd=$(echo "${ETCD_LINE#*=}" | sed 's|https\?://||g; s/ //g')"
 fi
 
 volumes_of() {  # node index -> v<a>,v<a+1>,...
@@ -152,7 +154,7 @@ done
     mirror=""; [ "$FAILOVER" = 0 ] || mirror=" mirror=127.0.1.$i:7101"
     echo "name=n$i address=127.0.1.$i nfs_port=2049 mount_port=20048 interconnect=127.0.1.$i:7001$mirror" \
          "http=127.0.1.$i:8049 admin=$DIR/n$i/data/nasd.sock pid=$DIR/n$i/data/nasd.pid" \
-         "config=$DIR/n$i/nasd.conf data_dir=$DIR/n$i/data volumes=$vols evs=$evs evs_address=$evs_addr role=$role"
+         "config=$DIR/n$i/nasd.conf data_dir=$DIR/n$i/data volumes=$vols evs=$evs evs_address=$evs_addr role=$role$ETCD_MEMBERS_KEY"
   done
 } > "$DIR/cluster.nodes.tmp" && mv "$DIR/cluster.nodes.tmp" "$DIR/cluster.nodes"
 

@@ -263,6 +263,14 @@ void Drill::inject(FaultReport& r) {
       run_nft(heal_script(), &error);
       r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " partition lifted");
       break;
+    case FaultKind::Authority: {
+      const std::string script = authority_cut_script(nodes_, victim.name, &error);
+      if (script.empty() || !run_nft(script, &error)) break;
+      sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.authority_cut_ms);
+      run_nft(heal_script(), &error);
+      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " authority reachable again");
+      break;
+    }
   }
   r.injection_error = error;
 }
@@ -371,6 +379,9 @@ void Drill::print(const FaultReport& r) {
     out_ << " for " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.pause_ms);
   if (r.fault.kind == FaultKind::Partition)
     out_ << " for " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.partition_ms);
+  if (r.fault.kind == FaultKind::Authority)
+    out_ << " (cut off from the etcd authority only) for "
+         << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.authority_cut_ms);
   if (r.fault.kind == FaultKind::Kill9)
     out_ << ", restarted after " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
   out_ << "\n";

@@ -28,6 +28,7 @@ struct DrillOptions {
   int kill_down_ms = 6000;         // how long a killed node stays down
   int pause_ms = 8000;             // SIGSTOP length (default past the 4 s lease: a takeover)
   int partition_ms = 8000;
+  int authority_cut_ms = 8000;     // the authority fault (past the lease: the node must stop)
   int heal_timeout_ms = 90000;
   int verify_budget_ms = 30000;
   int call_timeout_ms = 3000;

@@ -13,7 +13,9 @@ namespace {
 const char kUsage[] = R"(usage: nasd-drill [options]
   --cluster FILE          the cluster description (default $CLUSTER_DIR/cluster.nodes,
                           else ./data/cluster/cluster.nodes)
-  --faults K1,K2,...      fault kinds: kill9, sigstop, partition (default all three)
+  --faults K1,K2,...      fault kinds: kill9, sigstop, partition (the default three), and
+                          authority (one node cut off from the etcd authority only; needs
+                          --authority etcd: the file authority has no network path to cut)
   --rounds N              each round runs every kind once, order and node drawn from the seed
                           (default $DRILL_ROUNDS, else 1)
   --seed S                (default: the time)
@@ -21,6 +23,7 @@ const char kUsage[] = R"(usage: nasd-drill [options]
   --down-ms MS            how long a killed node stays down before its restart (6000)
   --pause-ms MS           SIGSTOP length (8000: past the default 4 s lease, so a takeover)
   --partition-ms MS       how long the partition lasts (8000)
+  --authority-cut-ms MS   how long the authority fault lasts (8000: past the default 4 s lease)
   --settle-ms MS          load before the first fault and after each heal (3000)
   --clients-per-node N    volumes each node gets a verifying client for (2)
   --heal-timeout-ms MS    how long the cluster may take to serve every volume at home (90000)
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
     else if (a == "--down-ms") ok = number(&o.kill_down_ms);
     else if (a == "--pause-ms") ok = number(&o.pause_ms);
     else if (a == "--partition-ms") ok = number(&o.partition_ms);
+    else if (a == "--authority-cut-ms") ok = number(&o.authority_cut_ms);
     else if (a == "--settle-ms") ok = number(&o.settle_ms);
     else if (a == "--clients-per-node") ok = number(&o.clients_per_node);
     else if (a == "--heal-timeout-ms") ok = number(&o.heal_timeout_ms);
@@ -113,6 +117,10 @@ int main(int argc, char** argv) {
     if (rounds < 1) return usage("--rounds must be at least 1");
     o.schedule = random_schedule(*kinds, rounds, o.seed, names);
   }
+  for (const Fault& f : o.schedule)
+    if (f.kind == FaultKind::Authority && o.authority != "etcd")
+      return usage("the authority fault needs --authority etcd (the file authority is a shared folder: no "
+                   "network path to cut)");
   if (o.out_dir.empty()) o.out_dir = "drill-" + std::to_string(unix_ms() / 1000);
   std::filesystem::create_directories(o.out_dir);
   // The report goes to stdout and to <out>/report.txt.

@@ -11,12 +11,13 @@ std::string fault_kind_name(FaultKind kind) {
     case FaultKind::Kill9: return "kill9";
     case FaultKind::Sigstop: return "sigstop";
     case FaultKind::Partition: return "partition";
+    case FaultKind::Authority: return "authority";
   }
   return "?";
 }
 
 std::optional<FaultKind> parse_fault_kind(const std::string& name) {
-  for (FaultKind k : {FaultKind::Kill9, FaultKind::Sigstop, FaultKind::Partition})
+  for (FaultKind k : {FaultKind::Kill9, FaultKind::Sigstop, FaultKind::Partition, FaultKind::Authority})
     if (fault_kind_name(k) == name) return k;
   return std::nullopt;
 }
@@ -29,7 +30,7 @@ std::optional<std::vector<FaultKind>> parse_fault_kinds(const std::string& list,
     if (name.empty()) continue;
     auto k = parse_fault_kind(name);
     if (!k) {
-      *error = "unknown fault '" + name + "' (kill9, sigstop, partition)";
+      *error = "unknown fault '" + name + "' (kill9, sigstop, partition, authority)";
       return std::nullopt;
     }
     kinds.push_back(*k);

@@ -4,6 +4,8 @@
 //   kill9 NODE [DOWN_MS]          kill -9, restart after DOWN_MS with its config, failback
 //   sigstop NODE [PAUSE_MS]       SIGSTOP, SIGCONT after PAUSE_MS
 //   partition NODE [CUT_MS]       cut NODE's links to the other nodes for CUT_MS (nftables)
+//   authority NODE [CUT_MS]       cut NODE off from the etcd lease authority only for CUT_MS
+//                                 (nftables; peers and clients still reach it)
 // '#' starts a comment. A duration of 0 or none takes the drill's default for that kind.
 #pragma once
 
@@ -15,7 +17,7 @@
 
 namespace nasd::drill {
 
-enum class FaultKind { Kill9, Sigstop, Partition };
+enum class FaultKind { Kill9, Sigstop, Partition, Authority };
 
 struct Fault {
   FaultKind kind = FaultKind::Kill9;

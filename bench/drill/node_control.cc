@@ -135,6 +135,52 @@ std::string partition_script(const std::vector<ClusterNode>& nodes, const std::s
   return s.str();
 }
 
+std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
+                                 std::string* error) {
+  std::set<std::string> addresses;
+  const ClusterNode* me = nullptr;
+  for (const ClusterNode& n : nodes) {
+    addresses.insert(n.address);
+    if (n.name == victim) me = &n;
+  }
+  if (!me) {
+    *error = "no node " + victim;
+    return "";
+  }
+  if (addresses.size() != nodes.size()) {
+    *error = "the nodes share an address: one node's etcd traffic cannot be told from another's";
+    return "";
+  }
+  auto etcd = me->all.find("etcd");
+  if (etcd == me->all.end() || etcd->second.empty()) {
+    *error = "node " + victim + " lists no etcd member (etcd= in cluster.nodes): the authority fault needs "
+             "[cluster] authority = etcd";
+    return "";
+  }
+  std::ostringstream s;
+  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  std::istringstream list(etcd->second);
+  std::string member;
+  int rules = 0;
+  while (std::getline(list, member, ',') && rules < 16) {
+    if (member.empty()) continue;
+    auto e = parse_endpoint(member);
+    if (!e || e->host.find_first_not_of("0123456789.") != std::string::npos) {
+      *error = "node " + victim + ": etcd member '" + member + "' is not IPv4 address:port";
+      return "";
+    }
+    s << "    ip saddr " << me->address << " ip daddr " << e->host << " tcp dport " << e->port << " drop\n";
+    s << "    ip saddr " << e->host << " ip daddr " << me->address << " tcp sport " << e->port << " drop\n";
+    ++rules;
+  }
+  if (!rules) {
+    *error = "node " + victim + " lists no etcd member";
+    return "";
+  }
+  s << "  }\n}\n";
+  return s.str();
+}
+
 std::string heal_script() { return "delete table inet nasd_drill\n"; }
 
 bool run_nft(const std::string& script, std::string* error) {

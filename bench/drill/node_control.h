@@ -39,6 +39,13 @@ bool admin_command(const ClusterNode& node, const NodeTools& tools, const std::s
 // cuts every link between nodes (with two nodes: the victim from the other). Client traffic to
 // the NFS and MOUNT ports is never touched.
 std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim);
+// The nftables script (same table) that cuts `victim` off from the lease authority only: its
+// packets to the etcd members' client ports (`etcd=host:port,...` in cluster.nodes) and theirs
+// back. Every node must have an address of its own (its etcd calls leave from it, like its
+// links); "" with *error otherwise, or when the node lists no etcd member (the file authority
+// is a shared folder: there is no network path to cut).
+std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
+                                 std::string* error);
 std::string heal_script();
 // Feeds a script to `nft -f -`; false with *error (nft's own words).
 bool run_nft(const std::string& script, std::string* error);

@@ -26,6 +26,11 @@ struct EtcdOptions {
   std::string ca_file, cert_file, key_file;
   // Every authority call (acquire, release, inspect) ends within this, answered or not.
   std::chrono::milliseconds timeout{1500};
+  // The local address this node's etcd connections leave from: its interconnect address (set
+  // by ClusterOptions), like its links to the other nodes, so that to the network a node is one
+  // address and a rule by address (a firewall, the fault drill's authority cut) reaches its etcd
+  // traffic too. Empty, "0.0.0.0" or "::": the kernel's choice.
+  std::string source_address;
 };
 
 struct AuthorityOptions {

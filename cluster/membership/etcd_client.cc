@@ -78,6 +78,10 @@ EtcdClient::Attempt EtcdClient::post(const std::string& url, const std::string& 
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limit.count()));
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  const std::string& source = options_.source_address;
+  const std::string interface = "host!" + source;  // an address, never an interface name
+  if (!source.empty() && source != "0.0.0.0" && source != "::")
+    curl_easy_setopt(c, CURLOPT_INTERFACE, interface.c_str());
   if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
   if (!options_.cert_file.empty())
     curl_easy_setopt(c, CURLOPT_SSLCERT, options_.cert_file.c_str());

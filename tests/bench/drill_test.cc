@@ -240,6 +240,33 @@ TEST(DrillPartition, ByPortOnOneAddressByAddressOtherwise) {
   EXPECT_NE(four.find("ip saddr { 127.0.1.1, 127.0.1.3 } ip daddr 127.0.1.2 drop"), std::string::npos) << four;
 }
 
+TEST(DrillAuthorityCut, OnlyTheVictimsEtcdTrafficNeverItsLinks) {
+  auto node = [](std::string name, std::string address, std::string etcd) {
+    ClusterNode n;
+    n.name = name;
+    n.address = address;
+    n.interconnect = {address, 7001};
+    if (!etcd.empty()) n.all["etcd"] = etcd;
+    return n;
+  };
+  const std::string members = "127.0.0.1:2379,127.0.0.1:2479";
+  std::string error;
+  std::string cut = authority_cut_script(
+      {node("n1", "127.0.1.1", members), node("n2", "127.0.1.2", members), node("n3", "127.0.1.3", members)}, "n2",
+      &error);
+  ASSERT_FALSE(cut.empty()) << error;
+  EXPECT_NE(cut.find("ip saddr 127.0.1.2 ip daddr 127.0.0.1 tcp dport 2379 drop"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("ip saddr 127.0.0.1 ip daddr 127.0.1.2 tcp sport 2479 drop"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find("127.0.1.1"), std::string::npos) << cut;  // the other nodes untouched
+  EXPECT_EQ(cut.find("7001"), std::string::npos) << cut;       // links and clients untouched
+  // The pair shares 127.0.0.1: its etcd calls cannot be told apart. No etcd member: file.
+  EXPECT_EQ(authority_cut_script({node("a", "127.0.0.1", members), node("b", "127.0.0.1", members)}, "a", &error), "");
+  EXPECT_EQ(authority_cut_script({node("n1", "127.0.1.1", ""), node("n2", "127.0.1.2", "")}, "n1", &error), "");
+  EXPECT_NE(error.find("authority = etcd"), std::string::npos) << error;
+  EXPECT_EQ(authority_cut_script({node("n1", "127.0.1.1", "etcd.lab:2379"), node("n2", "127.0.1.2", "")}, "n1", &error), "");
+  EXPECT_TRUE(parse_fault_kinds("authority", &error));
+}
+
 TEST(DrillTimeline, CountsPerSecond) {
   auto s = ops_per_second({1000, 1500, 1999, 2000, 4500, 500}, 1000, 4999);
   EXPECT_EQ(s, (std::vector<uint64_t>{3, 1, 0, 1}));

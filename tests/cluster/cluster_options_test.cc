@@ -92,6 +92,7 @@ TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {
   EXPECT_EQ(a.etcd.cert_file, "/etc/nasd/tls/a.pem");
   EXPECT_EQ(a.etcd.key_file, "/etc/nasd/tls/a.key");
   EXPECT_EQ(a.etcd.timeout.count(), 900);
+  EXPECT_EQ(a.etcd.source_address, "127.0.0.1");  // etcd calls leave from the node's own address
 
   text = kPair;
   text.replace(text.find("shared_dir"), 0,

@@ -13,7 +13,11 @@
 #   DRILL_VOLUMES_PER_NODE  volumes per node of an N-node cluster (default 4: 16 on 4 nodes)
 #   DRILL_AUTHORITY       file (default) or etcd (a one-member etcd from deploy/start-etcd.sh)
 #   DRILL_ROUNDS          rounds of every fault kind (default 3 on the pair, 1 on N nodes)
-#   DRILL_FAULTS          the fault kinds (default kill9,sigstop,partition)
+#   DRILL_FAULTS          the fault kinds (default kill9,sigstop,partition; with etcd on N
+#                         nodes also authority: one node cut off from etcd only, for
+#                         DRILL_AUTHORITY_CUT_MS (default 6000, past the 4 s lease), which must
+#                         stop serving its volumes while another node takes them over. The
+#                         file authority is a shared folder with no network path: no such fault)
 #   DRILL_SEED            the schedule's and clients' seed (default 13)
 #   DRILL_CLIENTS_PER_NODE  verifying clients per node (default 2 on the pair; on N nodes the
 #                         volumes per node, so every volume has one client)
@@ -65,14 +69,24 @@ EXPORT_OPTIONS=rw,insecure,no_root_squash "$root/deploy/start-cluster.sh" "${sta
 echo "cluster of $nodes nodes ($authority authority) up after $(( $(date +%s%3N) - started )) ms"
 
 set +e
-"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-kill9,sigstop,partition}" --rounds "$rounds" \
+faults=kill9,sigstop,partition
+[[ $authority == etcd ]] && (( nodes > 2 )) && faults+=,authority   # the pair: file only
+"$drill" --cluster "$dir/cluster.nodes" --faults "${DRILL_FAULTS:-$faults}" --rounds "$rounds" \
   --seed "${DRILL_SEED:-13}" --authority "$authority" --out "$dir/drill" --settle-ms 1500 --down-ms 8000 \
-  --pause-ms 5500 --partition-ms 4000 --clients-per-node "$clients" | tee "$dir/drill.out"
+  --pause-ms 5500 --partition-ms 4000 --authority-cut-ms "${DRILL_AUTHORITY_CUT_MS:-6000}" --clients-per-node "$clients" | tee "$dir/drill.out"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status == 0 ]] || fail "nasd-drill exited with $status"
 grep -q "^PASS" "$dir/drill.out" || fail "no PASS from the drill"
 grep -Eq "summary: .* 0 lost, 0 serving overlaps" "$dir/drill.out" || fail "the summary shows losses or overlaps"
+# A node cut off from etcd only must stop serving when its lease cannot be renewed, and another
+# node takes its volumes (the serving logs; the overlap check above says not both at once).
+while IFS=, read -r index kind node _ injected takeover_ms _; do
+  [[ $kind == authority ]] || continue
+  [[ $injected == 1 ]] || fail "authority fault $index not injected"
+  (( takeover_ms >= 0 )) || fail "authority fault $index: node $node cut off from etcd, yet no other node took its volumes"
+  echo "authority cut of node $node: its volumes taken over after $takeover_ms ms (lease)"
+done < <(tail -n +2 "$dir/drill/faults.csv")
 # A kill -9 is taken over: the survivor's lease comes within the target; the time until it
 # serves (NVRAM copy, replay, open) is reported.
 takeover=$(awk -F, '$2 == "kill9" && $6 >= 0 { print $6 }' "$dir/drill/faults.csv" | sort -n | tail -1)
