@@ -46,9 +46,8 @@ std::optional<rpc::AcceptStat> NlmForwarding::forward(uint32_t volume, const rpc
   request.proc = call.proc;
   request.client_host = nfs::peer_host(call.peer);
   request.client_port = util::socket_address_of(call.peer, call.peer_len).port();
-  // Where the owner's callbacks to this client must come from (a wildcard listener: anywhere).
-  if (call.local_len) request.server_host = nfs::peer_host(call.local);
-  if (request.server_host == "0.0.0.0" || request.server_host == "::") request.server_host.clear();
+  // Where the owner's callbacks to this client must come from.
+  request.server_host = nlm::called_address(call);
   request.args.assign(args.begin(), args.end());
   std::vector<uint8_t> payload;
   if (!interconnect::encode_nlm_call(request, &payload)) return std::nullopt;

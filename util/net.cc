@@ -163,12 +163,16 @@ int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound, std::str
   return fd;
 }
 
+bool is_any_address(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::";
+}
+
 int connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
                 std::string* error, const std::string& source) {
   SocketAddress addr;
   if (!parse_socket_address(host, port, &addr, error)) return -1;
   SocketAddress from;
-  const bool bind_source = !source.empty() && source != "0.0.0.0" && source != "::";
+  const bool bind_source = !is_any_address(source);
   if (bind_source && !parse_socket_address(source, 0, &from, error)) return -1;
   int fd = ::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {

@@ -46,6 +46,10 @@ int open_udp_socket(const SocketAddress& address);
 // The port a bound socket actually got (resolves port 0); 0 on error.
 uint16_t bound_port(int fd);
 
+// "", "0.0.0.0" or "::": no particular address of this host (a listener on all of them, or a
+// source left to the kernel).
+bool is_any_address(const std::string& host);
+
 // Listening TCP socket on host:port (port 0 picks one; `*bound_port` is the real one), or -1
 // with `*error` naming the address.
 int listen_tcp(const std::string& host, uint16_t port, uint16_t* bound_port, std::string* error,

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "util/net.h"
+
 namespace nasd::membership {
 namespace {
 
@@ -80,7 +82,7 @@ EtcdClient::Attempt EtcdClient::post(const std::string& url, const std::string& 
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   const std::string& source = options_.source_address;
   const std::string interface = "host!" + source;  // an address, never an interface name
-  if (!source.empty() && source != "0.0.0.0" && source != "::")
+  if (!util::is_any_address(source))
     curl_easy_setopt(c, CURLOPT_INTERFACE, interface.c_str());
   if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
   if (!options_.cert_file.empty())

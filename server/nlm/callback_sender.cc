@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "server/nfs/mount/mount_service.h"
 #include "server/nlm/xdr/nlm4_prot.h"
 #include "util/net.h"
 
@@ -65,6 +66,12 @@ CLIENT* client_for(const CallbackCall& call, timeval tv) {
 }
 
 }  // namespace
+
+std::string called_address(const rpc::CallContext& call) {
+  if (call.local_len == 0) return "";
+  const std::string host = nfs::peer_host(call.local);
+  return util::is_any_address(host) ? "" : host;
+}
 
 CallbackSender::CallbackSender(Options options) : options_(options) {
   thread_ = std::thread([this] { run(); });

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "server/nlm/callback_call.h"
+#include "server/rpc/service.h"
 
 namespace nasd::nlm {
 
@@ -31,6 +32,10 @@ namespace nasd::nlm {
 inline xdrproc_t xdr_void_proc() {
   return reinterpret_cast<xdrproc_t>(reinterpret_cast<void (*)()>(xdr_void));
 }
+
+// The numeric local address `call` arrived at: where calls back to its client leave from. ""
+// when not known, or for a listener on every address (the kernel then picks the source).
+std::string called_address(const rpc::CallContext& call);
 
 class CallbackSender {
  public:

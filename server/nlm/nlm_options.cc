@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "util/net.h"
+
 namespace nasd::nlm {
 namespace {
 
@@ -17,7 +19,7 @@ int64_t in_range(const ConfigSection& s, const std::string& key, int64_t dflt, i
 std::string default_notify_name(const Config& config) {
   const ConfigSection* node = config.section("node");
   std::string listen = node ? node->get("listen", "") : "";
-  if (!listen.empty() && listen != "0.0.0.0" && listen != "::") return listen;
+  if (!util::is_any_address(listen)) return listen;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == 0) return "localhost";
   return host;

@@ -93,10 +93,8 @@ struct NlmService::Procs {
   // Where this caller's callbacks go: back through whoever received its call (a relay when
   // another node forwarded it here), from the address it called (callback_call.h says why).
   CallbackRoute route() const {
-    std::string from = call.local_len ? nfs::peer_host(call.local) : "";
-    if (from == "0.0.0.0" || from == "::") from.clear();  // a wildcard listener: any address
-    if (!call.callback_relay.empty()) from = call.callback_from;
-    return CallbackRoute{peer(), from, call.callback_relay};
+    return CallbackRoute{peer(), call.callback_relay.empty() ? called_address(call) : call.callback_from,
+                         call.callback_relay};
   }
 
   // The file a handle names, for a caller some export of its volume lists, on a volume served
