@@ -82,7 +82,12 @@ IfsHealth IfsVolume::health() {
         if (lost > r.shape.parity) ++s.groups_unreadable;
       }
     }
+    // A slot being flushed is not striped until its groups are in the catalog: counting only
+    // dirty_ would say 0 while the last flush still writes (and a reader of the figure would
+    // find a non-empty file with no groups). A slot written again meanwhile counts once.
     for (const auto& [k, b] : dirty_) s.dirty_bytes += b->size();
+    for (const auto& [k, b] : flushing_)
+      if (!dirty_.count(k)) s.dirty_bytes += b->size();
     s.durable_seq = durable_seq_;
     s.checkpoint_generation = live_.generation;
   }
