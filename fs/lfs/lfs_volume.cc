@@ -93,12 +93,12 @@ void LfsVolume::abandon() {
 }
 
 Status LfsVolume::usable() const {
-  if (closed_) return Status::Io;
+  if (closed_) return Status::Jukebox;
   if (store_->failed()) return Status::RoFs;  // an I/O error made it read-only
   return Status::Ok;
 }
 
-Status LfsVolume::readable() const { return closed_ ? Status::Io : Status::Ok; }
+Status LfsVolume::readable() const { return closed_ ? Status::Jukebox : Status::Ok; }
 
 VolumeLimits LfsVolume::limits() const {
   VolumeLimits l;
@@ -356,6 +356,7 @@ Status LfsVolume::commit(const OpContext& ctx, InodeId id, uint64_t offset, uint
 
 Status LfsVolume::flush(uint64_t* durable) {
   Lock lk(mu_);
+  if (closed_) return Status::Io;  // nothing more reaches the disk: not durable
   if (Status u = usable(); u != Status::Ok) return u;
   Status st = make_durable(lk);
   if (durable) *durable = store_->durable_seq();

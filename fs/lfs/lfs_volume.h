@@ -48,10 +48,10 @@ class LfsVolume : public JournalTarget {
   static std::unique_ptr<LfsVolume> open_or_create(const LfsOptions& opts, std::string* err);
   ~LfsVolume() override;
 
-  // Flushes and writes a checkpoint; the volume refuses calls afterwards.
+  // Flushes and writes a checkpoint; the volume refuses calls afterwards (Jukebox: see usable()).
   Status close();
-  // Stops background work and refuses calls afterwards, writing nothing more to the backing
-  // store: for a shared volume whose lease ran out, which another node may already own.
+  // Stops background work and refuses calls afterwards (Jukebox), writing nothing more to the
+  // backing store: for a shared volume whose lease ran out, which another node may already own.
   void abandon();
   // Human-readable state for the admin interface: segments, cleaner, cache.
   std::string status_text();
@@ -237,7 +237,11 @@ class LfsVolume : public JournalTarget {
   Status drop_link(CachedInode* c);
   Status is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* result);
   void fill_wcc(Wcc* wcc, const std::optional<PreAttr>& before, const CachedInode* after) const;
-  // Mutations: Io once closed, RoFs once an I/O error failed the store.
+  // Mutations: Jukebox once closed, RoFs once an I/O error failed the store.
+  // A closed (or abandoned) volume is one this process no longer serves: a call that reached it
+  // anyway was routed here before a hand-over or a failover and ran after the close. Jukebox
+  // makes the client ask again, and the router then sends the call to the new owner; Io would
+  // reach the application as EIO although nothing failed.
   Status usable() const;
   // Reads: only a closed volume refuses them (a failed one serves what it has).
   Status readable() const;

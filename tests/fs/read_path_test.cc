@@ -103,8 +103,10 @@ TEST(LfsReadPath, TryCallsAnswerFromMemoryAndRefuseWhatNeedsTheDisk) {
   EXPECT_EQ(vol->try_getattr(ctx, InodeId{f.ino, f.gen + 1}, &attr),
             std::optional<Status>(Status::Stale));
   vol->close();
-  // A closed volume refuses reads the same way on both paths.
-  EXPECT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Io));
+  // A closed volume refuses reads the same way on both paths: ask again (Jukebox), the volume
+  // is served elsewhere now.
+  EXPECT_EQ(vol->try_getattr(ctx, f, &attr), std::optional<Status>(Status::Jukebox));
+  EXPECT_EQ(vol->getattr(ctx, f, &attr), Status::Jukebox);
 }
 
 TEST(LfsReadPath, TryCallsNeverWaitForTheLockAndBlockingReadsStillFinish) {
