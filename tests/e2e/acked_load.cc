@@ -192,10 +192,12 @@ std::vector<std::string> AckedLoad::verify(Nfs3Client& nfs, const Fh& dir) const
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> problems;
   // A server may answer JUKEBOX (a volume still opening after a move or failback): asked
-  // again, boundedly, as a client would; any other status is the answer.
+  // again, boundedly (30 s: a failback under load), as a client would; any other status is the
+  // answer. Every read-back below goes through it, so a volume in the middle of a hand-over
+  // is never reported as lost data.
   const auto settled = [](auto call) {
     auto reply = call();
-    for (int i = 0; i < 50 && reply.status == NFS3ERR_JUKEBOX; ++i) {
+    for (int i = 0; i < 300 && reply.status == NFS3ERR_JUKEBOX; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       reply = call();
     }
@@ -225,7 +227,7 @@ std::vector<std::string> AckedLoad::verify(Nfs3Client& nfs, const Fh& dir) const
     ftype3 type = l.obj_attributes.attributes_follow ? l.obj_attributes.post_op_attr_u.attributes.type
                                                       : ftype3{};
     if (!l.obj_attributes.attributes_follow) {
-      GETATTR3res g = nfs.getattr(l.fh);
+      GETATTR3res g = settled([&] { return nfs.getattr(l.fh); });
       if (g.status == NFS3_OK) type = g.GETATTR3res_u.resok.obj_attributes.type;
     }
     if (type != NF3DIR)
@@ -234,13 +236,15 @@ std::vector<std::string> AckedLoad::verify(Nfs3Client& nfs, const Fh& dir) const
   }
   for (const std::string& name : gone_) {
     if (in_flight_.count(name) || files_.count(name)) continue;
-    if (nfs.lookup(dir, name).status != NFS3ERR_NOENT)
-      problems.push_back("acknowledged removal or rename of " + name + " undone");
+    const nfsstat3 s = settled([&] { return nfs.lookup(dir, name); }).status;
+    if (s != NFS3ERR_NOENT)
+      problems.push_back("acknowledged removal or rename of " + name + " undone: LOOKUP answered " +
+                         nfsstat_name(s));
   }
   // Nothing the client was not told about, apart from the call in flight.
   uint64_t cookie = 0, verf = 0;
   for (int calls = 0; calls < 1000; ++calls) {
-    ReaddirReply r = nfs.readdir(dir, cookie, verf, 8192);
+    ReaddirReply r = settled([&] { return nfs.readdir(dir, cookie, verf, 8192); });
     if (r.status != NFS3_OK) {
       problems.push_back(std::string("READDIR failed: ") + nfsstat_name(r.status));
       break;

@@ -10,11 +10,11 @@ const char kHaLoadUsage[] =
     "usage: nasd-ha-load --dir NAME [--host H] [--nfs-port P] [--mount-port P] [--export PATH]\n"
     "                    [--seconds N] [--verify-host H] [--verify-nfs-port P]\n"
     "                    [--verify-mount-port P] [--call-timeout-ms N] [--retry-budget-s N]\n"
-    "                    [--report FILE]\n"
+    "                    [--report FILE] [--until-file FILE]\n"
     "Mounts PATH (default /r/v0) at H (127.0.0.1) P (2049) / P (20048), makes directory NAME in\n"
     "it and runs a CREATE / FILE_SYNC WRITE / MKDIR / RENAME / REMOVE load there for N seconds\n"
     "(20), retrying every unanswered or JUKEBOX call on a fresh connection, each for up to the\n"
-    "retry budget (60 s). Then checks, at the verify address (default: the same), that\n"
+    "retry budget (60 s); with --until-file it also ends as soon as FILE exists. Then checks, at the verify address (default: the same), that\n"
     "everything acknowledged is there and nothing else. Exit 0 when that holds and at least\n"
     "one call was acknowledged.\n";
 
@@ -55,6 +55,7 @@ std::optional<HaLoadArgs> parse_ha_load_args(int argc, char** argv, std::string*
       {"--call-timeout-ms", count(&a.call_timeout_ms, 600000)},
       {"--retry-budget-s", count(&a.retry_budget_s, 3600)},
       {"--report", text(&a.report)},
+      {"--until-file", text(&a.until_file)},
   };
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];

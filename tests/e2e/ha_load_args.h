@@ -15,6 +15,10 @@ struct HaLoadArgs {
   std::string export_path = "/r/v0";
   std::string dir;  // the directory the load makes and works in; required
   int seconds = 20;
+  // When set, the load also ends as soon as this file exists (`--seconds` stays the bound): a
+  // test whose steps take longer on a slow machine ends the load after its last step, so the
+  // checks that the load resumed after each step do not depend on the machine's speed.
+  std::string until_file;
   // Where verify() reads back; each defaults to the load's own.
   std::string verify_host;
   uint16_t verify_nfs_port = 0;

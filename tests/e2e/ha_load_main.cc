@@ -6,6 +6,7 @@
 // followed by one line per discrepancy. Exit 0 when verify passed, the load was never left
 // without an answer for longer than the retry budget, and at least one call was acknowledged.
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -39,7 +40,11 @@ int run(const HaLoadArgs& a) {
   AckedLoad load(a.nfs_port, dir, options);
   load.start();
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(a.seconds);
-  while (std::chrono::steady_clock::now() < end && load.stopped_by().empty())
+  const auto told_to_end = [&] {
+    std::error_code ignored;
+    return !a.until_file.empty() && std::filesystem::exists(a.until_file, ignored);
+  };
+  while (std::chrono::steady_clock::now() < end && load.stopped_by().empty() && !told_to_end())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   load.stop();  // a call being retried now is finished first (bounded by the budget)
 

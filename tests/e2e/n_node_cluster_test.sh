@@ -12,7 +12,9 @@ set -euo pipefail
 nasd=$1 fsck=$2 ha_load=$3 test_name=n-node-cluster
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 source "$(dirname "$0")/n_node_lib.sh"
-load_seconds=${LOAD_SECONDS:-20}
+# The clients run until the failback is done and a few seconds more (end_load), at most this
+# long, so that they show they resumed after it however slow the machine is.
+load_seconds=${LOAD_SECONDS:-150}
 
 start_nodes --nodes 4 --volumes-per-node 4
 [[ $(wc -l <"$dir/cluster.nodes") == 4 ]] || fail "cluster.nodes has not 4 lines"
@@ -69,6 +71,8 @@ for v in 4 5 6 7; do wait_for 20 "n2 serving v$v" cluster_line n2 "^    volume v
 cluster_line n3 "^  evs evs2 .*served here" && fail "n3 still serves evs2 after failback"
 echo "failback: n2 serves its volumes again $(( $(now_ms) - asked )) ms after nasd-admin failback"
 
+sleep 3  # the load carries on after the failback
+end_load
 wait_clients
 [[ $(report_value o2 retried) -ge 1 ]] || fail "client o2 never retried: was n2 killed under it?"
 [[ $(report_value o2 acknowledged_since_retry) -ge 1 ]] || fail "client o2 did not resume"

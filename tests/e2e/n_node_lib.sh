@@ -46,12 +46,15 @@ start_nodes() {
 }
 
 # client NAME HOST VOLUME VERIFY_HOST SECONDS: one nasd-ha-load in the background.
+# client NAME HOST VOLUME VERIFY_HOST SECONDS: a verifying load for at most SECONDS, or until
+# end_load (then it verifies and reports; wait_clients collects the results).
 client() {
   "$ha_load" --host "$2" --export "/r/$3" --dir "$1" --verify-host "$4" \
-    --seconds "$5" --call-timeout-ms 5000 --retry-budget-s 60 \
+    --seconds "$5" --until-file "$dir/end-load" --call-timeout-ms 5000 --retry-budget-s 60 \
     --report "$dir/client-$1.report" >"$dir/client-$1.out" 2>&1 &
   clients+=($!)
 }
+end_load() { touch "$dir/end-load"; }
 wait_clients() {
   local status=0 i f
   for i in "${!clients[@]}"; do wait "${clients[$i]}" || status=1; done

@@ -10,7 +10,9 @@ set -euo pipefail
 nasd=$1 fsck=$2 ha_load=$3 test_name=n-plus-one
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 source "$(dirname "$0")/n_node_lib.sh"
-load_seconds=${LOAD_SECONDS:-18}
+# The clients run until the failback is done and a few seconds more (end_load), at most this
+# long, so that they show they resumed after it however slow the machine is.
+load_seconds=${LOAD_SECONDS:-150}
 
 start_nodes --nodes 3 --volumes-per-node 2 --standby
 grep -q "^name=n4 .* volumes= evs= evs_address= role=standby" "$dir/cluster.nodes" ||
@@ -40,6 +42,8 @@ wait_for 30 "n1 serving evs1 again" cluster_line n1 "^  evs evs1 .*served here"
 for v in 0 1; do wait_for 20 "n1 serving v$v" cluster_line n1 "^    volume v$v .*served here"; done
 cluster_line n4 "^  evs evs1 .*served here" && fail "the standby still serves evs1 after failback"
 
+sleep 3  # the load carries on after the failback
+end_load
 wait_clients
 [[ $(report_value s1 retried) -ge 1 ]] || fail "client s1 never retried: was n1 killed under it?"
 [[ $(report_value s1 acknowledged_since_retry) -ge 1 ]] || fail "client s1 did not resume"

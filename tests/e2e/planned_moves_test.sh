@@ -19,7 +19,10 @@ set -euo pipefail
 nasd=$1 fsck=$2 ha_load=$3 test_name=moves
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 source "$(dirname "$0")/n_node_lib.sh"
-load_seconds=${LOAD_SECONDS:-40}
+# The clients run until the last step is done and a few seconds more (end_load), at most this
+# long: on a slow machine the steps take longer, and a load that ended before the last move
+# could not show that it resumed after it.
+load_seconds=${LOAD_SECONDS:-200}
 authority=${MOVES_AUTHORITY:-file}
 if [[ $authority == etcd ]] && ! command -v etcd >/dev/null; then echo "SKIP: no etcd"; exit 77; fi
 
@@ -107,6 +110,8 @@ wait_for 20 "evs1's address back on n1" serves_evs n1 evs1
 admin_on n1 evs move evs1 n1 >/dev/null 2>&1 && fail "a move to the node it is on was accepted"
 admin_on n1 evs move evs1 n9 >/dev/null 2>&1 && fail "a move to an unknown node was accepted"
 
+sleep 3  # the load carries on after the last move
+end_load
 wait_clients
 [[ $(report_value m1 retried) -ge 1 ]] || fail "client m1 never retried: did evs1 move under it?"
 for c in m1 m2 m3 m4; do
