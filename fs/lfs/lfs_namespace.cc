@@ -113,44 +113,40 @@ Status LfsVolume::create(const OpContext& ctx, InodeId dir, std::string_view nam
                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
+  CachedInode* d = change.dir;
   DirRecord rec;
   bool found;
-  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return change.reply(st);
   CachedInode* c = nullptr;
   if (found) {
-    if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
+    if ((st = store_->load(rec.ino, &c)) != Status::Ok) return change.reply(Status::Io);
     // A replayed record meets the state its original call met (the fs is a prefix of the
     // journal, and records at or below durable_seq are not replayed), so it takes this same
     // branch again: no replay special case.
-    if (mode == CreateMode::Guarded) return fail(Status::Exist);
+    if (mode == CreateMode::Guarded) return change.reply(Status::Exist);
     if (mode == CreateMode::Exclusive) {
       if (c->inode.type != FileType::Reg || !c->inode.has_verifier ||
           c->inode.verifier != verifier)
-        return fail(Status::Exist);
+        return change.reply(Status::Exist);
     } else {
-      if (c->inode.type != FileType::Reg) return fail(Status::Exist);
+      if (c->inode.type != FileType::Reg) return change.reply(Status::Exist);
       SetAttr size_only;
       size_only.size = sa.size;
-      if (sa.size && (st = apply_setattr(ctx, c, size_only)) != Status::Ok) return fail(st);
+      if (sa.size && (st = apply_setattr(ctx, c, size_only)) != Status::Ok) return change.reply(st);
     }
   } else {
     if ((st = new_object(ctx, d, name, FileType::Reg, mode == CreateMode::Exclusive ? SetAttr{} : sa,
                          &c)) != Status::Ok)
-      return fail(st);
+      return change.reply(st);
     if (mode == CreateMode::Exclusive) {
       c->inode.has_verifier = true;
       c->inode.verifier = verifier;
     }
   }
-  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
+  return reply_created(ctx, lk, c, change, out, obj_attr);
 }
 
 Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
@@ -158,22 +154,18 @@ Status LfsVolume::mkdir(const OpContext& ctx, InodeId dir, std::string_view name
                         Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
+  CachedInode* d = change.dir;
   DirRecord rec;
   bool found;
-  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
-  if (found) return fail(Status::Exist);
-  if (d->inode.nlink >= limits().link_max) return fail(Status::MLink);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return change.reply(st);
+  if (found) return change.reply(Status::Exist);
+  if (d->inode.nlink >= limits().link_max) return change.reply(Status::MLink);
   CachedInode* c;
-  if ((st = new_object(ctx, d, name, FileType::Dir, sa, &c)) != Status::Ok) return fail(st);
-  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
+  if ((st = new_object(ctx, d, name, FileType::Dir, sa, &c)) != Status::Ok) return change.reply(st);
+  return reply_created(ctx, lk, c, change, out, obj_attr);
 }
 
 Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view name,
@@ -181,33 +173,31 @@ Status LfsVolume::symlink(const OpContext& ctx, InodeId dir, std::string_view na
                           std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
-  if (name == "." || name == "..") return fail(Status::Exist);
-  if ((st = check_name(name)) != Status::Ok) return fail(st);
-  if (target.empty()) return fail(Status::Inval);
-  if (target.size() > kMaxSymlink) return fail(Status::NameTooLong);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
+  CachedInode* d = change.dir;
+  if (name == "." || name == "..") return change.reply(Status::Exist);
+  if ((st = check_name(name)) != Status::Ok) return change.reply(st);
+  if (target.empty()) return change.reply(Status::Inval);
+  if (target.size() > kMaxSymlink) return change.reply(Status::NameTooLong);
+  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return change.reply(Status::Access);
   DirRecord rec;
   bool found;
-  if ((st = Directory(store_.get(), d).lookup(name, &rec, &found)) != Status::Ok) return fail(st);
-  if (found) return fail(Status::Exist);
+  if ((st = Directory(store_.get(), d).lookup(name, &rec, &found)) != Status::Ok)
+    return change.reply(st);
+  if (found) return change.reply(Status::Exist);
   SetAttr link_sa = sa;
   link_sa.mode = 0777;
   CachedInode* c;
-  if ((st = new_object(ctx, d, name, FileType::Lnk, link_sa, &c)) != Status::Ok) return fail(st);
+  if ((st = new_object(ctx, d, name, FileType::Lnk, link_sa, &c)) != Status::Ok)
+    return change.reply(st);
   uint8_t* blk;
-  if ((st = store_->modify_block(c, 0, true, &blk)) != Status::Ok) return fail(st);
+  if ((st = store_->modify_block(c, 0, true, &blk)) != Status::Ok) return change.reply(st);
   std::memset(blk, 0, kBlockSize);
   std::memcpy(blk, target.data(), target.size());
   c->inode.size = target.size();
-  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
+  return reply_created(ctx, lk, c, change, out, obj_attr);
 }
 
 Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
@@ -215,28 +205,25 @@ Status LfsVolume::mknod(const OpContext& ctx, InodeId dir, std::string_view name
                         std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino)) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
+  CachedInode* d = change.dir;
   bool device = type == FileType::Chr || type == FileType::Blk;
-  if (!device && type != FileType::Sock && type != FileType::Fifo) return fail(Status::BadType);
+  if (!device && type != FileType::Sock && type != FileType::Fifo)
+    return change.reply(Status::BadType);
   DirRecord rec;
   bool found;
-  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return fail(st);
-  if (device && ctx.cred.uid != 0) return fail(Status::Perm);
-  if (found) return fail(Status::Exist);
+  if ((st = find_new_name(ctx, d, name, &rec, &found)) != Status::Ok) return change.reply(st);
+  if (device && ctx.cred.uid != 0) return change.reply(Status::Perm);
+  if (found) return change.reply(Status::Exist);
   CachedInode* c;
-  if ((st = new_object(ctx, d, name, type, sa, &c)) != Status::Ok) return fail(st);
+  if ((st = new_object(ctx, d, name, type, sa, &c)) != Status::Ok) return change.reply(st);
   if (device) {
     c->inode.rdev_major = rdev_major;
     c->inode.rdev_minor = rdev_minor;
   }
-  return reply_created(ctx, lk, c, d, pre, out, obj_attr, dir_wcc);
+  return reply_created(ctx, lk, c, change, out, obj_attr);
 }
 
 // One link to `c` is gone; frees it when it was the last.
@@ -253,68 +240,60 @@ Status LfsVolume::drop_link(CachedInode* c) {
 Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino) || name == kSnapshotDirName) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
-  if (name == "." || name == "..") return fail(Status::IsDir);
-  if ((st = check_name(name)) != Status::Ok) return fail(st == Status::Inval ? Status::NoEnt : st);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
+  CachedInode* d = change.dir;
+  if (name == "." || name == "..") return change.reply(Status::IsDir);
+  if ((st = check_name(name)) != Status::Ok)
+    return change.reply(st == Status::Inval ? Status::NoEnt : st);
+  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return change.reply(Status::Access);
   Directory dirobj(store_.get(), d);
   DirRecord rec;
   bool found;
-  if ((st = dirobj.lookup(name, &rec, &found)) != Status::Ok) return fail(st);
-  if (!found) return fail(Status::NoEnt);
+  if ((st = dirobj.lookup(name, &rec, &found)) != Status::Ok) return change.reply(st);
+  if (!found) return change.reply(Status::NoEnt);
   CachedInode* c;
-  if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
-  if (c->inode.type == FileType::Dir) return fail(Status::IsDir);
-  if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return fail(Status::Access);
+  if ((st = store_->load(rec.ino, &c)) != Status::Ok) return change.reply(Status::Io);
+  if (c->inode.type == FileType::Dir) return change.reply(Status::IsDir);
+  if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return change.reply(Status::Access);
   store_->make_log_room();
-  if ((st = dirobj.remove(name, &found)) != Status::Ok) return fail(st);
+  if ((st = dirobj.remove(name, &found)) != Status::Ok) return change.reply(st);
   d->inode.mtime = d->inode.ctime = now_time();
   store_->mark_dirty(d);
-  if ((st = drop_link(c)) != Status::Ok) return fail(st);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(lk, Status::Ok, true);
+  if ((st = drop_link(c)) != Status::Ok) return change.reply(st);
+  return finish(lk, change.reply(Status::Ok), true);
 }
 
 Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc) {
   if (in_snapshot_space(dir.ino) || name == kSnapshotDirName) return Status::RoFs;
   Lock lk(mu_);
-  CachedInode* d;
-  PreAttr pre;
-  Status st = begin_dir_change(dir, &d, &pre);
+  DirChange change(this, dir_wcc);
+  Status st = begin_dir_change(dir, &change);
   if (st != Status::Ok) return st;
-  auto fail = [&](Status s) {
-    fill_wcc(dir_wcc, pre, d);
-    return s;
-  };
-  if (name == ".") return fail(Status::Inval);
-  if (name == "..") return fail(Status::NotEmpty);
-  if ((st = check_name(name)) != Status::Ok) return fail(st == Status::Inval ? Status::NoEnt : st);
-  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return fail(Status::Access);
+  CachedInode* d = change.dir;
+  if (name == ".") return change.reply(Status::Inval);
+  if (name == "..") return change.reply(Status::NotEmpty);
+  if ((st = check_name(name)) != Status::Ok)
+    return change.reply(st == Status::Inval ? Status::NoEnt : st);
+  if (!may(ctx.cred, subject_of(d), kWantWrite | kWantExec)) return change.reply(Status::Access);
   Directory dirobj(store_.get(), d);
   DirRecord rec;
   bool found;
-  if ((st = dirobj.lookup(name, &rec, &found)) != Status::Ok) return fail(st);
-  if (!found) return fail(Status::NoEnt);
+  if ((st = dirobj.lookup(name, &rec, &found)) != Status::Ok) return change.reply(st);
+  if (!found) return change.reply(Status::NoEnt);
   CachedInode* c;
-  if ((st = store_->load(rec.ino, &c)) != Status::Ok) return fail(Status::Io);
-  if (c->inode.type != FileType::Dir) return fail(Status::NotDir);
-  if (c->inode.dir_entries > 0) return fail(Status::NotEmpty);
-  if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return fail(Status::Access);
+  if ((st = store_->load(rec.ino, &c)) != Status::Ok) return change.reply(Status::Io);
+  if (c->inode.type != FileType::Dir) return change.reply(Status::NotDir);
+  if (c->inode.dir_entries > 0) return change.reply(Status::NotEmpty);
+  if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return change.reply(Status::Access);
   store_->make_log_room();
-  if ((st = dirobj.remove(name, &found)) != Status::Ok) return fail(st);
+  if ((st = dirobj.remove(name, &found)) != Status::Ok) return change.reply(st);
   d->inode.mtime = d->inode.ctime = now_time();
   if (d->inode.nlink > 2) d->inode.nlink--;
   store_->mark_dirty(d);
-  if ((st = store_->release(c)) != Status::Ok) return fail(st);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(lk, Status::Ok, true);
+  if ((st = store_->release(c)) != Status::Ok) return change.reply(st);
+  return finish(lk, change.reply(Status::Ok), true);
 }
 
 Status LfsVolume::is_ancestor(uint64_t maybe_ancestor, uint64_t dir, bool* result) {

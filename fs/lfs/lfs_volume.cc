@@ -151,11 +151,11 @@ Status LfsVolume::get_dir(InodeId id, CachedInode** out) {
   return (*out)->inode.type == FileType::Dir ? Status::Ok : Status::NotDir;
 }
 
-Status LfsVolume::begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre) {
+Status LfsVolume::begin_dir_change(InodeId dir, DirChange* change) {
   if (Status u = usable(); u != Status::Ok) return u;
   store_->trim();
-  if (Status st = get_dir(dir, d); st != Status::Ok) return st;
-  *pre = pre_of(*d);
+  if (Status st = get_dir(dir, &change->dir); st != Status::Ok) return st;
+  change->pre = pre_of(change->dir);
   return Status::Ok;
 }
 
@@ -167,14 +167,13 @@ Status LfsVolume::find_new_name(const OpContext& ctx, CachedInode* d, std::strin
   return Directory(store_.get(), d).lookup(name, rec, found);
 }
 
-Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
-                                const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
-                                Wcc* dir_wcc) {
+Status LfsVolume::reply_created(const OpContext& ctx, Lock& lk, CachedInode* c,
+                                const DirChange& change, InodeId* out,
+                                std::optional<Attr>* obj_attr) {
   // Attributes are sampled under the lock, before finish() may release it to wait for a sync.
   *out = InodeId{c->inode.ino, c->inode.gen};
   if (obj_attr) *obj_attr = attr_of(c);
-  fill_wcc(dir_wcc, pre, d);
-  return finish(lk, Status::Ok, true);
+  return finish(lk, change.reply(Status::Ok), true);
 }
 
 Status LfsVolume::check_name(std::string_view name) {

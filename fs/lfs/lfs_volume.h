@@ -195,19 +195,33 @@ class LfsVolume : public JournalTarget {
   static PreAttr pre_of(const CachedInode* c);
   static Subject subject_of(const CachedInode* c);
   Status get_dir(InodeId id, CachedInode** out);
+  // A call that changes one directory, from its start to its answer: the directory, its
+  // attributes before the change, and the caller's WCC, which every answer fills from them,
+  // an error's too (RFC 1813): `return change.reply(status)`.
+  struct DirChange {
+    DirChange(const LfsVolume* volume, Wcc* caller_wcc) : vol(volume), wcc(caller_wcc) {}
+    Status reply(Status s) const {
+      vol->fill_wcc(wcc, pre, dir);
+      return s;
+    }
+    const LfsVolume* vol;
+    Wcc* wcc;
+    CachedInode* dir = nullptr;
+    PreAttr pre;
+  };
   // The start of every call that changes a directory (lock held): the volume is usable, the
-  // cache is within budget, `dir` is a live directory, and its pre-operation attributes.
-  Status begin_dir_change(InodeId dir, CachedInode** d, PreAttr* pre);
+  // cache is within budget, `dir` is a live directory; fills `change` with it and its
+  // pre-operation attributes.
+  Status begin_dir_change(InodeId dir, DirChange* change);
   // The checks of a call that adds `name` to directory `d`, in the order RFC 1813 clients
   // expect (reserved name, name rules, write+search permission), then whether the name is
   // taken: `*found`, with its record in `*rec`.
   Status find_new_name(const OpContext& ctx, CachedInode* d, std::string_view name,
                        DirRecord* rec, bool* found);
-  // The reply of a call that made object `c` in directory `d`: its id, attributes and the
-  // directory's WCC data, after finish() made the change durable (or journalled).
-  Status reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, CachedInode* d,
-                       const PreAttr& pre, InodeId* out, std::optional<Attr>* obj_attr,
-                       Wcc* dir_wcc);
+  // The reply of a call that made object `c` in the directory of `change`: its id, attributes
+  // and the directory's WCC data, after finish() made the change durable (or journalled).
+  Status reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, const DirChange& change,
+                       InodeId* out, std::optional<Attr>* obj_attr);
   static Status check_name(std::string_view name);
   // Finishes a mutation: notes the journal sequence of a journalled call (journal_tag()), or
   // (without a journal) writes the changes and, after dropping the lock, waits until they are
