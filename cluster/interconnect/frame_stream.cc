@@ -113,6 +113,67 @@ bool FrameReader::has_whole_frame(bool sealed) const {
   return have >= kFrameHeaderBytes + length + (sealed ? link::kTagBytes : 0);
 }
 
+bool FrameReader::bytes_needed(const FrameLimits& limits, bool sealed, size_t* needed,
+                               std::string* error) const {
+  if (end_ - begin_ < kFrameHeaderBytes) {
+    *needed = kFrameHeaderBytes;
+    return true;
+  }
+  FrameHeader header;
+  if (!parse_frame_header(std::span<const uint8_t, kFrameHeaderBytes>(buffer_.data() + begin_,
+                                                                    kFrameHeaderBytes),
+                          limits.max_payload, &header, error))
+    return false;
+  *needed = kFrameHeaderBytes + header.length + (sealed ? link::kTagBytes : 0);
+  return true;
+}
+
+ReadStatus FrameReader::receive_available(const FrameLimits& limits, bool sealed,
+                                          std::string* error) {
+  size_t needed = 0;
+  if (!bytes_needed(limits, sealed, &needed, error)) return ReadStatus::Error;
+  // A whole frame is waiting: the caller takes it first (next_buffered). This also keeps the
+  // buffer from growing for a caller that never takes frames, and the recv below from being
+  // given no room (which it would answer like end of file).
+  if (end_ - begin_ >= needed) return ReadStatus::Ok;
+  if (begin_ > 0) {
+    std::copy(buffer_.begin() + begin_, buffer_.begin() + end_, buffer_.begin());
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  // Bounded: `needed` is at most a header, max_payload and a tag.
+  if (buffer_.size() < std::max(needed, kBufferBytes)) buffer_.resize(std::max(needed, kBufferBytes));
+  for (;;) {
+    const ssize_t got = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ReadStatus::Timeout;
+    if (got < 0) {
+      *error = std::string("recv: ") + std::strerror(errno);
+      return ReadStatus::Error;
+    }
+    if (got == 0) {
+      if (end_ == begin_) {
+        *error = "connection closed by peer";
+        return ReadStatus::Eof;
+      }
+      *error = "connection closed mid-frame";
+      return ReadStatus::Error;
+    }
+    end_ += static_cast<size_t>(got);
+    return ReadStatus::Ok;
+  }
+}
+
+ReadStatus FrameReader::next_buffered(const FrameLimits& limits, Frame* out, std::string* error,
+                                      link::FrameOpener* opener) {
+  size_t needed = 0;
+  if (!bytes_needed(limits, opener != nullptr, &needed, error)) return ReadStatus::Error;
+  if (end_ - begin_ < needed) return ReadStatus::Timeout;
+  // A whole frame is buffered: read() takes it without touching the socket (fill() returns at
+  // once when the bytes are there).
+  return read(limits, out, error, opener);
+}
+
 ReadStatus FrameReader::read(const FrameLimits& limits, Frame* out, std::string* error,
                              link::FrameOpener* opener) {
   ReadStatus st = fill(kFrameHeaderBytes, limits.idle_timeout, limits.stall_timeout, error);

@@ -42,7 +42,28 @@ class FrameReader {
   // (a whole frame, with its tag when `sealed`, is already here).
   bool has_whole_frame(bool sealed) const;
 
+  // --- For an owner that must never wait (an event loop told the socket is readable) ---
+  // One recv(MSG_DONTWAIT) of what the socket holds, appended to the buffer: Ok when bytes
+  // came (or a whole frame is buffered already: nothing is read then, take it first), Timeout
+  // when none were there (EAGAIN), Eof when the peer closed between frames, Error when it
+  // closed mid-frame, recv failed or the frame under way has a bad header. Never waits. The
+  // buffer is made room for a frame only after its header passed parse_frame_header (length
+  // <= limits.max_payload), so it never exceeds max(kBufferBytes, one frame). `sealed`: frames
+  // carry a tag (an authenticated link), as next_buffered's `opener` says.
+  ReadStatus receive_available(const FrameLimits& limits, bool sealed, std::string* error);
+  // The next whole frame out of what is buffered, with every check of read(): Ok; Timeout when
+  // no whole frame is buffered yet (nothing taken); Error for a bad header, CRC or tag.
+  ReadStatus next_buffered(const FrameLimits& limits, Frame* out, std::string* error,
+                           link::FrameOpener* opener = nullptr);
+  // Once next_buffered() answered Timeout: part of a frame is buffered, and the owner bounds
+  // how long that may last (limits.stall_timeout; read() does it by waiting, this half never).
+  bool mid_frame() const { return end_ > begin_; }
+
  private:
+  // The length the buffer must hold from begin_ for the frame under way: its header, or (once
+  // the header is here and valid) the whole frame. False for a header that fails its checks.
+  bool bytes_needed(const FrameLimits& limits, bool sealed, size_t* needed,
+                    std::string* error) const;
   // Until `n` bytes are buffered: the first within `first_timeout` (when none is buffered yet),
   // the rest without a pause longer than `stall_timeout`.
   ReadStatus fill(size_t n, std::chrono::milliseconds first_timeout,

@@ -165,6 +165,28 @@ std::optional<fs::Status> RemoteVolume::try_read(const fs::OpContext& ctx, fs::I
   return s;
 }
 
+std::optional<fs::Status> RemoteVolume::try_write(const fs::OpContext& ctx, fs::InodeId id,
+                                                  uint64_t offset, std::span<const uint8_t> data,
+                                                  fs::Stability stable, fs::Stability* committed,
+                                                  fs::Wcc* wcc) {
+  WriteResult r;
+  std::optional<fs::Status> s = attempt(ctx, WriteArgs{id, offset, data, stable}, &r);
+  if (s) {
+    *committed = r.committed;
+    *wcc = r.wcc;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_commit(const fs::OpContext& ctx, fs::InodeId id,
+                                                   uint64_t offset, uint32_t count,
+                                                   fs::Wcc* wcc) {
+  WccResult r;
+  std::optional<fs::Status> s = attempt(ctx, CommitArgs{id, offset, count}, &r);
+  if (s) *wcc = r.wcc;
+  return s;
+}
+
 bool RemoteVolume::describe() const {
   DescribeResult r;
   // Waits in place even inside a resumable call: root() and limits() return values, and this

@@ -121,6 +121,14 @@ class RemoteVolume : public fs::Volume {
   std::optional<fs::Status> try_read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                      uint32_t count, std::vector<uint8_t>* data, bool* eof,
                                      std::optional<fs::Attr>* attr) override;
+  // WRITE and COMMIT likewise, whatever their stability: the owner commits them, so the only
+  // wait here is the round trip, and the call parks on it like a READ. Without these the NFS
+  // WRITE went loop -> executor (send, park) -> link reader -> executor (rerun) -> loop.
+  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                      std::span<const uint8_t> data, fs::Stability stable,
+                                      fs::Stability* committed, fs::Wcc* wcc) override;
+  std::optional<fs::Status> try_commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
+                                       uint32_t count, fs::Wcc* wcc) override;
 
  private:
   // The attempt behind the try_* above: the stored answer of this wait of the current

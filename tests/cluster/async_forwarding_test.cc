@@ -4,6 +4,7 @@
 // on the one link, and a link that dies or an owner that stays silent fails them cleanly.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,7 @@
 #include "server/rpc/call_dispatcher.h"
 #include "tests/cluster/echo_volume.h"
 #include "tests/rpc/rpc_test_client.h"
+#include "util/resumable_call.h"
 #include "util/task_queue.h"
 
 namespace nasd::interconnect {
@@ -47,6 +49,9 @@ std::string text_of(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}
 // u64 attribute mtime (hashes of the inputs, from EchoVolume).
 // With `on_loop`, the procedure is also offered to the event loop (dispatch_inline) and makes
 // its volume call through the non-blocking attempt there, as NFS GETATTR does.
+// Procedures 2 (write: 8 bytes at offset `inode`, FILE_SYNC) and 3 (commit) take the same
+// arguments and answer u32 status, u64 size and u64 mtime of the post-op attributes (wcc.after),
+// through try_write/try_commit on the loop as NFS WRITE and COMMIT do.
 class GetattrService : public rpc::Service {
  public:
   explicit GetattrService(fs::VolumeResolver* volumes, bool on_loop = false)
@@ -54,20 +59,58 @@ class GetattrService : public rpc::Service {
   uint32_t program() const override { return kProg; }
   uint32_t low_version() const override { return 1; }
   uint32_t high_version() const override { return 1; }
-  uint32_t num_procs() const override { return 2; }
-  std::string_view proc_name(uint32_t p) const override { return p ? "getattr" : "null"; }
-  bool cacheable(uint32_t proc) const override { return proc == 1; }
+  uint32_t num_procs() const override { return 4; }
+  std::string_view proc_name(uint32_t p) const override {
+    return p == 0 ? "null" : p == 1 ? "getattr" : p == 2 ? "write" : "commit";
+  }
+  bool cacheable(uint32_t proc) const override { return proc != 0; }
   bool resumable() const override { return true; }
-  rpc::DispatchResult dispatch(const rpc::CallContext&, std::span<const uint8_t> args,
+  rpc::DispatchResult dispatch(const rpc::CallContext& call, std::span<const uint8_t> args,
                                std::vector<uint8_t>* results) override {
+    if (call.proc >= 2) return *run_change(call.proc, args, results, false);
     return *run(args, results, false);
   }
   std::optional<rpc::DispatchResult> dispatch_inline(const rpc::CallContext& call,
                                                      std::span<const uint8_t> args,
                                                      std::vector<uint8_t>* results) override {
     if (!on_loop_) return std::nullopt;
+    if (call.proc >= 2) return run_change(call.proc, args, results, true);
     return run(args, results, true);
   }
+  // WRITE (proc 2) or COMMIT (proc 3) of kRemoteVolume.
+  std::optional<rpc::DispatchResult> run_change(uint32_t proc, std::span<const uint8_t> args,
+                                                std::vector<uint8_t>* results, bool on_loop) {
+    runs_.fetch_add(1);
+    if (args.size() != 8) { rpc::DispatchResult r; r.accept = rpc::AcceptStat::GarbageArgs; return r; }
+    const uint32_t volume = uint32_t(args[0]) << 24 | uint32_t(args[1]) << 16 |
+                            uint32_t(args[2]) << 8 | args[3];
+    const uint32_t inode = uint32_t(args[4]) << 24 | uint32_t(args[5]) << 16 |
+                           uint32_t(args[6]) << 8 | args[7];
+    fs::Volume* v = volumes_->find(volume);
+    if (v == nullptr) return on_loop ? std::nullopt : std::optional(rpc::DispatchResult{});
+    fs::Wcc wcc;
+    std::optional<fs::Status> s;
+    if (proc == 2) {
+      fs::Stability committed;
+      s = on_loop ? v->try_write(fs::OpContext{}, fs::InodeId{inode, 1}, inode, kWritten,
+                                 fs::Stability::FileSync, &committed, &wcc)
+                  : v->write(fs::OpContext{}, fs::InodeId{inode, 1}, inode, kWritten,
+                             fs::Stability::FileSync, &committed, &wcc);
+    } else {
+      s = on_loop ? v->try_commit(fs::OpContext{}, fs::InodeId{inode, 1}, 0, inode, &wcc)
+                  : v->commit(fs::OpContext{}, fs::InodeId{inode, 1}, 0, inode, &wcc);
+    }
+    if (!s) return std::nullopt;  // would block: to the executor
+    const fs::Attr after = wcc.after.value_or(fs::Attr{});
+    auto put = [&](uint64_t x, int bytes) {
+      for (int i = bytes - 1; i >= 0; --i) results->push_back(uint8_t(x >> (8 * i)));
+    };
+    put(static_cast<uint32_t>(*s), 4);
+    put(after.size, 8);
+    put(static_cast<uint64_t>(after.mtime.sec), 8);
+    return rpc::DispatchResult{};
+  }
+  static constexpr std::array<uint8_t, 8> kWritten{'f', 'o', 'r', 'w', 'a', 'r', 'd', 'd'};
   std::optional<rpc::DispatchResult> run(std::span<const uint8_t> args,
                                          std::vector<uint8_t>* results, bool on_loop) {
     runs_.fetch_add(1);
@@ -242,12 +285,13 @@ class Forwarder {
     uint64_t size = 0, mtime = 0;
   };
   // Sends call `xid` and collects its reply when it comes.
-  rpc::CallDispatcher::Outcome::Kind send(uint32_t xid, uint32_t volume, uint32_t inode) {
+  rpc::CallDispatcher::Outcome::Kind send(uint32_t xid, uint32_t volume, uint32_t inode,
+                                          uint32_t proc = 1) {
     CallSpec spec;
     spec.xid = xid;
     spec.prog = kProg;
     spec.vers = 1;
-    spec.proc = 1;
+    spec.proc = proc;
     spec.args = XdrBuilder().u32(volume).u32(inode).take();
     rpc::CallOrigin origin;
     auto* in = reinterpret_cast<sockaddr_in*>(&origin.peer);
@@ -285,6 +329,21 @@ class Forwarder {
     fs::Attr a;
     fs::Status s = reference.getattr(fs::OpContext{}, fs::InodeId{inode, 1}, &a);
     return {static_cast<uint32_t>(s), a.size, static_cast<uint64_t>(a.mtime.sec)};
+  }
+  // The same for the write (proc 2) or commit (proc 3) procedures.
+  static Reply expected_change(uint32_t proc, uint32_t inode) {
+    EchoVolume reference(kRemoteVolume);
+    fs::Wcc wcc;
+    fs::Status s;
+    if (proc == 2) {
+      fs::Stability committed;
+      s = reference.write(fs::OpContext{}, fs::InodeId{inode, 1}, inode, GetattrService::kWritten,
+                          fs::Stability::FileSync, &committed, &wcc);
+    } else {
+      s = reference.commit(fs::OpContext{}, fs::InodeId{inode, 1}, 0, inode, &wcc);
+    }
+    const fs::Attr after = wcc.after.value_or(fs::Attr{});
+    return {static_cast<uint32_t>(s), after.size, static_cast<uint64_t>(after.mtime.sec)};
   }
 
   PeerClient& link() { return *link_; }
@@ -788,6 +847,84 @@ TEST(AsyncForwarding, OwnerAnswersCallsItCanServeAtOnceOnTheLinksReaderThread) {
     EXPECT_EQ(r.status, want.status) << "xid " << xid;
     EXPECT_EQ(r.size, want.size) << "xid " << xid;
   }
+}
+
+// WRITE and COMMIT on the fast lane too (RemoteVolume::try_write/try_commit): sent from the
+// loop, parked, and finished on the link's reader thread with the owner's answer, with the
+// executor's only thread held throughout; each is run once on the owner, and the NFS-side
+// answer is the owner's (every field of the post-op attributes, hashed by EchoVolume).
+TEST(AsyncForwarding, ForwardedWritesAndCommitsParkOnTheLoopAndResumeWithoutTheExecutor) {
+  constexpr uint32_t kCalls = 100;  // of each
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  ASSERT_TRUE(fwd.executor().submit([&] {
+    std::unique_lock lock(mu);
+    holding = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return holding; }));
+  }
+  auto let_go = [&] {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  };
+  // xid 6000+i: WRITE of inode 100+i; xid 7000+i: COMMIT of inode 100+i.
+  for (uint32_t i = 0; i < kCalls; ++i) {
+    for (uint32_t proc : {2u, 3u}) {
+      if (fwd.send((proc == 2 ? 6000 : 7000) + i, kRemoteVolume, 100 + i, proc) !=
+          rpc::CallDispatcher::Outcome::Pending) {
+        let_go();
+        FAIL() << "call " << i << " (proc " << proc << ") was not parked";
+      }
+    }
+  }
+  const bool all = fwd.wait_replies(2 * kCalls, 10s);
+  const size_t replied = fwd.reply_count();
+  let_go();
+  ASSERT_TRUE(all) << replied << " of " << 2 * kCalls
+                   << " replies with the executor held: parked calls went to the executor";
+  for (const auto& [xid, r] : fwd.replies()) {
+    const uint32_t proc = xid < 7000 ? 2 : 3;
+    Forwarder::Reply want = Forwarder::expected_change(proc, 100 + xid % 1000);
+    EXPECT_EQ(r.status, want.status) << "xid " << xid;
+    EXPECT_EQ(r.size, want.size) << "xid " << xid;
+    EXPECT_EQ(r.mtime, want.mtime) << "xid " << xid;
+  }
+  EXPECT_EQ(owner.volume().calls(), 2 * kCalls);  // each sent and run once
+  EXPECT_EQ(fwd.dispatcher().inline_resumes(), 2 * kCalls);
+  EXPECT_EQ(fwd.dispatcher().parked(), 0u);
+}
+
+// Outside a resumable call, and in a run that may not park before its answer is in, the
+// attempts would block (nothing sent): the caller then takes the blocking path.
+TEST(AsyncForwarding, WriteAndCommitAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
+  RemoteVolume remote(kRemoteVolume, link);
+  fs::Wcc wcc;
+  fs::Stability committed;
+  EXPECT_FALSE(remote.try_write(fs::OpContext{}, fs::InodeId{5, 1}, 0, GetattrService::kWritten,
+                                fs::Stability::Unstable, &committed, &wcc));
+  EXPECT_FALSE(remote.try_commit(fs::OpContext{}, fs::InodeId{5, 1}, 0, 0, &wcc));
+  auto call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    EXPECT_FALSE(remote.try_write(fs::OpContext{}, fs::InodeId{5, 1}, 0, GetattrService::kWritten,
+                                  fs::Stability::Unstable, &committed, &wcc));
+  }
+  EXPECT_FALSE(call->end_run(nullptr));
+  EXPECT_EQ(fwd.link().in_flight(), 0u);
+  EXPECT_EQ(owner.arrived(), 0u);
 }
 
 }  // namespace

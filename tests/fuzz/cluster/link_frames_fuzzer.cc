@@ -6,9 +6,11 @@
 //      bytes) that the fuzzer seals with the session's key, so the frame header, CRC, hello
 //      and heartbeat decoders behind the tag check see arbitrary content;
 //   3: the same stream with whatever tags the input carries (all must be refused).
-// The stream is read twice from a socket: with FrameReader, the buffered reader both ends of a
-// live link use (it cuts many frames out of one recv), and with read_frame(), the one-frame
-// reader; both must accept exactly the same frames with the same contents.
+// The stream is read three times from a socket: with FrameReader, the buffered reader both ends
+// of a live link use (it cuts many frames out of one recv), with read_frame(), the one-frame
+// reader, and with FrameReader's non-blocking half (receive_available + next_buffered) fed in
+// chunks of pseudo-random sizes through a socket whose writer stays open (a call that waited
+// would hang the fuzzer); all must accept exactly the same frames with the same contents.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -90,6 +92,51 @@ std::vector<interconnect::Frame> read_stream(const std::vector<uint8_t>& stream,
   return out;
 }
 
+// The non-blocking reader, fed `stream` in chunks of 1 to 4096 bytes chosen by a generator
+// seeded with the stream's length.
+std::vector<interconnect::Frame> read_stream_in_chunks(const std::vector<uint8_t>& stream,
+                                                       bool seal) {
+  std::vector<interconnect::Frame> out;
+  link::Session client, server;
+  if (!make_sessions(&client, &server)) __builtin_trap();
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return out;
+  interconnect::FrameLimits limits;
+  limits.max_payload = 64 * 1024;
+  interconnect::FrameReader reader(fds[1]);
+  uint64_t x = stream.size() * 0x9e3779b97f4a7c15ull + 1;
+  size_t off = 0;
+  bool open = true;
+  for (int step = 0; step < 100000; ++step) {
+    if (off < stream.size()) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const size_t n = std::min<size_t>(1 + x % 4096, stream.size() - off);
+      const ssize_t w = ::send(fds[0], stream.data() + off, n, MSG_DONTWAIT);
+      if (w > 0) off += static_cast<size_t>(w);
+    }
+    if (open && off == stream.size()) {
+      ::close(fds[0]);
+      open = false;
+    }
+    std::string error;
+    const interconnect::ReadStatus st = reader.receive_available(limits, true, &error);
+    bool failed = st == interconnect::ReadStatus::Error;
+    while (!failed) {
+      interconnect::Frame frame;
+      const interconnect::ReadStatus fs = reader.next_buffered(limits, &frame, &error, &server.receive);
+      if (fs == interconnect::ReadStatus::Error) failed = true;
+      if (fs != interconnect::ReadStatus::Ok) break;
+      if (!seal) __builtin_trap();  // a tag the input made up was accepted
+      if (frame.payload.size() > limits.max_payload) __builtin_trap();
+      out.push_back(std::move(frame));
+    }
+    if (failed || st == interconnect::ReadStatus::Eof) break;
+  }
+  if (open) ::close(fds[0]);
+  ::close(fds[1]);
+  return out;
+}
+
 void frames(std::span<const uint8_t> in, bool seal) {
   link::Session client, server;
   if (!make_sessions(&client, &server)) __builtin_trap();
@@ -108,11 +155,16 @@ void frames(std::span<const uint8_t> in, bool seal) {
   }
   const std::vector<interconnect::Frame> got = read_stream(stream, true, seal);
   const std::vector<interconnect::Frame> one_by_one = read_stream(stream, false, seal);
-  if (got.size() != one_by_one.size()) __builtin_trap();
+  const std::vector<interconnect::Frame> chunked = read_stream_in_chunks(stream, seal);
+  if (got.size() != one_by_one.size() || chunked.size() != one_by_one.size()) __builtin_trap();
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i].payload != one_by_one[i].payload ||
         got[i].header.request_id != one_by_one[i].header.request_id ||
         got[i].header.type != one_by_one[i].header.type)
+      __builtin_trap();
+    if (chunked[i].payload != one_by_one[i].payload ||
+        chunked[i].header.request_id != one_by_one[i].header.request_id ||
+        chunked[i].header.type != one_by_one[i].header.type)
       __builtin_trap();
   }
   for (const interconnect::Frame& frame : got) {
