@@ -774,6 +774,38 @@ TEST(AsyncForwarding, ACallGivenUpOnThatWaitsInTheOwnersQueueNeverRunsAfterTheNe
   run_create_remove_around_a_held_create(HoldingOwner::Hold::Queued);
 }
 
+// Holds an executor's only thread from construction until let_go() (at the latest, the end of
+// the scope): a call that needed the executor meanwhile would never be answered.
+class HeldExecutor {
+ public:
+  explicit HeldExecutor(util::TaskQueue& executor) {
+    if (!executor.submit([this] {
+          std::unique_lock lock(mu_);
+          holding_ = true;
+          cv_.notify_all();
+          cv_.wait(lock, [this] { return released_; });
+        }))
+      return;
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, 5s, [this] { return holding_; });
+  }
+  ~HeldExecutor() { let_go(); }
+  bool holding() {
+    std::lock_guard lock(mu_);
+    return holding_;
+  }
+  void let_go() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false, released_ = false;
+};
+
 // Run to completion on the forwarding node: a call that the event loop can serve (as NFS
 // GETATTR/LOOKUP/ACCESS/READ) is sent to the owner from the loop itself, parks there, and is
 // finished on the link's reader thread when its answer arrives. The executor's only thread is
@@ -783,24 +815,9 @@ TEST(AsyncForwarding, ForwardedCallsParkOnTheLoopAndResumeWithoutTheExecutor) {
   Owner owner;
   Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
   ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
-  std::mutex mu;
-  std::condition_variable cv;
-  bool holding = false, release = false;
-  ASSERT_TRUE(fwd.executor().submit([&] {
-    std::unique_lock lock(mu);
-    holding = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return release; });
-  }));
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return holding; }));
-  }
-  auto let_go = [&] {
-    std::lock_guard lock(mu);
-    release = true;
-    cv.notify_all();
-  };
+  HeldExecutor held(fwd.executor());
+  ASSERT_TRUE(held.holding());
+  const auto let_go = [&] { held.let_go(); };
 
   for (uint32_t i = 0; i < kCalls; ++i) {
     if (fwd.send(3000 + i, kRemoteVolume, 100 + i) != rpc::CallDispatcher::Outcome::Pending) {
@@ -858,24 +875,9 @@ TEST(AsyncForwarding, ForwardedWritesAndCommitsParkOnTheLoopAndResumeWithoutTheE
   Owner owner;
   Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
   ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
-  std::mutex mu;
-  std::condition_variable cv;
-  bool holding = false, release = false;
-  ASSERT_TRUE(fwd.executor().submit([&] {
-    std::unique_lock lock(mu);
-    holding = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return release; });
-  }));
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return holding; }));
-  }
-  auto let_go = [&] {
-    std::lock_guard lock(mu);
-    release = true;
-    cv.notify_all();
-  };
+  HeldExecutor held(fwd.executor());
+  ASSERT_TRUE(held.holding());
+  const auto let_go = [&] { held.let_go(); };
   // xid 6000+i: WRITE of inode 100+i; xid 7000+i: COMMIT of inode 100+i.
   for (uint32_t i = 0; i < kCalls; ++i) {
     for (uint32_t proc : {2u, 3u}) {
