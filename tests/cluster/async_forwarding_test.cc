@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -778,32 +779,36 @@ TEST(AsyncForwarding, ACallGivenUpOnThatWaitsInTheOwnersQueueNeverRunsAfterTheNe
 // the scope): a call that needed the executor meanwhile would never be answered.
 class HeldExecutor {
  public:
-  explicit HeldExecutor(util::TaskQueue& executor) {
-    if (!executor.submit([this] {
-          std::unique_lock lock(mu_);
-          holding_ = true;
-          cv_.notify_all();
-          cv_.wait(lock, [this] { return released_; });
+  explicit HeldExecutor(util::TaskQueue& executor) : state_(std::make_shared<State>()) {
+    // The task shares the state: it may still be leaving its wait after this object is gone.
+    if (!executor.submit([state = state_] {
+          std::unique_lock lock(state->mu);
+          state->holding = true;
+          state->cv.notify_all();
+          state->cv.wait(lock, [&] { return state->released; });
         }))
       return;
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, 5s, [this] { return holding_; });
+    std::unique_lock lock(state_->mu);
+    state_->cv.wait_for(lock, 5s, [this] { return state_->holding; });
   }
   ~HeldExecutor() { let_go(); }
   bool holding() {
-    std::lock_guard lock(mu_);
-    return holding_;
+    std::lock_guard lock(state_->mu);
+    return state_->holding;
   }
   void let_go() {
-    std::lock_guard lock(mu_);
-    released_ = true;
-    cv_.notify_all();
+    std::lock_guard lock(state_->mu);
+    state_->released = true;
+    state_->cv.notify_all();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool holding_ = false, released_ = false;
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool holding = false, released = false;
+  };
+  std::shared_ptr<State> state_;
 };
 
 // Run to completion on the forwarding node: a call that the event loop can serve (as NFS
