@@ -52,6 +52,14 @@ struct Logged : util::LogCapture {
   Logged() : util::LogCapture("cluster") {}
 };
 
+// Node a's own NVRAM journal (16 MiB) in the test's folder.
+std::shared_ptr<nvram::Journal> node_a_journal(const Scratch& dir) {
+  nvram::JournalOptions jo;
+  jo.path = dir.path + "/a-nvram.img";
+  jo.size = 16 << 20;
+  return nvram::Journal::open(jo);
+}
+
 TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirrorCopy) {
   Scratch dir;
   const std::string shared = dir.path + "/san";
@@ -124,11 +132,7 @@ TEST(Takeover, CleanHandOverUnderLoadKeepsEveryAcknowledgedMutation) {
   std::vector<std::vector<std::string>> acked(3);
   std::vector<std::vector<fs::Status>> refused(3);
   {
-    nvram::JournalOptions jo;
-    jo.path = dir.path + "/a-nvram.img";
-    jo.size = 16 << 20;
-    auto journal = nvram::Journal::open(jo);
-    HostedVolumes a(journal);
+    HostedVolumes a(node_a_journal(dir));
     std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
     std::vector<std::thread> clients;
     std::atomic<int> started{0};
@@ -185,11 +189,7 @@ TEST(Takeover, CallsThatReachAVolumeAfterItsHandOverAreAskedAgainNotFailed) {
   Scratch dir;
   const std::string shared = dir.path + "/san";
   std::filesystem::create_directories(shared);
-  nvram::JournalOptions jo;
-  jo.path = dir.path + "/a-nvram.img";
-  jo.size = 16 << 20;
-  auto journal = nvram::Journal::open(jo);
-  HostedVolumes a(journal);
+  HostedVolumes a(node_a_journal(dir));
   std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
   fs::OpContext ctx = root_ctx();
   fs::InodeId f;
