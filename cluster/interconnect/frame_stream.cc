@@ -48,17 +48,21 @@ ReadStatus read_frame(int fd, const FrameLimits& limits, Frame* out, std::string
   return ReadStatus::Ok;
 }
 
-ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
-                             std::chrono::milliseconds stall_timeout, std::string* error) {
-  if (end_ - begin_ >= n) return ReadStatus::Ok;
-  // Room for `n` bytes from begin_: move what is left to the front, grow only when one frame
-  // needs more than the buffer (bounded by the caller's max_payload).
+void FrameReader::make_room(size_t n) {
   if (begin_ > 0) {
     std::copy(buffer_.begin() + begin_, buffer_.begin() + end_, buffer_.begin());
     end_ -= begin_;
     begin_ = 0;
   }
   if (buffer_.size() < std::max(n, kBufferBytes)) buffer_.resize(std::max(n, kBufferBytes));
+}
+
+ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
+                             std::chrono::milliseconds stall_timeout, std::string* error) {
+  if (end_ - begin_ >= n) return ReadStatus::Ok;
+  // Room for `n` bytes from begin_: move what is left to the front, grow only when one frame
+  // needs more than the buffer (bounded by the caller's max_payload).
+  make_room(n);
   const bool had_bytes = end_ > 0;
   while (end_ < n) {
     pollfd p{fd_, POLLIN, 0};
@@ -136,13 +140,7 @@ ReadStatus FrameReader::receive_available(const FrameLimits& limits, bool sealed
   // buffer from growing for a caller that never takes frames, and the recv below from being
   // given no room (which it would answer like end of file).
   if (end_ - begin_ >= needed) return ReadStatus::Ok;
-  if (begin_ > 0) {
-    std::copy(buffer_.begin() + begin_, buffer_.begin() + end_, buffer_.begin());
-    end_ -= begin_;
-    begin_ = 0;
-  }
-  // Bounded: `needed` is at most a header, max_payload and a tag.
-  if (buffer_.size() < std::max(needed, kBufferBytes)) buffer_.resize(std::max(needed, kBufferBytes));
+  make_room(needed);  // bounded: at most a header, max_payload and a tag
   for (;;) {
     const ssize_t got = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, MSG_DONTWAIT);
     if (got < 0 && errno == EINTR) continue;

@@ -60,6 +60,9 @@ class FrameReader {
   bool mid_frame() const { return end_ > begin_; }
 
  private:
+  // Room for `n` bytes from the front of the buffer: what is left moves to the front, and the
+  // buffer grows only when one frame needs more than it holds (the caller bounds `n`).
+  void make_room(size_t n);
   // The length the buffer must hold from begin_ for the frame under way: its header, or (once
   // the header is here and valid) the whole frame. False for a header that fails its checks.
   bool bytes_needed(const FrameLimits& limits, bool sealed, size_t* needed,
