@@ -88,6 +88,9 @@ ClusterFailover::ClusterFailover(ClusterFailoverWiring wiring) : w_(std::move(wi
   hooks.open_from = [this](uint32_t v, const std::string& from) { open_volume(v, from); };
   hooks.close_clean = [this](uint32_t v, bool lease_held) { return close_volume(v, lease_held); };
   hooks.placement = [this](const membership::Placement& p) { placement_changed(p); };
+  hooks.settled = [this] {
+    if (stale_gate_) stale_gate_->node_settled();
+  };
   hooks.volume.start_routing = [this](uint32_t v) { w_.router->set_owner(v, w_.self); };
   hooks.volume.serving = [this](uint32_t v) { bind_address_of(v); };
   hooks.volume.lease_trusted = [this](uint32_t v, std::chrono::steady_clock::time_point until) {

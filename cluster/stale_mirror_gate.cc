@@ -14,7 +14,7 @@ StaleMirrorGate::StaleMirrorGate(StaleMirrorGateOptions options,
       store_(std::move(store)),
       from_config_(std::move(from_config)),
       written_(std::move(written)),
-      mark_(log_end, options_.retry_after.count()) {
+      mark_(log_end, options_.retry_after.count(), /*hold_clear_until_settled=*/true) {
   worker_ = std::thread([this] { run(); });
 }
 
@@ -56,6 +56,16 @@ bool StaleMirrorGate::admit_unmirrored(uint64_t end) {
 void StaleMirrorGate::mirror_holds(uint64_t end) {
   std::lock_guard lk(mu_);
   mark_.mirror_holds(end);
+  queue_actions_locked();
+}
+
+void StaleMirrorGate::node_settled() {
+  std::lock_guard lk(mu_);
+  mark_.settled();
+  queue_actions_locked();
+}
+
+void StaleMirrorGate::queue_actions_locked() {
   bool any = false;
   for (auto& a : mark_.take_actions()) {
     work_.push_back(a);

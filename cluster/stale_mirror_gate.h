@@ -44,6 +44,10 @@ class StaleMirrorGate : public nvram::UnmirroredGate {
 
   bool admit_unmirrored(uint64_t end) override;
   void mirror_holds(uint64_t end) override;
+  // The node opened its own volumes again after its start (ClusterMember::settled): until
+  // then a mark an earlier run left stands, even once the mirror caught up, so the partner
+  // does not take those volumes over while this node comes back.
+  void node_settled();
   // A placement record read at the authority: one newer than the mark this node stored that
   // lacks it was cleared by the admin, so the next unmirrored write must mark it again.
   void placement_seen(const membership::Placement& p);
@@ -52,6 +56,7 @@ class StaleMirrorGate : public nvram::UnmirroredGate {
 
  private:
   void run();
+  void queue_actions_locked();  // the mark's actions, for the worker
   int64_t now_ms() const;
 
   const StaleMirrorGateOptions options_;

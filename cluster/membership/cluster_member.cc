@@ -250,10 +250,13 @@ void ClusterMember::update_routes() {
 
 void ClusterMember::update_state() {
   int covered_held = 0;
-  bool all_home_held = true, covered_dead = false, handing_back = false, all_heard = true;
+  bool all_home_held = true, all_home_open = true, covered_dead = false, handing_back = false,
+       all_heard = true;
   for (const auto& [v, s] : volumes_) {
     if (is_home(s)) {
-      all_home_held &= s.held || (placement_known_ && (placement_.handed(v) || moving_away(v)));
+      const bool elsewhere = placement_known_ && (placement_.handed(v) || moving_away(v));
+      all_home_held &= s.held || elsewhere;
+      all_home_open &= (s.held && s.ready) || elsewhere;
       continue;
     }
     if (!config_.covers.count(s.home)) continue;  // moving here, or nobody's business
@@ -262,6 +265,9 @@ void ClusterMember::update_state() {
     if (s.held && alive(s.home) && peers_.at(s.home).wants_failback) handing_back = true;
   }
   for (const auto& n : config_.covers) all_heard &= peers_.at(n).heard;
+  if (!settled_)
+    settled_ = (all_home_open && (placement_known_ || !config_.placement_from_authority)) ||
+               now_ - started_at_ >= 3 * config_.lease_ms;
   if (operator_failback_ && all_home_held) operator_failback_ = false;
   MemberState next = handing_back                  ? MemberState::HandingBack
                      : covered_dead || covered_held ? MemberState::Covering

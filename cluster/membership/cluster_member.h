@@ -155,6 +155,11 @@ class ClusterMember {
   std::string designated(uint32_t volume) const;
   bool placement_known() const { return placement_known_; }
   const Placement& placement() const { return placement_; }
+  // Latched: since its start this node has opened every volume designated to it (none for a
+  // standby), or 3 leases have passed trying. Until then a node that is coming back keeps its
+  // stale-mirror mark (stale_mirror_mark.h): clearing it earlier lets the partner, which has
+  // not heard from this run yet, take those volumes over from under it.
+  bool settled() const { return settled_; }
 
  private:
   struct Peer {
@@ -217,6 +222,7 @@ class ClusterMember {
   uint64_t next_request_ = 1;
   uint64_t view_ = 1;
   MemberState state_ = MemberState::Starting;
+  bool settled_ = false;
   Placement placement_;
   bool placement_known_ = false;
   uint64_t next_read_ = 1;

@@ -145,6 +145,14 @@ void ClusterMembershipService::ticker() {
   while (!stopping_) {
     member_->tick(now_ms());
     dispatch_locked();
+    if (!settled_told_ && member_->settled()) {
+      settled_told_ = true;
+      if (hooks_.settled) {
+        lock.unlock();
+        hooks_.settled();
+        lock.lock();
+      }
+    }
     stop_cv_.wait_for(lock, options_.tick, [&] { return stopping_; });
   }
 }

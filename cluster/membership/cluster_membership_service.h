@@ -63,6 +63,8 @@ struct ClusterHooks {
   // The placement record changed (planned moves); called without the service's lock, possibly
   // from several threads (records may arrive out of order: keep the newest version).
   std::function<void(const Placement&)> placement;
+  // Once, without the lock, when the member settled after its start (ClusterMember::settled).
+  std::function<void()> settled;
 };
 
 struct ClusterMembershipOptions {
@@ -125,6 +127,7 @@ class ClusterMembershipService {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
   bool started_ = false, stopping_ = false;
+  bool settled_told_ = false;  // the settled hook was called
   std::unique_ptr<ClusterMember> member_;
   std::map<uint32_t, uint64_t> generation_;
   std::set<uint32_t> opened_, routed_;

@@ -4,8 +4,9 @@
 
 namespace nasd::membership {
 
-StaleMirrorMark::StaleMirrorMark(uint64_t log_end, int64_t retry_ms)
-    : admitted_end_(log_end), retry_ms_(retry_ms) {}
+StaleMirrorMark::StaleMirrorMark(uint64_t log_end, int64_t retry_ms,
+                                 bool hold_clear_until_settled)
+    : admitted_end_(log_end), retry_ms_(retry_ms), clear_held_(hold_clear_until_settled) {}
 
 const char* StaleMirrorMark::state_name(State s) {
   switch (s) {
@@ -40,11 +41,19 @@ StaleMirrorMark::Verdict StaleMirrorMark::unmirrored(int64_t now_ms, uint64_t en
 }
 
 void StaleMirrorMark::mirror_holds(uint64_t end) {
+  mirror_end_ = end;
+  if (clear_held_) return;  // settled() asks again with the last end told
   if (state_ != State::Stale && state_ != State::Unknown) return;
   if (end < admitted_end_) return;
   state_ = State::Clearing;
   in_flight_ = next_request_++;
   actions_.push_back({Action::Kind::Clear, in_flight_, 0});
+}
+
+void StaleMirrorMark::settled() {
+  if (!clear_held_) return;
+  clear_held_ = false;
+  mirror_holds(mirror_end_);
 }
 
 void StaleMirrorMark::record_answered(uint64_t request, bool written) {

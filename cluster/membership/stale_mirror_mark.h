@@ -11,6 +11,9 @@
 //   - A Clear is sent only when the mirror holds every record up to or past the highest
 //     position admitted unmirrored (and, for a node that just started, past the end of the log
 //     it found: an earlier run may have left unmirrored acknowledged records and a mark).
+//   - A node that just started may hold its Clear back until it settled() (it opened its own
+//     volumes again, cluster_member.h): the mark keeps the partner away from them meanwhile,
+//     while it has not heard from this run yet. Holding a Clear back never admits anything.
 //   - A failed Record (authority unreachable) is never taken as written: the writes waiting on
 //     it are refused (the journal answers JUKEBOX), and so is every unmirrored write for
 //     `retry_ms` after, so a lost authority costs one bounded attempt per interval, not a hang.
@@ -37,13 +40,16 @@ class StaleMirrorMark {
 
   // `log_end`: the end of the log when the journal was opened (records before it may be an
   // earlier run's unmirrored acknowledgements).
-  StaleMirrorMark(uint64_t log_end, int64_t retry_ms);
+  // `hold_clear_until_settled`: send no Clear before settled() (see the invariants).
+  StaleMirrorMark(uint64_t log_end, int64_t retry_ms, bool hold_clear_until_settled = false);
 
   // The journal would acknowledge records up to `end` that its mirror does not hold. Wait: ask
   // again after the next answer (or give up at the caller's deadline: refuse).
   Verdict unmirrored(int64_t now_ms, uint64_t end);
   // The mirror holds every record before `end`.
   void mirror_holds(uint64_t end);
+  // The node opened its own volumes again after its start: a Clear held back may go now.
+  void settled();
   void record_answered(uint64_t request, bool written);
   void clear_answered(uint64_t request, bool cleared);
   // The node read the placement and found no mark of its own, from a read that began after
@@ -63,6 +69,8 @@ class StaleMirrorMark {
   uint64_t next_request_ = 1;
   uint64_t since_ = 0;          // first unmirrored position of the current mark
   int64_t refuse_until_ = 0;
+  uint64_t mirror_end_ = 0;     // the mirror holds every record before this (last told)
+  bool clear_held_;             // no Clear before settled()
   int64_t now_ = 0;
   const int64_t retry_ms_;
   std::vector<Action> actions_;

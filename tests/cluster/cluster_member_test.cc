@@ -123,6 +123,35 @@ TEST(ClusterMember, AStandbyServesNothingUntilAPrimaryDies) {
   EXPECT_TRUE(m.serving(4, 5000));
 }
 
+// settled() lets a restarted node clear its stale-mirror mark (stale_mirror_mark.h): only once
+// it opened its own volume again, or after 3 leases of trying; a standby has nothing to open.
+TEST(ClusterMember, SettlesOnceItOpenedItsOwnVolumesOrAfterThreeLeases) {
+  ClusterMember m(n3(), 1, 0);
+  EXPECT_FALSE(m.settled());
+  m.tick(0);
+  for (const auto& a : m.take_actions())
+    if (a.kind == Kind::AcquireLease)
+      m.lease_answered(0, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
+  EXPECT_FALSE(m.settled());  // granted and asked to serve, not opened yet
+  m.volume_ready(10, 3);
+  EXPECT_TRUE(m.settled());
+
+  ClusterMember refused(n3(), 1, 0);
+  for (int64_t t = 0; t < 9000; t += 50) {
+    refused.tick(t);
+    for (const auto& a : refused.take_actions())
+      if (a.kind == Kind::AcquireLease)
+        refused.lease_answered(t, a.volume, a.request, {LeaseVerdict::HeldByOther, {}, ""});
+    EXPECT_FALSE(refused.settled()) << t;
+  }
+  refused.tick(9000);
+  EXPECT_TRUE(refused.settled());
+
+  ClusterMember standby(n3(/*standby_cluster=*/true), 1, 0);
+  standby.tick(0);
+  EXPECT_TRUE(standby.settled());
+}
+
 TEST(ClusterMember, ValidateRefusesBadShapes) {
   ClusterMemberConfig c = n3();
   EXPECT_EQ(validate(c), "");

@@ -214,6 +214,40 @@ TEST(StaleMirrorMark, ClearedOnlyOnceTheMirrorHoldsEveryAdmittedWrite) {
   EXPECT_EQ(m.take_actions()[0].kind, Mark::Action::Kind::Record);
 }
 
+// A node coming back finds its earlier run's mark and a mirror that catches up at once; the
+// partner has not heard from this run yet, so clearing before the node opened its volumes
+// again would hand them to the partner (e2e.stale_mirror saw that under load).
+TEST(StaleMirrorMark, ANodeThatJustStartedKeepsItsMarkUntilItSettled) {
+  Mark m(30, 100, /*hold_clear_until_settled=*/true);
+  m.mirror_holds(30);
+  m.mirror_holds(31);
+  EXPECT_TRUE(m.take_actions().empty());
+  EXPECT_EQ(m.state(), Mark::State::Unknown);
+  m.settled();
+  auto a = m.take_actions();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Mark::Action::Kind::Clear);
+  m.clear_answered(a[0].request, true);
+  EXPECT_EQ(m.state(), Mark::State::Clean);
+  m.settled();  // once only
+  EXPECT_TRUE(m.take_actions().empty());
+}
+
+TEST(StaleMirrorMark, SettlingBeforeTheMirrorCaughtUpStillWaitsForIt) {
+  Mark m(30, 100, /*hold_clear_until_settled=*/true);
+  m.mirror_holds(10);
+  m.settled();
+  EXPECT_TRUE(m.take_actions().empty());
+  // Unmirrored writes are marked (and admitted) while the mirror is behind, settled or not.
+  EXPECT_EQ(m.unmirrored(0, 40), Mark::Verdict::Wait);
+  m.record_answered(m.take_actions()[0].request, true);
+  EXPECT_EQ(m.unmirrored(0, 41), Mark::Verdict::Admit);
+  m.mirror_holds(41);
+  auto a = m.take_actions();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Mark::Action::Kind::Clear);
+}
+
 TEST(Placement, StaleMirrorMarksRoundTripAndBlockNothingElse) {
   Placement p = initial_placement({{"evs1", "a"}}, {{0, "evs1"}});
   ASSERT_EQ(mark_mirror_stale(p, "a", "b", 42), "");
