@@ -187,6 +187,41 @@ std::optional<fs::Status> RemoteVolume::try_commit(const fs::OpContext& ctx, fs:
   return s;
 }
 
+std::optional<fs::Status> RemoteVolume::try_readlink(const fs::OpContext& ctx, fs::InodeId id,
+                                                     std::string* target,
+                                                     std::optional<fs::Attr>* attr) {
+  ReadlinkResult r;
+  std::optional<fs::Status> s = attempt(ctx, ReadlinkArgs{id}, &r);
+  if (s) {
+    *target = std::move(r.target);
+    *attr = r.attr;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                                    uint64_t cookie, uint64_t cookieverf,
+                                                    uint32_t max_entries, bool with_attrs,
+                                                    fs::ReaddirResult* out) {
+  ReaddirCallResult r;
+  std::optional<fs::Status> s =
+      attempt(ctx, ReaddirArgs{dir, cookie, cookieverf, max_entries, with_attrs}, &r);
+  if (s) *out = std::move(r.listing);
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_fsstat(const fs::OpContext& ctx, fs::InodeId id,
+                                                   fs::FsStat* out,
+                                                   std::optional<fs::Attr>* attr) {
+  FsstatResult r;
+  std::optional<fs::Status> s = attempt(ctx, FsstatArgs{id}, &r);
+  if (s) {
+    *out = r.stat;
+    *attr = r.attr;
+  }
+  return s;
+}
+
 bool RemoteVolume::describe() const {
   DescribeResult r;
   // Waits in place even inside a resumable call: root() and limits() return values, and this

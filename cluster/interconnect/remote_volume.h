@@ -129,6 +129,18 @@ class RemoteVolume : public fs::Volume {
                                       fs::Stability* committed, fs::Wcc* wcc) override;
   std::optional<fs::Status> try_commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                        uint32_t count, fs::Wcc* wcc) override;
+  // READLINK, READDIR(PLUS) and FSSTAT: read-only, so the same as GETATTR. READDIR carries
+  // the NFS layer's `max_entries` as the blocking readdir() does, so the owner bounds the listing
+  // identically.
+  std::optional<fs::Status> try_readlink(const fs::OpContext& ctx, fs::InodeId id,
+                                         std::string* target,
+                                         std::optional<fs::Attr>* attr) override;
+  std::optional<fs::Status> try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                        uint64_t cookie, uint64_t cookieverf,
+                                        uint32_t max_entries, bool with_attrs,
+                                        fs::ReaddirResult* out) override;
+  std::optional<fs::Status> try_fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                                       std::optional<fs::Attr>* attr) override;
 
  private:
   // The attempt behind the try_* above: the stored answer of this wait of the current

@@ -142,4 +142,24 @@ fs::Status Nfs3Call::commit(const Target& t, uint64_t offset, uint32_t count, fs
   return attempted(t.volume->try_commit(t.ctx, t.inode, offset, count, wcc));
 }
 
+fs::Status Nfs3Call::readlink(const Target& t, std::string* target,
+                              std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->readlink(t.ctx, t.inode, target, attr);
+  return attempted(t.volume->try_readlink(t.ctx, t.inode, target, attr));
+}
+
+fs::Status Nfs3Call::readdir(const Target& dir, uint64_t cookie, uint64_t cookieverf,
+                             uint32_t max_entries, bool with_attrs, fs::ReaddirResult* out) {
+  if (!on_event_loop_)
+    return dir.volume->readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries, with_attrs,
+                               out);
+  return attempted(dir.volume->try_readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries,
+                                           with_attrs, out));
+}
+
+fs::Status Nfs3Call::fsstat(const Target& t, fs::FsStat* out, std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->fsstat(t.ctx, t.inode, out, attr);
+  return attempted(t.volume->try_fsstat(t.ctx, t.inode, out, attr));
+}
+
 }  // namespace nasd::nfs::nfs3

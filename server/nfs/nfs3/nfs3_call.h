@@ -103,6 +103,14 @@ class Nfs3Call {
                    fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc);
   // COMMIT: on the event loop when the volume answers it from memory or parks it likewise.
   fs::Status commit(const Target& t, uint64_t offset, uint32_t count, fs::Wcc* wcc);
+  // READLINK, READDIR / READDIRPLUS (the caller's entry bound passes through unchanged) and
+  // FSSTAT: on the event loop when the volume answers from memory or parks the call on a
+  // forwarded round trip (RemoteVolume); a name-space root never does, so its junctions (whose
+  // handles may ask another node for its root) stay on the executor.
+  fs::Status readlink(const Target& t, std::string* target, std::optional<fs::Attr>* attr);
+  fs::Status readdir(const Target& dir, uint64_t cookie, uint64_t cookieverf,
+                     uint32_t max_entries, bool with_attrs, fs::ReaddirResult* out);
+  fs::Status fsstat(const Target& t, fs::FsStat* out, std::optional<fs::Attr>* attr);
   bool would_block() const { return would_block_; }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 
