@@ -929,5 +929,42 @@ TEST(AsyncForwarding, ReadOnlyAttemptsThatMayNotParkWouldBlockAndSendNothing) {
   EXPECT_EQ(owner.arrived(), 0u);
 }
 
+// And for the name-space mutations: nothing is sent unless the call can park on it.
+TEST(AsyncForwarding, MutationAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
+  RemoteVolume remote(kRemoteVolume, link);
+  auto attempt_all = [&] {
+    const fs::OpContext ctx;
+    const fs::InodeId dir{2, 7}, file{5, 1};
+    fs::InodeId out;
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc, other;
+    EXPECT_FALSE(remote.try_setattr(ctx, file, fs::SetAttr{}, std::nullopt, &wcc));
+    EXPECT_FALSE(remote.try_create(ctx, dir, "f", fs::CreateMode::Guarded, fs::SetAttr{}, 0, &out,
+                                   &attr, &wcc));
+    EXPECT_FALSE(remote.try_mkdir(ctx, dir, "d", fs::SetAttr{}, &out, &attr, &wcc));
+    EXPECT_FALSE(remote.try_symlink(ctx, dir, "l", "t", fs::SetAttr{}, &out, &attr, &wcc));
+    EXPECT_FALSE(remote.try_mknod(ctx, dir, "n", fs::FileType::Fifo, fs::SetAttr{}, 0, 0, &out,
+                                  &attr, &wcc));
+    EXPECT_FALSE(remote.try_remove(ctx, dir, "f", &wcc));
+    EXPECT_FALSE(remote.try_rmdir(ctx, dir, "d", &wcc));
+    EXPECT_FALSE(remote.try_rename(ctx, dir, "a", dir, "b", &wcc, &other));
+    EXPECT_FALSE(remote.try_link(ctx, file, dir, "h", &attr, &wcc));
+  };
+  attempt_all();
+  auto call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    attempt_all();
+  }
+  EXPECT_FALSE(call->end_run(nullptr));
+  EXPECT_EQ(fwd.link().in_flight(), 0u);
+  EXPECT_EQ(owner.arrived(), 0u);
+  EXPECT_EQ(owner.volume().calls(), 0u);
+}
+
 }  // namespace
 }  // namespace nasd::interconnect

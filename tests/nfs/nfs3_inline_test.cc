@@ -311,6 +311,8 @@ TEST_F(Nfs3Inline, DirectoryListingsLinksAndFsstatAnswerOnTheLoopExactlyAsOnTheE
   for (const auto& [proc, args] : calls) EXPECT_FALSE(on_loop(proc, args)) << "procedure " << proc;
 }
 
+// A local volume takes no name-space mutation on the loop (only a forwarded one may: its owner
+// runs it), a stable WRITE only when its commit needs no wait; FSINFO and PATHCONF never.
 TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
   FileHandle dir = root(), f;
   ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
