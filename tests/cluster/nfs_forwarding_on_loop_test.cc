@@ -208,7 +208,8 @@ class NfsForwardingOnLoop : public ::testing::Test {
   // Sends every call (xid 1, 2, ...) to the forwarder with its executor held, then to the
   // reference; each must be answered without the executor, run once on the owner, and give
   // the reference's reply.
-  void expect_forwarded_on_the_loop(const std::vector<std::pair<uint32_t, std::vector<uint8_t>>>& calls) {
+  using Calls = std::vector<std::pair<uint32_t, std::vector<uint8_t>>>;
+  void expect_forwarded_on_the_loop(const Calls& calls) {
     ASSERT_TRUE(link_->wait_connected(5s)) << link_->last_error();
     {
       HeldExecutor held(forwarder_->executor());

@@ -1,7 +1,8 @@
 // NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS, READ,
-// READLINK, READDIR(PLUS), FSSTAT and UNSTABLE WRITE on the event loop through the volume's non-blocking attempts, byte for byte as dispatch() would;
-// an attempt that would block gives the call back (to the executor) having done nothing; the
-// export checks apply on the loop as on the executor; nothing else ever runs on the loop.
+// READLINK, READDIR(PLUS), FSSTAT and UNSTABLE WRITE on the event loop through the volume's
+// non-blocking attempts, byte for byte as dispatch() would; an attempt that would block gives
+// the call back (to the executor) having done nothing; the export checks apply on the loop as
+// on the executor; nothing a local volume does not take (mutations) runs on the loop.
 #include <atomic>
 #include <memory>
 

@@ -181,7 +181,8 @@ fs::Status Nfs3Call::create(const Target& dir, std::string_view name, fs::Create
 fs::Status Nfs3Call::mkdir(const Target& dir, std::string_view name, const fs::SetAttr& sa,
                            fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
                            fs::Wcc* dir_wcc) {
-  if (!on_event_loop_) return dir.volume->mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc);
+  if (!on_event_loop_)
+    return dir.volume->mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc);
   return attempted(dir.volume->try_mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc));
 }
 
