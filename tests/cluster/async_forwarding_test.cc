@@ -822,17 +822,16 @@ TEST(AsyncForwarding, ForwardedCallsParkOnTheLoopAndResumeWithoutTheExecutor) {
   ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
   HeldExecutor held(fwd.executor());
   ASSERT_TRUE(held.holding());
-  const auto let_go = [&] { held.let_go(); };
 
   for (uint32_t i = 0; i < kCalls; ++i) {
     if (fwd.send(3000 + i, kRemoteVolume, 100 + i) != rpc::CallDispatcher::Outcome::Pending) {
-      let_go();
+      held.let_go();
       FAIL() << "call " << i << " was not parked";
     }
   }
   const bool all = fwd.wait_replies(kCalls, 10s);
   const size_t replied = fwd.reply_count();
-  let_go();
+  held.let_go();
   ASSERT_TRUE(all) << replied << " of " << kCalls
                    << " replies with the executor held: parked calls went to the executor";
   for (const auto& [xid, r] : fwd.replies()) {
@@ -882,20 +881,19 @@ TEST(AsyncForwarding, ForwardedWritesAndCommitsParkOnTheLoopAndResumeWithoutTheE
   ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
   HeldExecutor held(fwd.executor());
   ASSERT_TRUE(held.holding());
-  const auto let_go = [&] { held.let_go(); };
   // xid 6000+i: WRITE of inode 100+i; xid 7000+i: COMMIT of inode 100+i.
   for (uint32_t i = 0; i < kCalls; ++i) {
     for (uint32_t proc : {2u, 3u}) {
       if (fwd.send((proc == 2 ? 6000 : 7000) + i, kRemoteVolume, 100 + i, proc) !=
           rpc::CallDispatcher::Outcome::Pending) {
-        let_go();
+        held.let_go();
         FAIL() << "call " << i << " (proc " << proc << ") was not parked";
       }
     }
   }
   const bool all = fwd.wait_replies(2 * kCalls, 10s);
   const size_t replied = fwd.reply_count();
-  let_go();
+  held.let_go();
   ASSERT_TRUE(all) << replied << " of " << 2 * kCalls
                    << " replies with the executor held: parked calls went to the executor";
   for (const auto& [xid, r] : fwd.replies()) {
