@@ -279,8 +279,8 @@ class Volume {
   // (engaged result) or, when answering would need a disk read, a lock someone else holds, the
   // network or any other wait, returns std::nullopt having changed nothing the caller can see
   // (out-parameters unspecified); the caller then makes the blocking call on an executor thread.
-  // The default is "would block", so a volume that cannot answer without waiting (RemoteVolume,
-  // the name-space root, test volumes) simply keeps every call on the executor.
+  // The default is "would block", so a volume that cannot answer without waiting (the name-space
+  // root, test volumes) simply keeps every call on the executor.
   // Parking: inside a resumable call (util/resumable_call.h) an attempt whose answer comes
   // later (a forwarded call, a stable WRITE or COMMIT waiting for the NVRAM group commit) may
   // instead park the call and return a placeholder the caller discards; the call is run again
@@ -320,6 +320,76 @@ class Volume {
   // becomes so without a wait (a journal whose last record is committed); may park (above).
   virtual std::optional<Status> try_commit(const OpContext& ctx, InodeId id, uint64_t offset,
                                            uint32_t count, Wcc* wcc) {
+    return std::nullopt;
+  }
+
+  // READLINK, READDIR(PLUS) and FSSTAT likewise: change nothing, so a forwarded one may park on
+  // its round trip (RemoteVolume) like a GETATTR. Same bounds as the blocking twins (readdir:
+  // at most `max_entries`).
+  virtual std::optional<Status> try_readlink(const OpContext& ctx, InodeId id,
+                                             std::string* target, std::optional<Attr>* attr) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie,
+                                            uint64_t cookieverf, uint32_t max_entries,
+                                            bool with_attrs, ReaddirResult* out) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                                           std::optional<Attr>* attr) {
+    return std::nullopt;
+  }
+
+  // The name-space mutations. An attempt either changes nothing and would block, or answers as
+  // its twin, or (inside a resumable call) has sent the whole call to somewhere that runs it
+  // once and parks: in practice only RemoteVolume answers them, whose owner runs the call. A
+  // local volume answers them only if it can do the whole mutation, journal and commit
+  // included, without a wait; none does today.
+  virtual std::optional<Status> try_setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
+                                            std::optional<Time> guard_ctime, Wcc* wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_create(const OpContext& ctx, InodeId dir,
+                                           std::string_view name, CreateMode mode,
+                                           const SetAttr& sa, uint64_t verifier, InodeId* out,
+                                           std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_mkdir(const OpContext& ctx, InodeId dir,
+                                          std::string_view name, const SetAttr& sa, InodeId* out,
+                                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_symlink(const OpContext& ctx, InodeId dir,
+                                            std::string_view name, std::string_view target,
+                                            const SetAttr& sa, InodeId* out,
+                                            std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_mknod(const OpContext& ctx, InodeId dir,
+                                          std::string_view name, FileType type,
+                                          const SetAttr& sa, uint32_t rdev_major,
+                                          uint32_t rdev_minor, InodeId* out,
+                                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_remove(const OpContext& ctx, InodeId dir,
+                                           std::string_view name, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_rmdir(const OpContext& ctx, InodeId dir,
+                                          std::string_view name, Wcc* dir_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_rename(const OpContext& ctx, InodeId from_dir,
+                                           std::string_view from_name, InodeId to_dir,
+                                           std::string_view to_name, Wcc* from_wcc,
+                                           Wcc* to_wcc) {
+    return std::nullopt;
+  }
+  virtual std::optional<Status> try_link(const OpContext& ctx, InodeId file, InodeId dir,
+                                         std::string_view name, std::optional<Attr>* file_attr,
+                                         Wcc* dir_wcc) {
     return std::nullopt;
   }
 

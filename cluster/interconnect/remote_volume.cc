@@ -187,6 +187,151 @@ std::optional<fs::Status> RemoteVolume::try_commit(const fs::OpContext& ctx, fs:
   return s;
 }
 
+std::optional<fs::Status> RemoteVolume::try_readlink(const fs::OpContext& ctx, fs::InodeId id,
+                                                     std::string* target,
+                                                     std::optional<fs::Attr>* attr) {
+  ReadlinkResult r;
+  std::optional<fs::Status> s = attempt(ctx, ReadlinkArgs{id}, &r);
+  if (s) {
+    *target = std::move(r.target);
+    *attr = r.attr;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                                    uint64_t cookie, uint64_t cookieverf,
+                                                    uint32_t max_entries, bool with_attrs,
+                                                    fs::ReaddirResult* out) {
+  ReaddirCallResult r;
+  std::optional<fs::Status> s =
+      attempt(ctx, ReaddirArgs{dir, cookie, cookieverf, max_entries, with_attrs}, &r);
+  if (s) *out = std::move(r.listing);
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_fsstat(const fs::OpContext& ctx, fs::InodeId id,
+                                                   fs::FsStat* out,
+                                                   std::optional<fs::Attr>* attr) {
+  FsstatResult r;
+  std::optional<fs::Status> s = attempt(ctx, FsstatArgs{id}, &r);
+  if (s) {
+    *out = r.stat;
+    *attr = r.attr;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_setattr(const fs::OpContext& ctx, fs::InodeId id,
+                                                    const fs::SetAttr& sa,
+                                                    std::optional<fs::Time> guard_ctime,
+                                                    fs::Wcc* wcc) {
+  WccResult r;
+  std::optional<fs::Status> s = attempt(ctx, SetattrArgs{id, sa, guard_ctime}, &r);
+  if (s) *wcc = r.wcc;
+  return s;
+}
+
+namespace {
+
+// The out-parameters of CREATE, MKDIR, SYMLINK and MKNOD.
+std::optional<fs::Status> created(std::optional<fs::Status> s, CreatedResult& r, fs::InodeId* out,
+                                  std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  if (s) {
+    *out = r.id;
+    *obj_attr = r.obj_attr;
+    *dir_wcc = r.dir_wcc;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<fs::Status> RemoteVolume::try_create(const fs::OpContext& ctx, fs::InodeId dir,
+                                                   std::string_view name, fs::CreateMode mode,
+                                                   const fs::SetAttr& sa, uint64_t verifier,
+                                                   fs::InodeId* out,
+                                                   std::optional<fs::Attr>* obj_attr,
+                                                   fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  return created(attempt(ctx, CreateArgs{dir, name, mode, sa, verifier}, &r), r, out, obj_attr,
+                 dir_wcc);
+}
+
+std::optional<fs::Status> RemoteVolume::try_mkdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                                  std::string_view name, const fs::SetAttr& sa,
+                                                  fs::InodeId* out,
+                                                  std::optional<fs::Attr>* obj_attr,
+                                                  fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  return created(attempt(ctx, MkdirArgs{dir, name, sa}, &r), r, out, obj_attr, dir_wcc);
+}
+
+std::optional<fs::Status> RemoteVolume::try_symlink(const fs::OpContext& ctx, fs::InodeId dir,
+                                                    std::string_view name,
+                                                    std::string_view target,
+                                                    const fs::SetAttr& sa, fs::InodeId* out,
+                                                    std::optional<fs::Attr>* obj_attr,
+                                                    fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  return created(attempt(ctx, SymlinkArgs{dir, name, target, sa}, &r), r, out, obj_attr,
+                 dir_wcc);
+}
+
+std::optional<fs::Status> RemoteVolume::try_mknod(const fs::OpContext& ctx, fs::InodeId dir,
+                                                  std::string_view name, fs::FileType type,
+                                                  const fs::SetAttr& sa, uint32_t rdev_major,
+                                                  uint32_t rdev_minor, fs::InodeId* out,
+                                                  std::optional<fs::Attr>* obj_attr,
+                                                  fs::Wcc* dir_wcc) {
+  CreatedResult r;
+  return created(attempt(ctx, MknodArgs{dir, name, type, sa, rdev_major, rdev_minor}, &r), r,
+                 out, obj_attr, dir_wcc);
+}
+
+std::optional<fs::Status> RemoteVolume::try_remove(const fs::OpContext& ctx, fs::InodeId dir,
+                                                   std::string_view name, fs::Wcc* dir_wcc) {
+  WccResult r;
+  std::optional<fs::Status> s = attempt(ctx, RemoveArgs{dir, name}, &r);
+  if (s) *dir_wcc = r.wcc;
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_rmdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                                  std::string_view name, fs::Wcc* dir_wcc) {
+  WccResult r;
+  std::optional<fs::Status> s = attempt(ctx, RmdirArgs{dir, name}, &r);
+  if (s) *dir_wcc = r.wcc;
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_rename(const fs::OpContext& ctx, fs::InodeId from_dir,
+                                                   std::string_view from_name,
+                                                   fs::InodeId to_dir, std::string_view to_name,
+                                                   fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
+  RenameResult r;
+  std::optional<fs::Status> s =
+      attempt(ctx, RenameArgs{from_dir, from_name, to_dir, to_name}, &r);
+  if (s) {
+    *from_wcc = r.from_wcc;
+    *to_wcc = r.to_wcc;
+  }
+  return s;
+}
+
+std::optional<fs::Status> RemoteVolume::try_link(const fs::OpContext& ctx, fs::InodeId file,
+                                                 fs::InodeId dir, std::string_view name,
+                                                 std::optional<fs::Attr>* file_attr,
+                                                 fs::Wcc* dir_wcc) {
+  LinkResult r;
+  std::optional<fs::Status> s = attempt(ctx, LinkArgs{file, dir, name}, &r);
+  if (s) {
+    *file_attr = r.file_attr;
+    *dir_wcc = r.dir_wcc;
+  }
+  return s;
+}
+
 bool RemoteVolume::describe() const {
   DescribeResult r;
   // Waits in place even inside a resumable call: root() and limits() return values, and this

@@ -129,6 +129,55 @@ class RemoteVolume : public fs::Volume {
                                       fs::Stability* committed, fs::Wcc* wcc) override;
   std::optional<fs::Status> try_commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
                                        uint32_t count, fs::Wcc* wcc) override;
+  // READLINK, READDIR(PLUS) and FSSTAT: read-only, so the same as GETATTR. READDIR carries
+  // the NFS layer's `max_entries` as the blocking readdir() does, so the owner bounds the listing
+  // identically.
+  std::optional<fs::Status> try_readlink(const fs::OpContext& ctx, fs::InodeId id,
+                                         std::string* target,
+                                         std::optional<fs::Attr>* attr) override;
+  std::optional<fs::Status> try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                        uint64_t cookie, uint64_t cookieverf,
+                                        uint32_t max_entries, bool with_attrs,
+                                        fs::ReaddirResult* out) override;
+  std::optional<fs::Status> try_fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                                       std::optional<fs::Attr>* attr) override;
+  // The name-space mutations likewise: the owner runs each exactly as a call forwarded from the
+  // executor (same request bytes, client call identity included), so the only wait here is the
+  // round trip. Failover between the park and the rerun: cluster/README.md ("Forwarding").
+  std::optional<fs::Status> try_setattr(const fs::OpContext& ctx, fs::InodeId id,
+                                        const fs::SetAttr& sa, std::optional<fs::Time> guard_ctime,
+                                        fs::Wcc* wcc) override;
+  std::optional<fs::Status> try_create(const fs::OpContext& ctx, fs::InodeId dir,
+                                       std::string_view name, fs::CreateMode mode,
+                                       const fs::SetAttr& sa, uint64_t verifier, fs::InodeId* out,
+                                       std::optional<fs::Attr>* obj_attr,
+                                       fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_mkdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                      std::string_view name, const fs::SetAttr& sa,
+                                      fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                                      fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_symlink(const fs::OpContext& ctx, fs::InodeId dir,
+                                        std::string_view name, std::string_view target,
+                                        const fs::SetAttr& sa, fs::InodeId* out,
+                                        std::optional<fs::Attr>* obj_attr,
+                                        fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_mknod(const fs::OpContext& ctx, fs::InodeId dir,
+                                      std::string_view name, fs::FileType type,
+                                      const fs::SetAttr& sa, uint32_t rdev_major,
+                                      uint32_t rdev_minor, fs::InodeId* out,
+                                      std::optional<fs::Attr>* obj_attr,
+                                      fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_remove(const fs::OpContext& ctx, fs::InodeId dir,
+                                       std::string_view name, fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_rmdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                      std::string_view name, fs::Wcc* dir_wcc) override;
+  std::optional<fs::Status> try_rename(const fs::OpContext& ctx, fs::InodeId from_dir,
+                                       std::string_view from_name, fs::InodeId to_dir,
+                                       std::string_view to_name, fs::Wcc* from_wcc,
+                                       fs::Wcc* to_wcc) override;
+  std::optional<fs::Status> try_link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
+                                     std::string_view name, std::optional<fs::Attr>* file_attr,
+                                     fs::Wcc* dir_wcc) override;
 
  private:
   // The attempt behind the try_* above: the stored answer of this wait of the current

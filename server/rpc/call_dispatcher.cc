@@ -126,9 +126,9 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
     std::vector<uint8_t> results;
     std::optional<DispatchResult> result;
     {
-      // A resumable call may park here: a forwarded GETATTR/LOOKUP/ACCESS/READ is sent from
-      // this thread without waiting (RemoteVolume's attempt) and resumed where its answer
-      // arrives, so it never visits the executor.
+      // A resumable call may park here: a forwarded call (GETATTR, READ, READDIR, CREATE...) is
+      // sent from this thread without waiting (RemoteVolume's attempt) and resumed where its
+      // answer arrives, so it never visits the executor.
       std::optional<util::ResumableCall::Run> resumable_run;
       if (resumable) resumable_run.emplace(resumable, /*may_park=*/true);
       try {

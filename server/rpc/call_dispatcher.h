@@ -10,9 +10,9 @@
 // statistics (finish()) -- so a call's answer does not depend on where it ran.
 //
 // A resumable call (Service::resumable, util/resumable_call.h) may park on the event loop as on
-// the executor: a forwarded GETATTR/LOOKUP/ACCESS/READ is sent from the loop without waiting,
-// and when its answer arrives it is first run again on the thread that brought it, through
-// dispatch_inline (resume()); the executor only sees the calls that have to wait.
+// the executor: a forwarded call (any NFS procedure but FSINFO/PATHCONF) is sent from the loop
+// without waiting, and when its answer arrives it is first run again on the thread that brought
+// it, through dispatch_inline (resume()); the executor only sees the calls that have to wait.
 #pragma once
 
 #include <sys/socket.h>
@@ -126,7 +126,7 @@ class CallDispatcher {
   void run(const std::shared_ptr<Call>& call, bool may_park);
   // The answer a parked call waited for is in: run it again -- first here, on the thread that
   // brought the answer (the interconnect link's reader), through Service::dispatch_inline as
-  // the event loop would, so a forwarded GETATTR/LOOKUP/ACCESS/READ costs no hop to the
+  // the event loop would, so a forwarded call the loop may attempt costs no hop to the
   // executor and back; else on the executor (or here, when the executor takes no more tasks).
   void resume(const std::shared_ptr<Call>& call);
   // The inline attempt of resume(): true when the call was answered.

@@ -25,6 +25,7 @@
 #include "fs/call/codec.h"
 #include "server/rpc/call_dispatcher.h"
 #include "tests/cluster/echo_volume.h"
+#include "tests/cluster/held_executor.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "util/resumable_call.h"
 #include "util/task_queue.h"
@@ -34,6 +35,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using cluster::testing::EchoVolume;
+using cluster::testing::HeldExecutor;
 using rpc::testing::CallSpec;
 using rpc::testing::XdrBuilder;
 
@@ -775,42 +777,6 @@ TEST(AsyncForwarding, ACallGivenUpOnThatWaitsInTheOwnersQueueNeverRunsAfterTheNe
   run_create_remove_around_a_held_create(HoldingOwner::Hold::Queued);
 }
 
-// Holds an executor's only thread from construction until let_go() (at the latest, the end of
-// the scope): a call that needed the executor meanwhile would never be answered.
-class HeldExecutor {
- public:
-  explicit HeldExecutor(util::TaskQueue& executor) : state_(std::make_shared<State>()) {
-    // The task shares the state: it may still be leaving its wait after this object is gone.
-    if (!executor.submit([state = state_] {
-          std::unique_lock lock(state->mu);
-          state->holding = true;
-          state->cv.notify_all();
-          state->cv.wait(lock, [&] { return state->released; });
-        }))
-      return;
-    std::unique_lock lock(state_->mu);
-    state_->cv.wait_for(lock, 5s, [this] { return state_->holding; });
-  }
-  ~HeldExecutor() { let_go(); }
-  bool holding() {
-    std::lock_guard lock(state_->mu);
-    return state_->holding;
-  }
-  void let_go() {
-    std::lock_guard lock(state_->mu);
-    state_->released = true;
-    state_->cv.notify_all();
-  }
-
- private:
-  struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool holding = false, released = false;
-  };
-  std::shared_ptr<State> state_;
-};
-
 // Run to completion on the forwarding node: a call that the event loop can serve (as NFS
 // GETATTR/LOOKUP/ACCESS/READ) is sent to the owner from the loop itself, parks there, and is
 // finished on the link's reader thread when its answer arrives. The executor's only thread is
@@ -930,6 +896,72 @@ TEST(AsyncForwarding, WriteAndCommitAttemptsThatMayNotParkWouldBlockAndSendNothi
   EXPECT_FALSE(call->end_run(nullptr));
   EXPECT_EQ(fwd.link().in_flight(), 0u);
   EXPECT_EQ(owner.arrived(), 0u);
+}
+
+// The same for READLINK, READDIR(PLUS) and FSSTAT: no resumable call, or a run that may not
+// park (the link reader's resumption), and the attempt would block with nothing sent.
+TEST(AsyncForwarding, ReadOnlyAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
+  RemoteVolume remote(kRemoteVolume, link);
+  auto attempt_all = [&] {
+    std::string target;
+    std::optional<fs::Attr> attr;
+    fs::ReaddirResult listing;
+    fs::FsStat stat;
+    EXPECT_FALSE(remote.try_readlink(fs::OpContext{}, fs::InodeId{5, 1}, &target, &attr));
+    EXPECT_FALSE(remote.try_readdir(fs::OpContext{}, fs::InodeId{2, 7}, 0, 0, 10, false, &listing));
+    EXPECT_FALSE(remote.try_readdir(fs::OpContext{}, fs::InodeId{2, 7}, 0, 0, 10, true, &listing));
+    EXPECT_FALSE(remote.try_fsstat(fs::OpContext{}, fs::InodeId{2, 7}, &stat, &attr));
+  };
+  attempt_all();
+  auto call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    attempt_all();
+  }
+  EXPECT_FALSE(call->end_run(nullptr));
+  EXPECT_EQ(fwd.link().in_flight(), 0u);
+  EXPECT_EQ(owner.arrived(), 0u);
+}
+
+// And for the name-space mutations: nothing is sent unless the call can park on it.
+TEST(AsyncForwarding, MutationAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+  Owner owner;
+  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
+  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
+  auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
+  RemoteVolume remote(kRemoteVolume, link);
+  auto attempt_all = [&] {
+    const fs::OpContext ctx;
+    const fs::InodeId dir{2, 7}, file{5, 1};
+    fs::InodeId out;
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc, other;
+    EXPECT_FALSE(remote.try_setattr(ctx, file, fs::SetAttr{}, std::nullopt, &wcc));
+    EXPECT_FALSE(remote.try_create(ctx, dir, "f", fs::CreateMode::Guarded, fs::SetAttr{}, 0, &out,
+                                   &attr, &wcc));
+    EXPECT_FALSE(remote.try_mkdir(ctx, dir, "d", fs::SetAttr{}, &out, &attr, &wcc));
+    EXPECT_FALSE(remote.try_symlink(ctx, dir, "l", "t", fs::SetAttr{}, &out, &attr, &wcc));
+    EXPECT_FALSE(remote.try_mknod(ctx, dir, "n", fs::FileType::Fifo, fs::SetAttr{}, 0, 0, &out,
+                                  &attr, &wcc));
+    EXPECT_FALSE(remote.try_remove(ctx, dir, "f", &wcc));
+    EXPECT_FALSE(remote.try_rmdir(ctx, dir, "d", &wcc));
+    EXPECT_FALSE(remote.try_rename(ctx, dir, "a", dir, "b", &wcc, &other));
+    EXPECT_FALSE(remote.try_link(ctx, file, dir, "h", &attr, &wcc));
+  };
+  attempt_all();
+  auto call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    attempt_all();
+  }
+  EXPECT_FALSE(call->end_run(nullptr));
+  EXPECT_EQ(fwd.link().in_flight(), 0u);
+  EXPECT_EQ(owner.arrived(), 0u);
+  EXPECT_EQ(owner.volume().calls(), 0u);
 }
 
 }  // namespace

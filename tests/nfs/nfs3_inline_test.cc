@@ -1,7 +1,8 @@
-// NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS, READ and
-// UNSTABLE WRITE on the event loop through the volume's non-blocking attempts, byte for byte as dispatch() would;
-// an attempt that would block gives the call back (to the executor) having done nothing; the
-// export checks apply on the loop as on the executor; nothing else ever runs on the loop.
+// NFS service, run-to-completion: dispatch_inline answers GETATTR, LOOKUP, ACCESS, READ,
+// READLINK, READDIR(PLUS), FSSTAT and UNSTABLE WRITE on the event loop through the volume's
+// non-blocking attempts, byte for byte as dispatch() would; an attempt that would block gives
+// the call back (to the executor) having done nothing; the export checks apply on the loop as
+// on the executor; nothing a local volume does not take (mutations) runs on the loop.
 #include <atomic>
 #include <memory>
 
@@ -50,6 +51,33 @@ class AttemptingVolume : public fs::WrappedVolume {
     return inner().write(ctx, id, offset, data, stable, committed, wcc);
   }
 
+  std::optional<fs::Status> try_readlink(const fs::OpContext& ctx, fs::InodeId id,
+                                         std::string* target,
+                                         std::optional<fs::Attr>* attr) override {
+    if (refused()) return std::nullopt;
+    return inner().readlink(ctx, id, target, attr);
+  }
+  std::optional<fs::Status> try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
+                                        uint64_t cookie, uint64_t cookieverf,
+                                        uint32_t max_entries, bool with_attrs,
+                                        fs::ReaddirResult* out) override {
+    if (refused()) return std::nullopt;
+    asked_entries = max_entries;
+    return inner().readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  }
+  std::optional<fs::Status> try_fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
+                                       std::optional<fs::Attr>* attr) override {
+    if (refused()) return std::nullopt;
+    return inner().fsstat(ctx, id, out, attr);
+  }
+  // What the blocking readdir was asked for, to compare with the attempt's.
+  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
+                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                     fs::ReaddirResult* out) override {
+    asked_entries = max_entries;
+    return inner().readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  }
+
   // The Volume default (try_read into a buffer of its own), not WrappedVolume's forwarding to
   // the memory volume, which has no attempts.
   std::optional<fs::Status> try_read_shared(const fs::OpContext& ctx, fs::InodeId id,
@@ -61,6 +89,7 @@ class AttemptingVolume : public fs::WrappedVolume {
 
   std::atomic<bool> refuse{false};
   std::atomic<int> attempts{0};
+  std::atomic<uint32_t> asked_entries{0};
 
  private:
   bool refused() {
@@ -231,6 +260,60 @@ TEST_F(Nfs3Inline, UnstableWriteRunsOnTheLoopAndAnAttemptThatWouldBlockChangesNo
   EXPECT_EQ(status_of(*on_dir), uint32_t{NFS3ERR_ISDIR});
 }
 
+// READLINK, READDIR, READDIRPLUS and FSSTAT on the loop: the same bytes as on the executor,
+// and the volume asked for the same number of entries, whichever of READDIRPLUS's two byte
+// bounds (dircount, maxcount) is the tighter one, down to a reply no entry fits (TOOSMALL).
+TEST_F(Nfs3Inline, DirectoryListingsLinksAndFsstatAnswerOnTheLoopExactlyAsOnTheExecutor) {
+  FileHandle dir = root(), f, l;
+  for (int i = 0; i < 40; ++i) {
+    FileHandle ignored;
+    ASSERT_EQ(create(dir, ("name-" + std::string(i % 7 + 1, 'x') + std::to_string(i)).c_str(),
+                     &ignored),
+              NFS3_OK);
+  }
+  ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
+  SYMLINK3args sl{};
+  sl.where.dir = wire(dir);
+  sl.where.name = const_cast<char*>("link");
+  sl.symlink.symlink_data = const_cast<char*>("data/../data");
+  Reply<SYMLINK3res> made(xdr_SYMLINK3res);
+  call(NFSPROC3_SYMLINK, xdr_SYMLINK3args, sl, xdr_SYMLINK3res, &made);
+  ASSERT_EQ(made->status, NFS3_OK);
+  l = from_wire(made->SYMLINK3res_u.resok.obj.post_op_fh3_u.handle);
+
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> calls = {
+      {NFSPROC3_READLINK, encode(xdr_READLINK3args, READLINK3args{wire(l)})},
+      {NFSPROC3_READLINK, encode(xdr_READLINK3args, READLINK3args{wire(f)})},  // INVAL
+      {NFSPROC3_FSSTAT, encode(xdr_FSSTAT3args, FSSTAT3args{wire(f)})},
+  };
+  for (uint32_t count : {65536u, 400u, 60u}) {
+    READDIR3args rd{};
+    rd.dir = wire(dir);
+    rd.count = count;
+    calls.emplace_back(NFSPROC3_READDIR, encode(xdr_READDIR3args, rd));
+  }
+  for (auto [dircount, maxcount] :
+       {std::pair{65536u, 65536u}, {200u, 65536u}, {65536u, 1500u}, {10u, 100u}}) {
+    READDIRPLUS3args rdp{};
+    rdp.dir = wire(dir);
+    rdp.dircount = dircount;
+    rdp.maxcount = maxcount;
+    calls.emplace_back(NFSPROC3_READDIRPLUS, encode(xdr_READDIRPLUS3args, rdp));
+  }
+  for (const auto& [proc, args] : calls) {
+    auto inline_reply = on_loop(proc, args);
+    ASSERT_TRUE(inline_reply) << "procedure " << proc << " was not answered on the loop";
+    const uint32_t asked_on_loop = attempting_.asked_entries.exchange(0);
+    EXPECT_EQ(*inline_reply, on_executor(proc, args)) << "procedure " << proc;
+    EXPECT_EQ(attempting_.asked_entries.load(), asked_on_loop) << "procedure " << proc;
+  }
+  // Refused: given back to the executor.
+  attempting_.refuse = true;
+  for (const auto& [proc, args] : calls) EXPECT_FALSE(on_loop(proc, args)) << "procedure " << proc;
+}
+
+// A local volume takes no name-space mutation on the loop (only a forwarded one may: its owner
+// runs it), a stable WRITE only when its commit needs no wait; FSINFO and PATHCONF never.
 TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
   FileHandle dir = root(), f;
   ASSERT_EQ(create(dir, "data", &f), NFS3_OK);
@@ -239,12 +322,9 @@ TEST_F(Nfs3Inline, MutationsAndOtherProceduresNeverRunOnTheLoop) {
   c.where.dir = wire(dir);
   c.where.name = const_cast<char*>("other");
   EXPECT_FALSE(on_loop(NFSPROC3_CREATE, encode(xdr_CREATE3args, c)));
-  READDIRPLUS3args rd{};
-  rd.dir = wire(dir);
-  rd.dircount = 4096;
-  rd.maxcount = 8192;
-  EXPECT_FALSE(on_loop(NFSPROC3_READDIRPLUS, encode(xdr_READDIRPLUS3args, rd)));
-  EXPECT_FALSE(on_loop(NFSPROC3_FSSTAT, getattr_args(f)));
+  // Limits may have to be asked of another node (RemoteVolume::limits()): never on the loop.
+  EXPECT_FALSE(on_loop(NFSPROC3_FSINFO, getattr_args(f)));
+  EXPECT_FALSE(on_loop(NFSPROC3_PATHCONF, getattr_args(f)));
   EXPECT_EQ(lookup(dir, "other"), NFS3ERR_NOENT) << "the CREATE ran on the loop";
   std::string data;
   ASSERT_EQ(read(f, 0, 10, &data), NFS3_OK);

@@ -29,7 +29,7 @@ rpc::DispatchResult proc_setattr(Nfs3Call& call) {
   if (res.status == NFS3_OK) {
     std::optional<fs::Time> guard;
     if (args->guard.check) guard = from_nfstime(args->guard.sattrguard3_u.obj_ctime);
-    res.status = to_nfsstat(t.volume->setattr(t.ctx, t.inode, sa, guard, &wcc));
+    res.status = to_nfsstat(call.setattr(t, sa, guard, &wcc));
   }
   // resok and resfail both carry the object's WCC data, in the same place.
   if (res.status == NFS3_OK) res.SETATTR3res_u.resok.obj_wcc = to_wcc(wcc);

@@ -48,9 +48,9 @@ rpc::DispatchResult proc_create(Nfs3Call& call) {
       res.status = NFS3ERR_INVAL;
   }
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->create(dir.ctx, dir.inode, args->where.name,
-                                               static_cast<fs::CreateMode>(how.mode), sa,
-                                               verifier, &c.inode, &c.attr, &c.dir_wcc));
+    res.status = to_nfsstat(call.create(dir, args->where.name,
+                                        static_cast<fs::CreateMode>(how.mode), sa, verifier,
+                                        &c.inode, &c.attr, &c.dir_wcc));
   if (res.status == NFS3_OK) put_created(call, dir, c, &res.CREATE3res_u.resok);
   else res.CREATE3res_u.resfail.dir_wcc = to_wcc(c.dir_wcc);
   return call.reply(xdr_CREATE3res, res);
@@ -67,8 +67,8 @@ rpc::DispatchResult proc_mkdir(Nfs3Call& call) {
   res.status = open_parent(call, args->where, &dir);
   if (res.status == NFS3_OK && !from_sattr(args->attributes, &sa)) res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->mkdir(dir.ctx, dir.inode, args->where.name, sa,
-                                              &c.inode, &c.attr, &c.dir_wcc));
+    res.status =
+        to_nfsstat(call.mkdir(dir, args->where.name, sa, &c.inode, &c.attr, &c.dir_wcc));
   if (res.status == NFS3_OK) put_created(call, dir, c, &res.MKDIR3res_u.resok);
   else res.MKDIR3res_u.resfail.dir_wcc = to_wcc(c.dir_wcc);
   return call.reply(xdr_MKDIR3res, res);
@@ -87,9 +87,8 @@ rpc::DispatchResult proc_symlink(Nfs3Call& call) {
   if (res.status == NFS3_OK && !from_sattr(link.symlink_attributes, &sa))
     res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->symlink(dir.ctx, dir.inode, args->where.name,
-                                                link.symlink_data, sa, &c.inode, &c.attr,
-                                                &c.dir_wcc));
+    res.status = to_nfsstat(call.symlink(dir, args->where.name, link.symlink_data, sa,
+                                         &c.inode, &c.attr, &c.dir_wcc));
   if (res.status == NFS3_OK) put_created(call, dir, c, &res.SYMLINK3res_u.resok);
   else res.SYMLINK3res_u.resfail.dir_wcc = to_wcc(c.dir_wcc);
   return call.reply(xdr_SYMLINK3res, res);
@@ -125,9 +124,8 @@ rpc::DispatchResult proc_mknod(Nfs3Call& call) {
   if (res.status == NFS3_OK && !attrs) res.status = NFS3ERR_BADTYPE;
   if (res.status == NFS3_OK && !from_sattr(*attrs, &sa)) res.status = NFS3ERR_INVAL;
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->mknod(dir.ctx, dir.inode, args->where.name,
-                                              static_cast<fs::FileType>(type), sa, major,
-                                              minor, &c.inode, &c.attr, &c.dir_wcc));
+    res.status = to_nfsstat(call.mknod(dir, args->where.name, static_cast<fs::FileType>(type),
+                                       sa, major, minor, &c.inode, &c.attr, &c.dir_wcc));
   if (res.status == NFS3_OK) put_created(call, dir, c, &res.MKNOD3res_u.resok);
   else res.MKNOD3res_u.resfail.dir_wcc = to_wcc(c.dir_wcc);
   return call.reply(xdr_MKNOD3res, res);

@@ -11,7 +11,9 @@ namespace {
 constexpr uint32_t kPreferredReaddirBytes = 64 * 1024;
 
 // FSINFO and PATHCONF report the object's attributes; fetching them is the procedure's one
-// volume call and also tells a stale handle from a live one.
+// volume call and also tells a stale handle from a live one. Both stay off the event loop:
+// Volume::limits() may ask a forwarded volume's owner (once, waiting), which neither the loop
+// nor the link's reader thread that resumes parked calls may do. They are asked once a mount.
 nfsstat3 open_with_attr(Nfs3Call& call, const nfs_fh3& fh, Target* t, std::optional<fs::Attr>* attr) {
   nfsstat3 st = call.open(fh, t);
   if (st != NFS3_OK) return st;
@@ -32,7 +34,7 @@ rpc::DispatchResult proc_fsstat(Nfs3Call& call) {
   fs::FsStat st;
   std::optional<fs::Attr> attr;
   res.status = call.open(args->fsroot, &t);
-  if (res.status == NFS3_OK) res.status = to_nfsstat(t.volume->fsstat(t.ctx, t.inode, &st, &attr));
+  if (res.status == NFS3_OK) res.status = to_nfsstat(call.fsstat(t, &st, &attr));
   if (res.status == NFS3_OK) {
     FSSTAT3resok& ok = res.FSSTAT3res_u.resok;
     ok.obj_attributes = to_post_op(attr);

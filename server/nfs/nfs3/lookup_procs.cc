@@ -61,7 +61,7 @@ rpc::DispatchResult proc_readlink(Nfs3Call& call) {
   std::string target;
   std::optional<fs::Attr> attr;
   res.status = call.open(args->symlink, &t);
-  if (res.status == NFS3_OK) res.status = to_nfsstat(t.volume->readlink(t.ctx, t.inode, &target, &attr));
+  if (res.status == NFS3_OK) res.status = to_nfsstat(call.readlink(t, &target, &attr));
   // The reply's nfspath3 is bounded like the request's; a longer stored target is an I/O error
   // rather than a reply the client's decoder would reject.
   if (res.status == NFS3_OK && target.size() > NFS3_MAXPATHLEN) res.status = NFS3ERR_IO;

@@ -142,4 +142,95 @@ fs::Status Nfs3Call::commit(const Target& t, uint64_t offset, uint32_t count, fs
   return attempted(t.volume->try_commit(t.ctx, t.inode, offset, count, wcc));
 }
 
+fs::Status Nfs3Call::readlink(const Target& t, std::string* target,
+                              std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->readlink(t.ctx, t.inode, target, attr);
+  return attempted(t.volume->try_readlink(t.ctx, t.inode, target, attr));
+}
+
+fs::Status Nfs3Call::readdir(const Target& dir, uint64_t cookie, uint64_t cookieverf,
+                             uint32_t max_entries, bool with_attrs, fs::ReaddirResult* out) {
+  if (!on_event_loop_)
+    return dir.volume->readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries, with_attrs,
+                               out);
+  return attempted(dir.volume->try_readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries,
+                                           with_attrs, out));
+}
+
+fs::Status Nfs3Call::fsstat(const Target& t, fs::FsStat* out, std::optional<fs::Attr>* attr) {
+  if (!on_event_loop_) return t.volume->fsstat(t.ctx, t.inode, out, attr);
+  return attempted(t.volume->try_fsstat(t.ctx, t.inode, out, attr));
+}
+
+fs::Status Nfs3Call::setattr(const Target& t, const fs::SetAttr& sa,
+                             std::optional<fs::Time> guard, fs::Wcc* wcc) {
+  if (!on_event_loop_) return t.volume->setattr(t.ctx, t.inode, sa, guard, wcc);
+  return attempted(t.volume->try_setattr(t.ctx, t.inode, sa, guard, wcc));
+}
+
+fs::Status Nfs3Call::create(const Target& dir, std::string_view name, fs::CreateMode mode,
+                            const fs::SetAttr& sa, uint64_t verifier, fs::InodeId* out,
+                            std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  if (!on_event_loop_)
+    return dir.volume->create(dir.ctx, dir.inode, name, mode, sa, verifier, out, obj_attr,
+                              dir_wcc);
+  return attempted(dir.volume->try_create(dir.ctx, dir.inode, name, mode, sa, verifier, out,
+                                          obj_attr, dir_wcc));
+}
+
+fs::Status Nfs3Call::mkdir(const Target& dir, std::string_view name, const fs::SetAttr& sa,
+                           fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                           fs::Wcc* dir_wcc) {
+  if (!on_event_loop_)
+    return dir.volume->mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc);
+  return attempted(dir.volume->try_mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc));
+}
+
+fs::Status Nfs3Call::symlink(const Target& dir, std::string_view name, std::string_view target,
+                             const fs::SetAttr& sa, fs::InodeId* out,
+                             std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
+  if (!on_event_loop_)
+    return dir.volume->symlink(dir.ctx, dir.inode, name, target, sa, out, obj_attr, dir_wcc);
+  return attempted(
+      dir.volume->try_symlink(dir.ctx, dir.inode, name, target, sa, out, obj_attr, dir_wcc));
+}
+
+fs::Status Nfs3Call::mknod(const Target& dir, std::string_view name, fs::FileType type,
+                           const fs::SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor,
+                           fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                           fs::Wcc* dir_wcc) {
+  if (!on_event_loop_)
+    return dir.volume->mknod(dir.ctx, dir.inode, name, type, sa, rdev_major, rdev_minor, out,
+                             obj_attr, dir_wcc);
+  return attempted(dir.volume->try_mknod(dir.ctx, dir.inode, name, type, sa, rdev_major,
+                                         rdev_minor, out, obj_attr, dir_wcc));
+}
+
+fs::Status Nfs3Call::remove(const Target& dir, std::string_view name, fs::Wcc* dir_wcc) {
+  if (!on_event_loop_) return dir.volume->remove(dir.ctx, dir.inode, name, dir_wcc);
+  return attempted(dir.volume->try_remove(dir.ctx, dir.inode, name, dir_wcc));
+}
+
+fs::Status Nfs3Call::rmdir(const Target& dir, std::string_view name, fs::Wcc* dir_wcc) {
+  if (!on_event_loop_) return dir.volume->rmdir(dir.ctx, dir.inode, name, dir_wcc);
+  return attempted(dir.volume->try_rmdir(dir.ctx, dir.inode, name, dir_wcc));
+}
+
+fs::Status Nfs3Call::rename(const Target& from, std::string_view from_name, const Target& to,
+                            std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
+  if (!on_event_loop_)
+    return from.volume->rename(from.ctx, from.inode, from_name, to.inode, to_name, from_wcc,
+                               to_wcc);
+  return attempted(from.volume->try_rename(from.ctx, from.inode, from_name, to.inode, to_name,
+                                           from_wcc, to_wcc));
+}
+
+fs::Status Nfs3Call::link(const Target& file, const Target& dir, std::string_view name,
+                          std::optional<fs::Attr>* file_attr, fs::Wcc* dir_wcc) {
+  if (!on_event_loop_)
+    return file.volume->link(dir.ctx, file.inode, dir.inode, name, file_attr, dir_wcc);
+  return attempted(
+      file.volume->try_link(dir.ctx, file.inode, dir.inode, name, file_attr, dir_wcc));
+}
+
 }  // namespace nasd::nfs::nfs3

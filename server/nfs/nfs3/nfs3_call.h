@@ -103,6 +103,38 @@ class Nfs3Call {
                    fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc);
   // COMMIT: on the event loop when the volume answers it from memory or parks it likewise.
   fs::Status commit(const Target& t, uint64_t offset, uint32_t count, fs::Wcc* wcc);
+  // READLINK, READDIR / READDIRPLUS (the caller's entry bound passes through unchanged) and
+  // FSSTAT: on the event loop when the volume answers from memory or parks the call on a
+  // forwarded round trip (RemoteVolume); a name-space root never does, so its junctions (whose
+  // handles may ask another node for its root) stay on the executor.
+  fs::Status readlink(const Target& t, std::string* target, std::optional<fs::Attr>* attr);
+  fs::Status readdir(const Target& dir, uint64_t cookie, uint64_t cookieverf,
+                     uint32_t max_entries, bool with_attrs, fs::ReaddirResult* out);
+  fs::Status fsstat(const Target& t, fs::FsStat* out, std::optional<fs::Attr>* attr);
+  // The name-space mutations: on the event loop only when the volume takes the whole call
+  // without a wait or hands it, whole, to a node that runs it (RemoteVolume: sent from the
+  // loop, parked); a local volume answers none of them there, so they reach its executor as
+  // before. Nothing is changed here before the volume call (see above).
+  fs::Status setattr(const Target& t, const fs::SetAttr& sa, std::optional<fs::Time> guard,
+                     fs::Wcc* wcc);
+  fs::Status create(const Target& dir, std::string_view name, fs::CreateMode mode,
+                    const fs::SetAttr& sa, uint64_t verifier, fs::InodeId* out,
+                    std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc);
+  fs::Status mkdir(const Target& dir, std::string_view name, const fs::SetAttr& sa,
+                   fs::InodeId* out, std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc);
+  fs::Status symlink(const Target& dir, std::string_view name, std::string_view target,
+                     const fs::SetAttr& sa, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                     fs::Wcc* dir_wcc);
+  fs::Status mknod(const Target& dir, std::string_view name, fs::FileType type,
+                   const fs::SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor,
+                   fs::InodeId* out, std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc);
+  fs::Status remove(const Target& dir, std::string_view name, fs::Wcc* dir_wcc);
+  fs::Status rmdir(const Target& dir, std::string_view name, fs::Wcc* dir_wcc);
+  // `from` and `to` are on one volume (the caller checked); the call goes to from's.
+  fs::Status rename(const Target& from, std::string_view from_name, const Target& to,
+                    std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc);
+  fs::Status link(const Target& file, const Target& dir, std::string_view name,
+                  std::optional<fs::Attr>* file_attr, fs::Wcc* dir_wcc);
   bool would_block() const { return would_block_; }
   uint32_t max_transfer() const { return call_.tcp ? kMaxTransferTcp : kMaxTransferUdp; }
 

@@ -35,9 +35,11 @@ class Nfs3Service : public rpc::Service {
   bool resumable() const override { return true; }
   rpc::DispatchResult dispatch(const rpc::CallContext& call, std::span<const uint8_t> args,
                                std::vector<uint8_t>* results) override;
-  // NULL, GETATTR, LOOKUP, ACCESS, READ and WRITE (the table's on_loop column), answered on the
+  // Every procedure but FSINFO and PATHCONF (the table's on_loop column), answered on the
   // event loop when the volume's non-blocking attempt can (for WRITE: UNSTABLE data taken from
-  // memory); the same procedure functions as dispatch().
+  // memory; for a forwarded volume: sent from the loop, parked, finished where the owner's
+  // answer arrives; a local volume takes no name-space mutation there); the same procedure
+  // functions as dispatch().
   std::optional<rpc::DispatchResult> dispatch_inline(const rpc::CallContext& call,
                                                      std::span<const uint8_t> args,
                                                      std::vector<uint8_t>* results) override;

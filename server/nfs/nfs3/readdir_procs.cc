@@ -54,8 +54,8 @@ nfsstat3 read_dir(Nfs3Call& call, const nfs_fh3& fh, cookie3 cookie, const char*
                   uint32_t max_entries, bool with_attrs, Target* dir, fs::ReaddirResult* out) {
   nfsstat3 st = call.open(fh, dir);
   if (st != NFS3_OK) return st;
-  return to_nfsstat(dir->volume->readdir(dir->ctx, dir->inode, cookie, get_verifier(verf),
-                                         max_entries, with_attrs, out));
+  return to_nfsstat(
+      call.readdir(*dir, cookie, get_verifier(verf), max_entries, with_attrs, out));
 }
 
 }  // namespace

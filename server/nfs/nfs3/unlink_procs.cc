@@ -26,7 +26,7 @@ rpc::DispatchResult proc_remove(Nfs3Call& call) {
   fs::Wcc wcc;
   res.status = open_entry(call, args->object, &dir);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->remove(dir.ctx, dir.inode, args->object.name, &wcc));
+    res.status = to_nfsstat(call.remove(dir, args->object.name, &wcc));
   if (res.status == NFS3_OK) res.REMOVE3res_u.resok.dir_wcc = to_wcc(wcc);
   else res.REMOVE3res_u.resfail.dir_wcc = to_wcc(wcc);
   return call.reply(xdr_REMOVE3res, res);
@@ -41,7 +41,7 @@ rpc::DispatchResult proc_rmdir(Nfs3Call& call) {
   fs::Wcc wcc;
   res.status = open_entry(call, args->object, &dir);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(dir.volume->rmdir(dir.ctx, dir.inode, args->object.name, &wcc));
+    res.status = to_nfsstat(call.rmdir(dir, args->object.name, &wcc));
   if (res.status == NFS3_OK) res.RMDIR3res_u.resok.dir_wcc = to_wcc(wcc);
   else res.RMDIR3res_u.resfail.dir_wcc = to_wcc(wcc);
   return call.reply(xdr_RMDIR3res, res);
@@ -58,8 +58,8 @@ rpc::DispatchResult proc_rename(Nfs3Call& call) {
   if (res.status == NFS3_OK) res.status = open_entry(call, args->to, &to);
   if (res.status == NFS3_OK) res.status = same_volume(from, to);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(from.volume->rename(from.ctx, from.inode, args->from.name, to.inode,
-                                                args->to.name, &from_wcc, &to_wcc_data));
+    res.status = to_nfsstat(
+        call.rename(from, args->from.name, to, args->to.name, &from_wcc, &to_wcc_data));
   // Success and failure replies both carry the WCC data of the two directories.
   if (res.status == NFS3_OK) {
     res.RENAME3res_u.resok.fromdir_wcc = to_wcc(from_wcc);
@@ -83,8 +83,7 @@ rpc::DispatchResult proc_link(Nfs3Call& call) {
   if (res.status == NFS3_OK) res.status = open_entry(call, args->link, &dir);
   if (res.status == NFS3_OK) res.status = same_volume(file, dir);
   if (res.status == NFS3_OK)
-    res.status = to_nfsstat(file.volume->link(dir.ctx, file.inode, dir.inode, args->link.name,
-                                              &file_attr, &dir_wcc));
+    res.status = to_nfsstat(call.link(file, dir, args->link.name, &file_attr, &dir_wcc));
   if (res.status == NFS3_OK) {
     res.LINK3res_u.resok.file_attributes = to_post_op(file_attr);
     res.LINK3res_u.resok.linkdir_wcc = to_wcc(dir_wcc);
