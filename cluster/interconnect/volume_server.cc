@@ -53,6 +53,9 @@ bool VolumeServer::try_inline(const IncomingRequest& request) {
     case VolumeOp::Lookup:
     case VolumeOp::Access:
     case VolumeOp::Read:
+    case VolumeOp::Readlink:
+    case VolumeOp::Readdir:
+    case VolumeOp::Fsstat:
       break;
     default:
       return false;

@@ -5,8 +5,8 @@
 // A request whose connection was fenced while it waited for a worker (a newer connection from
 // the same node was admitted: link_session.h) is dropped unanswered, never run.
 //
-// Run to completion: a GETATTR, LOOKUP, ACCESS or READ is first tried on the connection's reader
-// thread with the volume's non-blocking attempt (fs::Volume::try_*, the same one the NFS event
+// Run to completion: a GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR(PLUS) or FSSTAT is first
+// tried on the connection's reader thread with the volume's non-blocking attempt (fs::Volume::try_*, the same one the NFS event
 // loop uses); when the volume answers at once (cached inode and blocks, lock free) the reply
 // leaves from that thread, without the two thread hand-offs of the pool. An attempt that would
 // wait changes nothing, and the call goes to the pool as any other.

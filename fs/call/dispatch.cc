@@ -130,6 +130,20 @@ struct Attempt {
     return done(v.try_read(ctx, a.id, a.offset, a.count, &r.data, &r.eof, &r.attr),
                 std::move(r));
   }
+  bool operator()(const ReadlinkArgs& a) {
+    ReadlinkResult r;
+    return done(v.try_readlink(ctx, a.id, &r.target, &r.attr), std::move(r));
+  }
+  bool operator()(const ReaddirArgs& a) {
+    ReaddirCallResult r;
+    return done(v.try_readdir(ctx, a.dir, a.cookie, a.cookieverf, a.max_entries, a.with_attrs,
+                              &r.listing),
+                std::move(r));
+  }
+  bool operator()(const FsstatArgs& a) {
+    FsstatResult r;
+    return done(v.try_fsstat(ctx, a.id, &r.stat, &r.attr), std::move(r));
+  }
   template <class Other>
   bool operator()(const Other&) {
     return false;

@@ -16,9 +16,10 @@ VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 
 // The same call made with the volume's non-blocking attempt (fs::Volume::try_*), for a caller
 // that must not wait (the interconnect's reader thread): the reply when the volume answered at
-// once, std::nullopt when the call has no attempt (every call but GETATTR, LOOKUP, ACCESS and
-// READ) or the attempt would wait -- then nothing happened, and the caller runs
-// execute_volume_call where waiting is fine.
+// once, std::nullopt when the call has no attempt or the attempt would wait -- then nothing
+// happened, and the caller runs execute_volume_call where waiting is fine. The reads have
+// attempts (GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR, FSSTAT); mutations have none
+// here: the owner runs them where the journal may wait.
 std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 
 // The reply for a call that never reached a volume (unknown volume, overload, bad request).

@@ -24,7 +24,11 @@ CachedInode* InodeCache::find_shared(uint64_t ino) {
   auto it = map.find(ino);
   if (it == map.end()) return nullptr;
   CachedInode* c = it->second.get();
-  std::lock_guard<std::mutex> g(touch_mu_);
+  // The MRU move is a hint for eviction: when another reader holds the lock (two event loops
+  // listing a large directory touch an inode per entry), this hit is neither moved nor counted
+  // rather than making the reader wait or sleep on the lock.
+  std::unique_lock<std::mutex> g(touch_mu_, std::try_to_lock);
+  if (!g.owns_lock()) return c;
   hits_++;
   if (!c->dirty) {
     lru_.erase(lru_.iterator_to(*c));

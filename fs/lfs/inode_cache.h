@@ -27,7 +27,8 @@ class InodeCache {
 
   CachedInode* find(uint64_t ino);
   // find() for readers that run at once with each other while nobody changes the cache (the
-  // volume's shared lock): the map is only read, and the MRU move and hit count take touch_mu_.
+  // volume's shared lock): the map is only read, and the MRU move and hit count take touch_mu_
+  // when it is free at once (both are skipped when another reader holds it).
   CachedInode* find_shared(uint64_t ino);
   CachedInode* insert(const Inode& in);  // clean; replaces nothing (must not be cached)
   void mark_dirty(CachedInode* c);

@@ -52,12 +52,8 @@ Status LfsVolume::lookup_locked(const OpContext& ctx, InodeId dir, std::string_v
   return Status::Ok;
 }
 
-Status LfsVolume::readlink(const OpContext& ctx, InodeId id, std::string* target,
-                           std::optional<Attr>* attr) {
-  if (in_snapshot_space(id.ino)) return snap_readlink(id, target, attr);
-  Lock lk(mu_);
+Status LfsVolume::readlink_locked(InodeId id, std::string* target, std::optional<Attr>* attr) {
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* c;
   Status st = store_->get(id, &c);
   if (st != Status::Ok) return st;
@@ -441,13 +437,12 @@ Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::str
   return finish(lk, Status::Ok, true);
 }
 
-Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
-                          uint32_t max_entries, bool with_attrs, ReaddirResult* out) {
-  if (in_snapshot_space(dir.ino))
-    return snap_readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
-  Lock lk(mu_);
+Status LfsVolume::readdir_locked(const OpContext& ctx, InodeId dir, uint64_t cookie,
+                                 uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                                 ReaddirResult* out) {
+  // A run under the shared lock that met something uncached is run again: start clean.
+  out->entries.clear();
   if (Status u = readable(); u != Status::Ok) return u;
-  store_->trim();
   CachedInode* d;
   Status st = get_dir(dir, &d);
   if (st != Status::Ok) return st;

@@ -1,4 +1,5 @@
-// LfsVolume: how GETATTR, LOOKUP, ACCESS and READ take the volume lock.
+// LfsVolume: how GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR(PLUS) and FSSTAT take the
+// volume lock.
 //
 // Each first runs under the shared side of the lock inside a CacheOnlyReads scope, so readers
 // of cached state run at once with each other; one that finds something uncached (its body
@@ -97,6 +98,49 @@ std::optional<Status> LfsVolume::try_read_shared(const OpContext& ctx, InodeId i
       [&] { return read_pinned_locked(ctx, id, offset, count, data, eof, attr); });
   if (!st) data->clear();  // a refused attempt keeps no pins
   return st;
+}
+
+Status LfsVolume::readlink(const OpContext& ctx, InodeId id, std::string* target,
+                           std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_readlink(id, target, attr);
+  return shared_read([&] { return readlink_locked(id, target, attr); });
+}
+
+std::optional<Status> LfsVolume::try_readlink(const OpContext& ctx, InodeId id,
+                                              std::string* target, std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return std::nullopt;
+  return try_shared_read([&] { return readlink_locked(id, target, attr); });
+}
+
+Status LfsVolume::readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                          uint32_t max_entries, bool with_attrs, ReaddirResult* out) {
+  if (in_snapshot_space(dir.ino))
+    return snap_readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  return shared_read([&] {
+    return readdir_locked(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  });
+}
+
+std::optional<Status> LfsVolume::try_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie,
+                                             uint64_t cookieverf, uint32_t max_entries,
+                                             bool with_attrs, ReaddirResult* out) {
+  if (in_snapshot_space(dir.ino)) return std::nullopt;
+  return try_shared_read([&] {
+    return readdir_locked(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  });
+}
+
+// FSSTAT reads the space and inode counts, which only the exclusive side changes.
+Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                         std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return snap_fsstat(ctx, id, out, attr);
+  return shared_read([&] { return fsstat_locked(id, out, attr); });
+}
+
+std::optional<Status> LfsVolume::try_fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                                            std::optional<Attr>* attr) {
+  if (in_snapshot_space(id.ino)) return std::nullopt;
+  return try_shared_read([&] { return fsstat_locked(id, out, attr); });
 }
 
 }  // namespace nasd::fs::lfs

@@ -321,9 +321,7 @@ Status LfsVolume::access_locked(const OpContext& ctx, InodeId id, uint32_t reque
   return Status::Ok;
 }
 
-Status LfsVolume::fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr) {
-  if (in_snapshot_space(id.ino)) return snap_fsstat(ctx, id, out, attr);
-  Lock lk(mu_);
+Status LfsVolume::fsstat_locked(InodeId id, FsStat* out, std::optional<Attr>* attr) {
   if (Status u = readable(); u != Status::Ok) return u;
   CachedInode* c;
   Status st = store_->get(id, &c);

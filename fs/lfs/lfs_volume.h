@@ -1,9 +1,9 @@
 // LfsVolume: the Volume (and JournalTarget) backed by a log-structured store in one file or
 // block device. NFS semantics live here: names, permissions, link counts, WCC, durability per
-// call. One reader/writer lock guards the in-memory state: GETATTR, LOOKUP, ACCESS and READ of
-// what is cached run under its shared side, at once with each other (and, through the try_*
-// attempts, on the network event loop without ever waiting); everything else, and a read that
-// needs the disk, takes it exclusively. An UNSTABLE WRITE of cached (or new, or whole) blocks
+// call. One reader/writer lock guards the in-memory state: GETATTR, LOOKUP, ACCESS, READ,
+// READLINK, READDIR(PLUS) and FSSTAT of what is cached run under its shared side, at once with
+// each other (and, through the try_* attempts, on the network event loop without ever
+// waiting); everything else, and a read that needs the disk, takes it exclusively. An UNSTABLE WRITE of cached (or new, or whole) blocks
 // is also attempted on the event loop (try_write, exclusive side taken only if free at once).
 // A flush builds and seals its group exclusively and writes it to the device with the lock
 // released: readers and writers go on meanwhile, a writer changing a block of the group in
@@ -145,6 +145,14 @@ class LfsVolume : public JournalTarget {
   std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id, uint64_t offset,
                                         uint32_t count, util::ByteSlices* data, bool* eof,
                                         std::optional<Attr>* attr) override;
+  // READLINK, READDIR(PLUS) and FSSTAT likewise (not in the snapshot name space).
+  std::optional<Status> try_readlink(const OpContext& ctx, InodeId id, std::string* target,
+                                     std::optional<Attr>* attr) override;
+  std::optional<Status> try_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie,
+                                    uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                                    ReaddirResult* out) override;
+  std::optional<Status> try_fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                                   std::optional<Attr>* attr) override;
 
   // An UNSTABLE WRITE from memory (lfs_data.cc): answered when the exclusive lock is free at
   // once, the inode and the block-map nodes it needs are cached, a partial block is cached or
@@ -163,9 +171,10 @@ class LfsVolume : public JournalTarget {
   using Lock = std::unique_lock<VolumeLock>;
   LfsVolume(std::unique_ptr<Store> store, const LfsOptions& opts);
 
-  // The read path (lfs_read_path.cc). The bodies of GETATTR, LOOKUP, ACCESS and READ run with
-  // the lock held on either side: under the shared side inside a CacheOnlyReads scope they
-  // only read memory; under the exclusive side they may read the disk into the caches.
+  // The read path (lfs_read_path.cc). The bodies of GETATTR, LOOKUP, ACCESS, READ, READLINK,
+  // READDIR(PLUS) and FSSTAT run with the lock held on either side: under the shared side
+  // inside a CacheOnlyReads scope they only read memory; under the exclusive side they may
+  // read the disk into the caches. A body may run twice: it sets every output it gives.
   Status getattr_locked(InodeId id, Attr* out);
   Status lookup_locked(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
                        std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr);
@@ -173,6 +182,10 @@ class LfsVolume : public JournalTarget {
                        std::optional<Attr>* attr);
   Status read_locked(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
                      std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr);
+  Status readlink_locked(InodeId id, std::string* target, std::optional<Attr>* attr);
+  Status readdir_locked(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                        uint32_t max_entries, bool with_attrs, ReaddirResult* out);
+  Status fsstat_locked(InodeId id, FsStat* out, std::optional<Attr>* attr);
   // READ's checks and length: `*n` bytes from `offset` are to be read from `*inode` (0: none;
   // `*eof` is set either way).
   Status read_start(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,

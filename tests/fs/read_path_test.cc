@@ -1,5 +1,5 @@
-// LfsVolume's read path (lfs_read_path.cc): GETATTR, LOOKUP, ACCESS and READ under the shared
-// lock from memory, the non-blocking try_* attempts the NFS server runs on its event loop, and
+// LfsVolume's read path (lfs_read_path.cc): GETATTR, LOOKUP, ACCESS, READ, READLINK,
+// READDIR(PLUS) and FSSTAT under the shared lock from memory, the non-blocking try_* attempts the NFS server runs on its event loop, and
 // the fall back to the exclusive lock when the disk is needed.
 #include <atomic>
 #include <chrono>
@@ -109,6 +109,94 @@ TEST(LfsReadPath, TryCallsAnswerFromMemoryAndRefuseWhatNeedsTheDisk) {
   EXPECT_EQ(vol->getattr(ctx, f, &attr), Status::Jukebox);
 }
 
+// What a listing says, entry by entry, for comparing the attempt with the blocking call.
+std::vector<std::string> listing_of(const ReaddirResult& r) {
+  std::vector<std::string> out;
+  for (const DirEntry& e : r.entries)
+    out.push_back(e.name + " " + std::to_string(e.fileid) + " " + std::to_string(e.cookie) + " " +
+                  std::to_string(e.id.gen) + " " +
+                  (e.attr ? std::to_string(e.attr->size) + "/" + std::to_string(e.attr->mode)
+                          : std::string("-")));
+  out.push_back(std::to_string(r.cookieverf) + (r.eof ? " eof" : " more"));
+  return out;
+}
+
+TEST(LfsReadPath, ReadlinkReaddirAndFsstatAttemptsAnswerFromMemoryAsTheBlockingCallsDo) {
+  ScratchDir dir;
+  LfsOptions opts = small_options(dir.path());
+  InodeId d, link;
+  {
+    auto vol = make_volume(opts);
+    d = make_dir(*vol, vol->root(), "d");
+    for (int i = 0; i < 40; i++) create_file(*vol, d, "f" + std::to_string(i));
+    std::optional<Attr> obj;
+    Wcc wcc;
+    ASSERT_EQ(vol->symlink(root_ctx(), d, "l", "f7/../target", SetAttr{}, &link, &obj, &wcc),
+              Status::Ok);
+    ASSERT_EQ(vol->close(), Status::Ok);
+  }
+  auto vol = reopen(opts);  // cold: nothing of d is in memory
+  ASSERT_TRUE(vol);
+  const OpContext ctx = root_ctx();
+  for (bool plus : {false, true}) {
+    ReaddirResult tried;
+    EXPECT_FALSE(vol->try_readdir(ctx, d, 0, 0, 1000, plus, &tried))
+        << "an uncached directory was listed";
+  }
+  std::string target;
+  std::optional<Attr> attr;
+  EXPECT_FALSE(vol->try_readlink(ctx, link, &target, &attr)) << "an uncached symlink was read";
+
+  // Once the blocking calls brought everything in, the attempts answer the same, page by page.
+  for (bool plus : {false, true}) {
+    uint64_t cookie = 0, verf = 0;
+    for (int page = 0; page < 20; page++) {
+      ReaddirResult blocking, tried;
+      ASSERT_EQ(vol->readdir(ctx, d, cookie, verf, 16, plus, &blocking), Status::Ok);
+      ASSERT_EQ(vol->try_readdir(ctx, d, cookie, verf, 16, plus, &tried),
+                std::optional<Status>(Status::Ok));
+      EXPECT_EQ(listing_of(tried), listing_of(blocking)) << "page " << page;
+      ASSERT_TRUE(tried.dir_attr);
+      if (blocking.eof) break;
+      cookie = blocking.entries.back().cookie;
+      verf = blocking.cookieverf;
+    }
+  }
+  // Its errors too: a bad cookie verifier, and a file is not a directory.
+  ReaddirResult r;
+  EXPECT_EQ(vol->try_readdir(ctx, d, 1u << 30, 12345, 16, false, &r),
+            std::optional<Status>(vol->readdir(ctx, d, 1u << 30, 12345, 16, false, &r)));
+  InodeId f0;
+  ASSERT_EQ(lookup(*vol, d, "f0", &f0), Status::Ok);
+  EXPECT_EQ(vol->try_readdir(ctx, f0, 0, 0, 16, false, &r),
+            std::optional<Status>(Status::NotDir));
+
+  ASSERT_EQ(vol->readlink(ctx, link, &target, &attr), Status::Ok);
+  std::string tried_target;
+  std::optional<Attr> tried_attr;
+  ASSERT_EQ(vol->try_readlink(ctx, link, &tried_target, &tried_attr),
+            std::optional<Status>(Status::Ok));
+  EXPECT_EQ(tried_target, "f7/../target");
+  ASSERT_TRUE(tried_attr);
+  EXPECT_EQ(tried_attr->type, FileType::Lnk);
+  EXPECT_EQ(vol->try_readlink(ctx, f0, &tried_target, &tried_attr),
+            std::optional<Status>(Status::Inval));
+
+  FsStat blocking_stat, tried_stat;
+  std::optional<Attr> a1, a2;
+  ASSERT_EQ(vol->fsstat(ctx, d, &blocking_stat, &a1), Status::Ok);
+  ASSERT_EQ(vol->try_fsstat(ctx, d, &tried_stat, &a2), std::optional<Status>(Status::Ok));
+  EXPECT_EQ(tried_stat.total_bytes, blocking_stat.total_bytes);
+  EXPECT_EQ(tried_stat.free_bytes, blocking_stat.free_bytes);
+  EXPECT_EQ(tried_stat.free_files, blocking_stat.free_files);
+  EXPECT_EQ(tried_stat.total_files, blocking_stat.total_files);
+  ASSERT_TRUE(a2);
+  EXPECT_EQ(a2->fileid, a1->fileid);
+  vol->close();
+  EXPECT_EQ(vol->try_readdir(ctx, d, 0, 0, 16, false, &r), std::optional<Status>(Status::Jukebox));
+  EXPECT_EQ(vol->try_fsstat(ctx, d, &tried_stat, &a2), std::optional<Status>(Status::Jukebox));
+}
+
 TEST(LfsReadPath, TryCallsNeverWaitForTheLockAndBlockingReadsStillFinish) {
   ScratchDir dir;
   LfsOptions opts = small_options(dir.path());
@@ -135,9 +223,18 @@ TEST(LfsReadPath, TryCallsNeverWaitForTheLockAndBlockingReadsStillFinish) {
   bool eof;
   std::optional<Attr> a;
   EXPECT_FALSE(vol->try_read(ctx, f, 0, 4096, &data, &eof, &a));
+  ReaddirResult listing;
+  EXPECT_FALSE(vol->try_readdir(ctx, vol->root(), 0, 0, 100, true, &listing));
+  FsStat stat;
+  EXPECT_FALSE(vol->try_fsstat(ctx, vol->root(), &stat, &a));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1))
       << "a non-blocking attempt waited";
-  std::thread reader([&] { EXPECT_EQ(read_at(*vol, f, 0, 4096), pattern(4096, 1)); });
+  std::thread reader([&] {
+    EXPECT_EQ(read_at(*vol, f, 0, 4096), pattern(4096, 1));
+    ReaddirResult all;
+    EXPECT_EQ(vol->readdir(ctx, vol->root(), 0, 0, 100, true, &all), Status::Ok);
+    EXPECT_EQ(all.entries.size(), 4u);  // ., .., f, g
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   gate->open();
   writer.join();
@@ -209,6 +306,15 @@ TEST(LfsReadPath, SharedReadersSeeConsistentDataWhileOthersWrite) {
           bad++;
         InodeId found;
         if (lookup(*vol, vol->root(), "steady", &found) != Status::Ok || !(found == steady)) bad++;
+        // The root's listing never changes during the race: both paths see all 5 entries.
+        ReaddirResult listing;
+        if (vol->readdir(ctx, vol->root(), 0, 0, 100, true, &listing) != Status::Ok ||
+            listing.entries.size() != 5 || !listing.eof)
+          bad++;
+        if (auto st = vol->try_readdir(ctx, vol->root(), 0, 0, 100, true, &listing)) {
+          answered++;
+          if (*st != Status::Ok || listing.entries.size() != 5) bad++;
+        }
       }
     });
   for (auto& t : threads) t.join();
