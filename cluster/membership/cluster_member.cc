@@ -133,7 +133,11 @@ bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
   if (home.wants_failback) return false;
   if (s.held) return true;  // taken over while its node was away; kept until it asks
   // Alive but not holding it (it lost its storage path, or handed it over on purpose):
-  // rescue it. The authority refuses if it does hold it.
+  // rescue it. The authority refuses if it does hold it. Not from a node that has just
+  // started, though: its lease request and replay may outlast the failure timeout (a loaded
+  // machine, a slow authority), and the rescue would take the volume from under it while it
+  // opens it. It gets two leases' time from its first heartbeat.
+  if (now_ - home.started_at < 2 * config_.lease_ms) return false;
   return now_ - s.home_served_at >= home.detector.timeout_ms();
 }
 
@@ -303,6 +307,7 @@ void ClusterMember::heartbeat_received(int64_t now_ms, const Heartbeat& hb) {
   if (hb.incarnation != p.incarnation) {
     // A fresh start: give it the usual time to pick its volumes up before rescuing them.
     p.incarnation = hb.incarnation;
+    p.started_at = now_;
     for (auto& [v, s] : volumes_)
       if (s.home == hb.node) s.home_served_at = now_;
   }

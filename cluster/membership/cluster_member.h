@@ -168,6 +168,7 @@ class ClusterMember {
     FailureDetector detector;
     bool heard = false;
     uint64_t incarnation = 0;
+    int64_t started_at = 0;  // when this node first heard its current incarnation (its start)
     bool wants_failback = false;
     std::set<uint32_t> holding;
   };

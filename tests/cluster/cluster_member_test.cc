@@ -102,6 +102,19 @@ TEST(ClusterMember, TakesOverOnlyTheNodeItCovers) {
   EXPECT_FALSE(m.may_serve(2, 3000));
 }
 
+// Both nodes start at once (a fresh authority holds no lease): n2 heartbeats at once but is
+// slow to open volume 2 (its lease request or replay outlasts the failure timeout). n3 must not
+// "rescue" it from under n2 then; only a node that stays alive without it for two leases has
+// it rescued.
+TEST(ClusterMember, DoesNotRescueAVolumeFromANodeThatJustStarted) {
+  ClusterMember m(n3(), 1, 0);
+  auto acts = run(m, 0, 2 * 3000 - 100, {{"n1", {1}}, {"n2", {}}, {"n4", {4}}});
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 2)) << "took volume 2 from a node still opening it";
+  EXPECT_FALSE(m.may_serve(2, 2 * 3000 - 100));
+  acts = run(m, 2 * 3000, 2 * 3000 + 1500, {{"n1", {1}}, {"n2", {}}, {"n4", {4}}});
+  EXPECT_TRUE(has(acts, Kind::Serve, 2)) << "a live node that never opened its volume kept it";
+}
+
 TEST(ClusterMember, RoutesAVolumeToWhoeverSaysItHoldsIt) {
   ClusterMember m(n3(), 1, 0);
   EXPECT_EQ(m.route(1), "n1");  // its home until told otherwise
