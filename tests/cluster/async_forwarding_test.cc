@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "server/rpc/call_dispatcher.h"
 #include "tests/cluster/echo_volume.h"
 #include "tests/cluster/held_executor.h"
+#include "tests/rpc/loopback_call.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "util/resumable_call.h"
 #include "util/task_queue.h"
@@ -296,14 +298,9 @@ class Forwarder {
     spec.vers = 1;
     spec.proc = proc;
     spec.args = XdrBuilder().u32(volume).u32(inode).take();
-    rpc::CallOrigin origin;
-    auto* in = reinterpret_cast<sockaddr_in*>(&origin.peer);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(800);
-    in->sin_addr.s_addr = htonl(0x7f000001);
-    origin.peer_len = sizeof(sockaddr_in);
     const std::vector<uint8_t> call = rpc::testing::make_call(spec);
-    auto outcome = dispatcher_.handle(rpc::Record(call.begin(), call.end()), origin,
+    auto outcome = dispatcher_.handle(rpc::Record(call.begin(), call.end()),
+                                      rpc::testing::loopback_origin(800),
                                       rpc::CallDispatcher::Clock::now(),
                                       [this](rpc::CallDispatcher::Reply r) { collect(*r); });
     if (outcome.kind == rpc::CallDispatcher::Outcome::SendNow) collect(*outcome.reply);
@@ -898,15 +895,31 @@ TEST(AsyncForwarding, WriteAndCommitAttemptsThatMayNotParkWouldBlockAndSendNothi
   EXPECT_EQ(owner.arrived(), 0u);
 }
 
-// The same for READLINK, READDIR(PLUS) and FSSTAT: no resumable call, or a run that may not
-// park (the link reader's resumption), and the attempt would block with nothing sent.
-TEST(AsyncForwarding, ReadOnlyAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+// Runs `attempt_all` (each attempt expected to decline) against a connected forwarder, outside
+// any resumable call and inside a run that may not park (the link reader's resumption): the
+// attempts would block, and nothing reaches the link or the owner.
+void expect_attempts_that_may_not_park_send_nothing(
+    const std::function<void(RemoteVolume&)>& attempt_all) {
   Owner owner;
   Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
   ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
   auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
   RemoteVolume remote(kRemoteVolume, link);
-  auto attempt_all = [&] {
+  attempt_all(remote);
+  auto call = std::make_shared<util::ResumableCall>();
+  {
+    util::ResumableCall::Run run(call, /*may_park=*/false);
+    attempt_all(remote);
+  }
+  EXPECT_FALSE(call->end_run(nullptr));
+  EXPECT_EQ(fwd.link().in_flight(), 0u);
+  EXPECT_EQ(owner.arrived(), 0u);
+  EXPECT_EQ(owner.volume().calls(), 0u);
+}
+
+// The same for READLINK, READDIR(PLUS) and FSSTAT.
+TEST(AsyncForwarding, ReadOnlyAttemptsThatMayNotParkWouldBlockAndSendNothing) {
+  expect_attempts_that_may_not_park_send_nothing([](RemoteVolume& remote) {
     std::string target;
     std::optional<fs::Attr> attr;
     fs::ReaddirResult listing;
@@ -915,26 +928,12 @@ TEST(AsyncForwarding, ReadOnlyAttemptsThatMayNotParkWouldBlockAndSendNothing) {
     EXPECT_FALSE(remote.try_readdir(fs::OpContext{}, fs::InodeId{2, 7}, 0, 0, 10, false, &listing));
     EXPECT_FALSE(remote.try_readdir(fs::OpContext{}, fs::InodeId{2, 7}, 0, 0, 10, true, &listing));
     EXPECT_FALSE(remote.try_fsstat(fs::OpContext{}, fs::InodeId{2, 7}, &stat, &attr));
-  };
-  attempt_all();
-  auto call = std::make_shared<util::ResumableCall>();
-  {
-    util::ResumableCall::Run run(call, /*may_park=*/false);
-    attempt_all();
-  }
-  EXPECT_FALSE(call->end_run(nullptr));
-  EXPECT_EQ(fwd.link().in_flight(), 0u);
-  EXPECT_EQ(owner.arrived(), 0u);
+  });
 }
 
 // And for the name-space mutations: nothing is sent unless the call can park on it.
 TEST(AsyncForwarding, MutationAttemptsThatMayNotParkWouldBlockAndSendNothing) {
-  Owner owner;
-  Forwarder fwd(owner.port(), 20s, 1024, /*on_loop=*/true);
-  ASSERT_TRUE(fwd.link().wait_connected(5s)) << fwd.link().last_error();
-  auto link = std::shared_ptr<PeerClient>(&fwd.link(), [](PeerClient*) {});
-  RemoteVolume remote(kRemoteVolume, link);
-  auto attempt_all = [&] {
+  expect_attempts_that_may_not_park_send_nothing([](RemoteVolume& remote) {
     const fs::OpContext ctx;
     const fs::InodeId dir{2, 7}, file{5, 1};
     fs::InodeId out;
@@ -951,17 +950,7 @@ TEST(AsyncForwarding, MutationAttemptsThatMayNotParkWouldBlockAndSendNothing) {
     EXPECT_FALSE(remote.try_rmdir(ctx, dir, "d", &wcc));
     EXPECT_FALSE(remote.try_rename(ctx, dir, "a", dir, "b", &wcc, &other));
     EXPECT_FALSE(remote.try_link(ctx, file, dir, "h", &attr, &wcc));
-  };
-  attempt_all();
-  auto call = std::make_shared<util::ResumableCall>();
-  {
-    util::ResumableCall::Run run(call, /*may_park=*/false);
-    attempt_all();
-  }
-  EXPECT_FALSE(call->end_run(nullptr));
-  EXPECT_EQ(fwd.link().in_flight(), 0u);
-  EXPECT_EQ(owner.arrived(), 0u);
-  EXPECT_EQ(owner.volume().calls(), 0u);
+  });
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "server/rpc/call_stats.h"
 #include "tests/nvram/loop_test_doubles.h"
 #include "tests/nvram/test_util.h"
+#include "tests/rpc/loopback_call.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "tests/support/memory_resolver.h"
 #include "util/config.h"
@@ -99,24 +100,10 @@ class StableOnTheLoop : public ::testing::Test {
 
   // Hands one call to the dispatcher as the event loop would; SendNow replies are collected.
   rpc::CallDispatcher::Outcome::Kind send(uint32_t proc, std::vector<uint8_t> args) {
-    rpc::testing::CallSpec spec;
-    spec.xid = next_xid_++;
-    spec.prog = 100003;
-    spec.vers = 3;
-    spec.proc = proc;
-    spec.cred_flavor = 1;  // AUTH_SYS
-    rpc::testing::AuthSysParams cred;
-    cred.uid = cred.gid = 0;
-    spec.cred_body = rpc::testing::auth_sys_body(cred);
-    spec.args = std::move(args);
-    const std::vector<uint8_t> message = rpc::testing::make_call(spec);
-    rpc::CallOrigin origin;
-    auto* in = reinterpret_cast<sockaddr_in*>(&origin.peer);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(40123);
-    in->sin_addr.s_addr = htonl(0x7f000001);
-    origin.peer_len = sizeof(sockaddr_in);
-    auto outcome = dispatcher_.handle(rpc::Record(message.begin(), message.end()), origin,
+    const std::vector<uint8_t> message =
+        rpc::testing::nfs3_call(next_xid_++, proc, 0, 0, std::move(args));
+    auto outcome = dispatcher_.handle(rpc::Record(message.begin(), message.end()),
+                                      rpc::testing::loopback_origin(40123),
                                       rpc::CallDispatcher::Clock::now(),
                                       [this](rpc::CallDispatcher::Reply r) { collect(*r); });
     if (outcome.kind == rpc::CallDispatcher::Outcome::SendNow) collect(*outcome.reply);
