@@ -32,6 +32,7 @@
 #include "server/rpc/call_dispatcher.h"
 #include "tests/cluster/echo_volume.h"
 #include "tests/cluster/held_executor.h"
+#include "tests/nfs/xdr_encode.h"
 #include "tests/rpc/loopback_call.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "util/config.h"
@@ -55,12 +56,7 @@ clients = 127.0.0.0/8
 options = rw, insecure, no_root_squash
 )";
 
-template <typename T>
-std::vector<uint8_t> encode(nfs::xdr::Routine<T> routine, const T& value) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(nfs::xdr::append(routine, value, &out));
-  return out;
-}
+using nfs::testing::encode;
 
 nfs_fh3 wire(nfs::FileHandle& fh) {
   nfs_fh3 w{};

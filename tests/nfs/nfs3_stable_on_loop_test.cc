@@ -30,6 +30,7 @@
 #include "server/rpc/call_stats.h"
 #include "tests/nvram/loop_test_doubles.h"
 #include "tests/nvram/test_util.h"
+#include "tests/nfs/xdr_encode.h"
 #include "tests/rpc/loopback_call.h"
 #include "tests/rpc/rpc_test_client.h"
 #include "tests/support/memory_resolver.h"
@@ -48,12 +49,7 @@ clients = 127.0.0.0/8
 options = rw, insecure, no_root_squash
 )";
 
-template <typename T>
-std::vector<uint8_t> encode(xdr::Routine<T> routine, const T& value) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(xdr::append(routine, value, &out));
-  return out;
-}
+using testing::encode;
 
 nfs_fh3 wire(FileHandle& fh) {
   nfs_fh3 w{};

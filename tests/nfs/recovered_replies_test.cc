@@ -23,6 +23,7 @@
 #include "server/nfs/xdr/nfs3_prot.h"
 #include "server/nfs/xdr/xdr_codec.h"
 #include "server/rpc/duplicate_request_cache.h"
+#include "tests/nfs/xdr_encode.h"
 #include "tests/nvram/test_util.h"
 #include "tests/support/memory_fs.h"
 #include "tests/support/memory_resolver.h"
@@ -62,12 +63,7 @@ nfs_fh3 wire(FileHandle& fh) {
   return w;
 }
 
-template <typename T>
-std::vector<uint8_t> encode(xdr::Routine<T> routine, const T& value) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(xdr::append(routine, value, &out));
-  return out;
-}
+using testing::encode;
 
 std::vector<uint8_t> message(const rpc::EncodedReply& r) {
   std::vector<uint8_t> out(r.udp_head().begin(), r.udp_head().end());

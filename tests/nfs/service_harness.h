@@ -18,6 +18,7 @@
 #include "server/nfs/xdr/mount3_prot.h"
 #include "server/nfs/xdr/nfs3_prot.h"
 #include "server/nfs/xdr/xdr_codec.h"
+#include "tests/nfs/xdr_encode.h"
 #include "tests/support/memory_fs.h"
 #include "tests/support/memory_resolver.h"
 #include "util/config.h"
@@ -61,12 +62,7 @@ inline sockaddr_storage ipv4_peer(const char* addr) {
   return ss;
 }
 
-template <typename T>
-std::vector<uint8_t> encode(xdr::Routine<T> routine, const T& value) {
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(xdr::append(routine, value, &out));
-  return out;
-}
+using nfs::testing::encode;
 
 // One decoded reply; frees what the decoder allocated.
 template <typename T>
