@@ -16,39 +16,19 @@
 #include "tests/e2e/ha_load_args.h"
 #include "tests/e2e/ha_verify.h"
 #include "tests/e2e/mount3_client.h"
+#include "tests/e2e/retrying_session.h"
 
 namespace nasd::e2e {
 namespace {
 
 // Mounts the export and makes the load's directory; the load must start on a served node.
-// A lost connection or JUKEBOX is retried within the retry budget, as the load's own calls
-// are: a drill may move the node's address while a slow client is still setting up.
+// Retried within the retry budget, as the load's own calls are: a drill may move the node's
+// address while a slow client is still setting up.
 Fh make_load_dir(const HaLoadArgs& a) {
-  const std::string what = "MKDIR " + a.export_path + "/" + a.dir;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(a.retry_budget_s);
-  bool retried = false;
-  for (std::string last;; retried = true) {
-    if (std::chrono::steady_clock::now() > give_up) throw RpcError(what + ": " + last);
-    if (retried) std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    try {
-      Fh root = mount_root(a.host, a.mount_port, a.export_path);
-      RpcChannel channel(a.host, a.nfs_port, Credential{});
-      Nfs3Client nfs(channel);
-      NewObjectReply r = nfs.mkdir(root, a.dir, sattr_mode(0755));
-      if (r.status == NFS3_OK && r.fh) return *r.fh;
-      if (r.status == NFS3ERR_EXIST && retried) {  // the lost attempt made it
-        LookupReply l = nfs.lookup(root, a.dir);
-        if (l.status == NFS3_OK) return l.fh;
-        last = std::string("LOOKUP after EXIST: ") + nfsstat_name(l.status);
-        continue;
-      }
-      if (r.status != NFS3ERR_JUKEBOX)
-        throw std::runtime_error(what + ": " + nfsstat_name(r.status));
-      last = "NFS3ERR_JUKEBOX";
-    } catch (const RpcError& e) {
-      last = e.what();
-    }
-  }
+  RetryingSession s({a.host, a.nfs_port, a.mount_port, a.export_path,
+                     std::chrono::seconds(a.retry_budget_s),
+                     std::chrono::milliseconds(a.call_timeout_ms)});
+  return s.make_dir(a.dir);
 }
 
 int run(const HaLoadArgs& a) {

@@ -20,8 +20,8 @@
 #include <string>
 #include <thread>
 
-#include "tests/e2e/mount3_client.h"
 #include "tests/e2e/nfs3_client.h"
+#include "tests/e2e/retrying_session.h"
 
 namespace nasd::e2e {
 namespace {
@@ -45,57 +45,14 @@ std::string chunk_of(const std::string& file, uint64_t offset, uint32_t len) {
   return out;
 }
 
-class Session {
- public:
-  explicit Session(const Args& a) : a_(a) {}
-  // Runs `call` until it answers something other than JUKEBOX (connection errors reconnect).
-  template <class F>
-  auto retry(const std::string& what, F call) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(a_.retry_budget_s);
-    for (int attempt = 0;; attempt++) {
-      try {
-        if (!channel_) {
-          root_ = mount_root(a_.host, a_.mount_port, a_.export_path);
-          channel_ = std::make_unique<RpcChannel>(a_.host, a_.nfs_port, Credential{}, std::chrono::seconds(5));
-          nfs_ = std::make_unique<Nfs3Client>(*channel_);
-        }
-        auto r = call(*nfs_, attempt > 0);
-        if (r.second != NFS3ERR_JUKEBOX) {
-          if (attempt > 0) ++retried;
-          return r.first;
-        }
-      } catch (const std::exception& e) {
-        nfs_.reset();
-        channel_.reset();
-      }
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(what + ": no answer within the retry budget");
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
-  const Fh& root() {
-    retry("MOUNT", [](Nfs3Client&, bool) { return std::pair<int, nfsstat3>{0, NFS3_OK}; });
-    return root_;
-  }
-  int retried = 0;
-
- private:
-  const Args& a_;
-  Fh root_;
-  std::unique_ptr<RpcChannel> channel_;
-  std::unique_ptr<Nfs3Client> nfs_;
-};
+RetryingSession session_of(const Args& a) {
+  return RetryingSession({a.host, a.nfs_port, a.mount_port, a.export_path,
+                          std::chrono::seconds(a.retry_budget_s), std::chrono::seconds(5)});
+}
 
 int write_load(const Args& a) {
-  Session s(a);
-  Fh dir = s.retry("MKDIR", [&](Nfs3Client& nfs, bool retried) {
-    NewObjectReply r = nfs.mkdir(s.root(), a.dir, sattr_mode(0755));
-    if (r.status == NFS3ERR_EXIST && retried) {
-      LookupReply l = nfs.lookup(s.root(), a.dir);
-      return std::pair{l.fh, l.status};
-    }
-    if (r.status != NFS3_OK && r.status != NFS3ERR_JUKEBOX) throw std::runtime_error(std::string("MKDIR: ") + nfsstat_name(r.status));
-    return std::pair{r.fh ? *r.fh : Fh{}, r.status};
-  });
+  RetryingSession s = session_of(a);
+  Fh dir = s.make_dir(a.dir);
   std::map<std::string, uint64_t> acked;
   const uint64_t file_bytes = a.file_kib > 0 ? uint64_t(a.file_kib) << 10 : uint64_t(a.file_mib) << 20;
   const uint64_t max_bytes = a.max_mib > 0 ? uint64_t(a.max_mib) << 20 : UINT64_MAX;
@@ -144,7 +101,7 @@ int write_load(const Args& a) {
 }
 
 int verify(const Args& a) {
-  Session s(a);
+  RetryingSession s = session_of(a);
   std::ifstream in(a.report);
   std::string name;
   uint64_t n = 0, checked = 0;
