@@ -48,18 +48,7 @@ void VolumeServer::handle(IncomingRequest request) {
 
 bool VolumeServer::try_inline(const IncomingRequest& request) {
   // Only the ops with a non-blocking attempt; the op is byte 1 of every request (op_of).
-  switch (op_of(request.payload)) {
-    case VolumeOp::Getattr:
-    case VolumeOp::Lookup:
-    case VolumeOp::Access:
-    case VolumeOp::Read:
-    case VolumeOp::Readlink:
-    case VolumeOp::Readdir:
-    case VolumeOp::Fsstat:
-      break;
-    default:
-      return false;
-  }
+  if (!has_attempt(op_of(request.payload))) return false;
   VolumeRequest req;
   if (!decode_request(request.payload, &req)) return false;  // the pool answers ServerFault
   std::optional<VolumeReply> reply;

@@ -152,6 +152,22 @@ struct Attempt {
 
 }  // namespace
 
+bool has_attempt(VolumeOp op) {
+  // The ops Attempt above has an overload for.
+  switch (op) {
+    case VolumeOp::Getattr:
+    case VolumeOp::Lookup:
+    case VolumeOp::Access:
+    case VolumeOp::Read:
+    case VolumeOp::Readlink:
+    case VolumeOp::Readdir:
+    case VolumeOp::Fsstat:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
   VolumeReply reply;
   reply.op = req.op();

@@ -21,6 +21,8 @@ VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 // attempts (GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR, FSSTAT); mutations have none
 // here: the owner runs them where the journal may wait.
 std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
+// Whether calls of `op` have an attempt at all: a caller may skip decoding the others.
+bool has_attempt(VolumeOp op);
 
 // The reply for a call that never reached a volume (unknown volume, overload, bad request).
 VolumeReply refused_volume_call(VolumeOp op, fs::Status status);

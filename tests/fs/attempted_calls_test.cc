@@ -57,12 +57,14 @@ TEST(AttemptedVolumeCalls, EveryReadIsAnsweredInPlaceFromMemoryAsThePoolWouldAns
     const std::vector<uint8_t> pooled = encode_reply(execute_volume_call(*vol, req));
     std::optional<VolumeReply> tried = try_execute_volume_call(*vol, req);
     ASSERT_TRUE(tried) << "op " << int(req.op()) << " not answered once in memory";
+    EXPECT_TRUE(has_attempt(req.op())) << "op " << int(req.op()) << " skipped by the owner";
     EXPECT_EQ(tried->status, Status::Ok) << "op " << int(req.op());
     EXPECT_EQ(encode_reply(*tried), pooled) << "op " << int(req.op());
   }
   // A mutation has no attempt on the owner: it is journalled where waiting is fine.
   const VolumeRequest remove = request_of(vol->id(), RemoveArgs{d, "e1"});
   EXPECT_FALSE(try_execute_volume_call(*vol, remove));
+  EXPECT_FALSE(has_attempt(remove.op()));
   InodeId still;
   EXPECT_EQ(lookup(*vol, d, "e1", &still), Status::Ok) << "a declined attempt changed the volume";
   vol->close();
