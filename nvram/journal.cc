@@ -133,7 +133,7 @@ void Journal::attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target)
 
 void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
   std::shared_ptr<fs::JournalTarget> dropped;  // released outside the lock
-  std::lock_guard lk(targets_mu_);
+  std::unique_lock lk(targets_mu_);
   auto it = targets_.find(volume);
   if (it == targets_.end() || (target && it->second.get() != target)) return;
   dropped = std::move(it->second);
@@ -141,7 +141,46 @@ void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
   before_trim_.erase(volume);
   // What the file system made durable stays trimmable; anything newer is kept for whoever
   // opens the volume next (this node after a failback, or its replay after a crash).
-  retired_[volume] = dropped->durable_seq();
+  const uint64_t durable = dropped->durable_seq();
+  retired_[volume] = durable;
+  lk.unlock();
+  keep_for_next_opener(volume, durable);
+}
+
+void Journal::keep_for_next_opener(uint32_t volume, uint64_t durable) {
+  std::vector<RecordView> kept;
+  uint64_t max_seq = 0;
+  {
+    std::lock_guard trim_lock(trim_mu_);
+    std::lock_guard lk(mu_);
+    // Its carried copies no longer stand for the originals: those must stay where the views
+    // taken below point, so the trim stops at them like at any record of a detached volume.
+    stuck_.erase(volume);
+    carried_volumes_.erase(volume);
+    // The volume is sealed: its records are all complete, though maybe not committed yet (a
+    // crash would replay them too once the region holds them; in memory it does already).
+    walk_headers(*region_, head_, complete_end_locked(), [&](const RecordHeader& h) {
+      if (h.volume != volume) return true;
+      max_seq = std::max(max_seq, h.seq);
+      if (h.seq <= durable) return true;
+      RecordView rec;
+      const uint64_t avail = region_->log_size() - h.pos % region_->log_size();
+      if (decode_record(region_->at(h.pos), avail, h.pos, &rec) == DecodeResult::Ok)
+        kept.push_back(rec);
+      return true;
+    });
+  }
+  std::lock_guard lk(targets_mu_);
+  uint64_t& m = max_recovered_seq_[volume];
+  m = std::max(m, max_seq);
+  if (kept.empty()) return;
+  std::vector<RecordView>& recs = recovered_[volume];
+  recs.insert(recs.end(), kept.begin(), kept.end());
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+  recs.erase(std::unique(recs.begin(), recs.end(),
+                         [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
+             recs.end());
 }
 
 void Journal::set_before_trim(uint32_t volume, std::function<void()> hook) {

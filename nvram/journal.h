@@ -69,14 +69,20 @@ class Journal : private Mirror::Listener {
   // was never attached are kept (they cannot be trimmed), never dropped.
   void attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target);
   // Given `target`, only if it is still the one attached (a reopened volume replaced it).
-  // Records the file system made durable stay trimmable after the detach.
+  // Records the file system made durable stay trimmable after the detach. The newer ones
+  // join recovered() as if found at open, so that the next opener in this process replays
+  // them just as a restart would: a volume abandoned when its lease ran out and opened again
+  // here must not lose what it acknowledged since its file system's last flush. The caller
+  // has sealed the volume (nothing of it is being appended).
   void detach(uint32_t volume, const fs::JournalTarget* target = nullptr);
   // Runs `hook` on the write-behind thread after `volume`'s file system flushed, before the
   // trim that may drop the volume's records (the latest call wins; detach clears it). For what
   // must outlive the records, as the reply window (JournalVolume::save_window_before_trims).
   // The hook must not wait for this journal (it runs inside its flush).
   void set_before_trim(uint32_t volume, std::function<void()> hook);
-  // The volume's records found at open, in sequence order; dropped by release_recovered().
+  // The volume's records found at open or kept at its detach, in sequence order; dropped by
+  // release_recovered(). max_recovered_seq() is the highest seq of the volume ever seen in the
+  // log, so that the next opener never reuses a sequence number.
   std::vector<RecordView> recovered(uint32_t volume) const;
   uint64_t max_recovered_seq(uint32_t volume) const;
   void release_recovered(uint32_t volume, uint64_t replayed, uint64_t errors);
@@ -163,6 +169,8 @@ class Journal : private Mirror::Listener {
   fs::Status committed_status_locked(uint64_t ticket, fs::Status mirror_lost) const;
   // The committer thread: commits and answers the when_committed() waiters, in ticket order.
   void run_committer();
+  // detach(): the volume's records above `durable` into recovered_ (see detach()).
+  void keep_for_next_opener(uint32_t volume, uint64_t durable);
   uint64_t count_records(uint64_t from, uint64_t to) const;
   void feed_mirror();
   void declare_degraded_locked(const std::string& why);

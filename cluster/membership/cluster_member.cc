@@ -138,6 +138,10 @@ bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
   // machine, a slow authority), and the rescue would take the volume from under it while it
   // opens it. It gets two leases' time from its first heartbeat.
   if (now_ - home.started_at < 2 * config_.lease_ms) return false;
+  // Nor while the authority does not answer us, or has only just come back: its node most
+  // likely lost the lease for the same reason (an authority down for everyone) and gets the
+  // same two leases to take it back, or the nodes would swap their volumes at its return.
+  if (authority_unreachable_ || now_ - authority_back_at_ < 2 * config_.lease_ms) return false;
   return now_ - s.home_served_at >= home.detector.timeout_ms();
 }
 
@@ -328,7 +332,13 @@ void ClusterMember::lease_answered(int64_t now_ms, uint32_t volume, uint64_t req
   auto it = volumes_.find(volume);
   if (it == volumes_.end()) return;
   Slot& s = it->second;
-  if (answer.verdict != LeaseVerdict::Unreachable) authority_seen_at_ = now_;
+  if (answer.verdict != LeaseVerdict::Unreachable) {
+    authority_seen_at_ = now_;
+    if (authority_unreachable_) authority_back_at_ = now_;
+    authority_unreachable_ = false;
+  } else {
+    authority_unreachable_ = true;
+  }
   if (request == 0 || request != s.outstanding) {
     // Stale. A grant we do not believe in is handed back, if nothing of ours is in flight.
     if (answer.verdict == LeaseVerdict::Granted && !s.held && s.outstanding == 0)

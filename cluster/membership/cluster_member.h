@@ -219,6 +219,10 @@ class ClusterMember {
   bool operator_failback_ = false;
   bool standby_ = false;
   int64_t authority_seen_at_ = -1;
+  // The latest lease answer was Unreachable; and when an answer came again after such a run
+  // (no rescue of an alive node's volume during the outage or for two leases after it).
+  bool authority_unreachable_ = false;
+  int64_t authority_back_at_ = INT64_MIN / 2;
   int64_t next_heartbeat_ = 0;
   uint64_t next_request_ = 1;
   uint64_t view_ = 1;

@@ -33,9 +33,10 @@ Heartbeat beat(const std::string& node, std::vector<uint32_t> holding, bool fail
 }
 
 // Ticks every 50 ms over [from, to]; the nodes in `alive` heartbeat what they hold; every lease
-// request is answered Granted at once. Returns every action.
+// request is answered at once with `verdict`. Returns every action.
 std::vector<MemberAction> run(ClusterMember& m, int64_t from, int64_t to,
-                              const std::map<std::string, std::vector<uint32_t>>& alive) {
+                              const std::map<std::string, std::vector<uint32_t>>& alive,
+                              LeaseVerdict verdict = LeaseVerdict::Granted) {
   std::vector<MemberAction> out;
   for (int64_t t = from; t <= to; t += 50) {
     for (const auto& [node, holding] : alive) m.heartbeat_received(t, beat(node, holding));
@@ -46,7 +47,7 @@ std::vector<MemberAction> run(ClusterMember& m, int64_t from, int64_t to,
       for (const auto& a : acts) {
         out.push_back(a);
         if (a.kind == Kind::AcquireLease)
-          m.lease_answered(t, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
+          m.lease_answered(t, a.volume, a.request, {verdict, {}, ""});
         if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
         if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
       }
@@ -113,6 +114,24 @@ TEST(ClusterMember, DoesNotRescueAVolumeFromANodeThatJustStarted) {
   EXPECT_FALSE(m.may_serve(2, 2 * 3000 - 100));
   acts = run(m, 2 * 3000, 2 * 3000 + 1500, {{"n1", {1}}, {"n2", {}}, {"n4", {4}}});
   EXPECT_TRUE(has(acts, Kind::Serve, 2)) << "a live node that never opened its volume kept it";
+}
+
+// The authority stops answering everyone for longer than a lease: n2 loses volume 2's lease as
+// n3 loses volume 3's. n2 stays alive, so when the authority is back it takes volume 2 again;
+// n3 must not "rescue" it meanwhile (it would win the race as often as not, and the two nodes
+// would swap volumes), only once n2 stays without it for two leases after the return.
+TEST(ClusterMember, DoesNotRescueAVolumeItsLiveNodeLostToAnAuthorityOutage) {
+  ClusterMember m(n3(), 1, 0);
+  run(m, 0, 7000, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}});
+  EXPECT_TRUE(m.serving(3, 7000));
+  auto acts = run(m, 7050, 15000, {{"n1", {}}, {"n2", {}}, {"n4", {}}}, LeaseVerdict::Unreachable);
+  EXPECT_FALSE(m.serving(3, 15000)) << "kept serving past its lease";
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 2)) << "asked for volume 2 while the authority was away";
+  acts = run(m, 15050, 15050 + 2 * 3000 - 100, {{"n1", {1}}, {"n2", {}}, {"n4", {4}}});
+  EXPECT_TRUE(m.serving(3, 15050 + 2 * 3000 - 100)) << "did not take its own volume back";
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 2)) << "took volume 2 while its node could take it back";
+  acts = run(m, 15050 + 2 * 3000, 15050 + 2 * 3000 + 1500, {{"n1", {1}}, {"n2", {}}, {"n4", {4}}});
+  EXPECT_TRUE(has(acts, Kind::Serve, 2)) << "a live node that never took its volume back kept it";
 }
 
 TEST(ClusterMember, RoutesAVolumeToWhoeverSaysItHoldsIt) {

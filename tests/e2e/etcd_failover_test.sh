@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Failover of an HA pair whose lease authority is etcd ([cluster] authority = etcd), under
 # load: a three-member etcd (deploy/start-etcd.sh) holds both volumes' leases; four clients run
-# nasd-ha-load; one etcd member is killed (the pair keeps renewing through the others); then
+# nasd-ha-load; one etcd member is killed (the pair keeps renewing through the others); the
+# other two are paused past the lease (both nodes abandon their volumes, then reopen them in
+# the same process from their journals); then
 # node a is killed with kill -9, node b waits for etcd to expire a's lease, takes v0 with a
 # larger epoch (the storage fence's token), replays a's mirrored NVRAM and serves a's address;
 # node a comes back and takes v0 back with `nasd-admin failback` (a larger epoch again). Every
@@ -13,7 +15,7 @@ nasd=$1 fsck=$2 ha_load=$3 test_name=etcd-failover
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
 command -v etcd >/dev/null && command -v etcdctl >/dev/null || { echo "SKIP: no etcd/etcdctl"; exit 77; }
 source "$(dirname "$0")/ha_pair_lib.sh"
-load_seconds=${LOAD_SECONDS:-30}
+load_seconds=${LOAD_SECONDS:-40}
 
 etcd_dir=$dir/etcd
 etcd_cleanup() {
@@ -58,6 +60,21 @@ sleep 5
 cluster_line a "^    volume v0 .*served here" || fail "node a stopped serving v0 when one etcd member died"
 cluster_line b "^    volume v1 .*served here" || fail "node b stopped serving v1 when one etcd member died"
 echo "one etcd member killed: both nodes still hold and serve their volumes"
+
+# The rest of etcd stops answering for twice the lease: each node abandons its volume (writes
+# nothing more: the partner could own it already), then takes the lease again once etcd is
+# back and opens the volume in the same process. What the clients had acknowledged since the
+# file system's last flush is only in the journal: that reopen must replay it.
+abandoned_before=$(cat "$dir"/{a,b}/data/nasd.log | grep -c "abandoned (lease lost)" || true)
+for m in 1 2; do kill -STOP "$(cat "$etcd_dir/m$m.pid")"; done
+sleep 8
+for m in 1 2; do kill -CONT "$(cat "$etcd_dir/m$m.pid")"; done
+abandoned_after=$(cat "$dir"/{a,b}/data/nasd.log | grep -c "abandoned (lease lost)" || true)
+(( abandoned_after >= abandoned_before + 2 )) ||
+  fail "etcd paused past the lease, but the nodes did not both abandon their volumes"
+wait_for 30 "node a serving v0 again" cluster_line a "^    volume v0 .*served here"
+wait_for 30 "node b serving v1 again" cluster_line b "^    volume v1 .*served here"
+echo "etcd paused past the lease: both nodes abandoned their volume and opened it again"
 
 kill -9 "$(pid_of a)"
 killed=$(now_ms)

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 
 #include "nvram/journal.h"
 #include "tests/nvram/seq_target.h"
@@ -39,6 +40,32 @@ TEST(JournalDetach, DurableRecordsOfADetachedVolumeAreTrimmedNewerOnesKept) {
   j->attach(1, again);
   j->trim();
   EXPECT_EQ(j->stats().live_records, 0u);
+}
+
+TEST(JournalDetach, RecordsKeptAtADetachAreHandedToTheNextOpenerInThisProcess) {
+  testing::ScratchDir dir;
+  auto j = Journal::open(testing::small_options(dir.file("nv"), 4 << 20));
+  auto v1 = std::make_shared<testing::SeqTarget>(1);
+  auto other = std::make_shared<testing::SeqTarget>(2);
+  j->attach(1, v1);
+  j->attach(2, other);
+  for (uint64_t s = 1; s <= 10; ++s) {
+    append_committed(*j, 1, s);
+    append_committed(*j, 2, s);
+  }
+  v1->durable = 6;
+  j->detach(1, v1.get());  // abandoned: the file system keeps only what it made durable
+
+  const std::vector<RecordView> kept = j->recovered(1);
+  ASSERT_EQ(kept.size(), 4u) << "the acknowledged records 7..10 must wait for the next opener";
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].seq, 7 + i);
+    EXPECT_EQ(kept[i].volume, 1u);
+    EXPECT_EQ(std::vector<uint8_t>(kept[i].payload.begin(), kept[i].payload.end()),
+              testing::pattern(kept[i].seq, 1024));
+  }
+  EXPECT_EQ(j->max_recovered_seq(1), 10u) << "the next opener would reuse sequence numbers";
+  EXPECT_TRUE(j->recovered(2).empty()) << "another volume's records were taken";
 }
 
 TEST(JournalDetach, AStaleObjectDoesNotDetachItsSuccessor) {

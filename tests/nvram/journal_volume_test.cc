@@ -132,6 +132,36 @@ TEST_F(JournalVolumeTest, EveryMutationSurvivesLosingTheUnflushedFs) {
   EXPECT_TRUE(std::is_sorted(replayed.begin(), replayed.end()));
 }
 
+// A cluster node abandons a volume when its lease runs out (nothing more is written: the
+// partner may own it already) and opens it again, in the same process, when the lease comes
+// back. The fs is back at its last flush; the journal is the same one, still holding the
+// records acknowledged since. They must be replayed as after a restart, and the sequence must
+// go on above them.
+TEST_F(JournalVolumeTest, AVolumeAbandonedAndReopenedInTheSameProcessKeepsEveryMutation) {
+  run_history(1);
+  uint64_t d;
+  ASSERT_EQ(target->flush(&d), Status::Ok);
+  run_history(2);
+  const std::string before = testing::tree_snapshot(*volume);
+
+  volume->seal();
+  volume.reset();   // detaches it from the journal, which lives on
+  target->crash();  // the abandoned fs's unflushed state is gone
+  volume = std::make_unique<JournalVolume>(journal, target);
+  report = volume->recover();
+  EXPECT_EQ(testing::tree_snapshot(*volume), before) << "acknowledged mutations were lost";
+  EXPECT_GT(report.applied, 0u);
+  EXPECT_EQ(report.failed, 0u);
+
+  // Its new mutations take sequence numbers above the replayed ones, so a crash now replays
+  // the whole history once more without a clash.
+  run_history(3);
+  const std::string after = testing::tree_snapshot(*volume);
+  crash_and_reopen();
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_EQ(testing::tree_snapshot(*volume), after);
+}
+
 TEST_F(JournalVolumeTest, ReplayTwiceAppliesNothingTheSecondTime) {
   run_history(1);
   const std::string before = testing::tree_snapshot(*volume);
