@@ -40,6 +40,10 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
     nvram::JournalVolume replaying(journal, std::move(target));
     report = replaying.recover(replies, *carried);
     *carried = replaying.reply_window();
+    // The partner may have logged records beyond this copy: never let them replay over ours.
+    if (fs::Status st = replaying.skip_past_previous_owner(); st != fs::Status::Ok)
+      throw std::runtime_error("moving the journal sequence past the partner's: " +
+                               std::string(fs::status_name(st)));
   }
   journal->shutdown();
   return report;

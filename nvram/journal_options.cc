@@ -33,6 +33,7 @@ JournalOptions JournalOptions::from_config(const Config& cfg, const std::string&
   o.path = join_path(data_dir, s->get("file", "nvram.img"));
   o.size = s->get_size("size", o.size);
   if (o.size < kMinRegionSize) throw ConfigError("[nvram] size is too small");
+  if (o.size > kMaxRegionSize) throw ConfigError("[nvram] size is too large (at most 128G)");
 
   std::string mode = s->get("mode", "process");
   if (mode == "process")

@@ -95,6 +95,27 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
   return rep;
 }
 
+static_assert(kMaxRegionSize / sizeof(RecordHeader) < JournalVolume::kOwnerGap,
+              "a region could hold more records than a takeover skips");
+
+fs::Status JournalVolume::skip_past_previous_owner() {
+  {
+    std::lock_guard lk(mutation_mu_);
+    next_seq_ += kOwnerGap;
+  }
+  fs::OpContext root;  // uid 0: an empty SETATTR of the root is always allowed
+  fs::call::SetattrArgs nothing;
+  nothing.id = target_->root();
+  fs::call::VolumeRequest req = request(root, nothing);
+  req.identity.reset();  // the node's own call, not a client's
+  const fs::call::VolumeReply reply = run_journalled(req, /*wait=*/true);
+  if (reply.status != fs::Status::Ok) return reply.status;
+  uint64_t durable = 0;
+  if (fs::Status st = target_->flush(&durable); st != fs::Status::Ok) return st;
+  std::lock_guard lk(mutation_mu_);
+  return durable + 1 >= next_seq_ ? fs::Status::Ok : fs::Status::Io;
+}
+
 void JournalVolume::seal() {
   // A mutation holds the lock from running on the fs until its record is appended.
   std::lock_guard lk(mutation_mu_);

@@ -111,6 +111,18 @@ class JournalVolume : public fs::WrappedVolume {
   // history durable without the records: the clean hand-over of a failback or planned failover.
   void seal();
 
+  // After a takeover replay (recover() over a copy of the previous owner's NVRAM): moves the
+  // volume's sequence kOwnerGap past everything seen, by one journalled no-op -- an empty
+  // SETATTR of the root, which changes its ctime only -- made durable in the fs. Why: the
+  // previous owner may hold records beyond that copy. None was acknowledged (a record is
+  // mirrored before its reply, or the stale-mirror mark refuses the takeover), but its own
+  // journal still replays them when it opens the volume again (a failback, a restart, or the
+  // reopen after a lost lease), on top of this owner's history: an old WRITE over a newer one
+  // a client was told is stable. Their seqs are then at or below the durable seq: skipped.
+  // A log holds fewer than kOwnerGap records (kMaxRegionSize). Call after recover().
+  static constexpr uint64_t kOwnerGap = uint64_t{1} << 32;
+  fs::Status skip_past_previous_owner();
+
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 
   // Reads, id(), root(), limits() and write_verifier() (the fs's: it changes at every start, so

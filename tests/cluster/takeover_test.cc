@@ -122,6 +122,57 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
   EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
 }
 
+// Node a's NVRAM may hold records its partner's copy lacks: in flight when a died, so never
+// acknowledged. They stay in a's NVRAM, which a replays when it opens the volume again after
+// the failback. By then b's clients have written over the same bytes and were told it is
+// stable: a's stale records must not replay over that.
+TEST(Takeover, RecordsTheMirrorCopyLacksNeverReplayOverTheNewOwnersWrites) {
+  Scratch dir;
+  const std::string shared = dir.path + "/san";
+  std::filesystem::create_directories(shared);
+  const std::string copy = dir.path + "/takeover.img";
+  const ConfigSection& section = *kConfig.section("volume", "v0");
+  fs::OpContext ctx = root_ctx();
+  auto write = [&](fs::Volume& v, fs::InodeId f, uint32_t seed) {
+    fs::Wcc wcc;
+    fs::Stability got;
+    return v.write(ctx, f, 0, pattern(seed, 6000), fs::Stability::FileSync, &got, &wcc);
+  };
+  fs::InodeId f;
+  {
+    auto journal = node_a_journal(dir);
+    HostedVolumes a(journal);
+    std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc;
+    ASSERT_EQ(v->create(ctx, v->root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &attr, &wcc),
+              fs::Status::Ok);
+    ASSERT_EQ(write(*v, f, 1), fs::Status::Ok);
+    // What the mirror held when a died (a copy of a's region, which is all the mirror is).
+    std::filesystem::copy_file(dir.path + "/a-nvram.img", copy);
+    // In flight when a died: in a's NVRAM, not in the mirror, never acknowledged.
+    for (uint32_t i = 0; i < 20; ++i) ASSERT_EQ(write(*v, f, 100 + i), fs::Status::Ok);
+    // a dies here: the volume is abandoned, the journal dropped unflushed.
+  }
+  {
+    HostedVolumes b(nullptr);
+    std::shared_ptr<fs::Volume> v = b.open(section, kConfig, shared, copy);
+    ASSERT_EQ(write(*v, f, 2), fs::Status::Ok) << "b's client is told this write is stable";
+    ASSERT_TRUE(b.close(7, true));  // the failback
+  }
+  Logged a_log;
+  auto journal = node_a_journal(dir);
+  HostedVolumes a(journal);
+  std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+  EXPECT_TRUE(a_log.has("already on disk")) << "a's own records were not even looked at";
+  std::vector<uint8_t> data;
+  bool eof = false;
+  std::optional<fs::Attr> attr;
+  ASSERT_EQ(v->read(ctx, f, 0, 6000, &data, &eof, &attr), fs::Status::Ok);
+  EXPECT_EQ(data, pattern(2, 6000)) << "a stale record of the dead owner replayed over b's write";
+  a.close(7, true);
+}
+
 // A failback or planned failover closes the volume while clients' mutations are running. Each
 // must end either acknowledged and in the file system the next owner opens, or refused with
 // JUKEBOX (which clients retry), never NFS3ERR_IO.
