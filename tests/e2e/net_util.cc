@@ -9,7 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <random>
 #include <stdexcept>
+#include <utility>
 
 #include "util/net.h"
 
@@ -33,17 +37,43 @@ std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
 }
 
-// Binds a socket to 127.0.0.1:0 and keeps it open, so two picks cannot return the same port.
-Fd bound_ephemeral(uint16_t* port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  if (!fd) throw sys_error("socket");
-  sockaddr_in sa = loopback(0);
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) throw sys_error("bind");
-  socklen_t len = sizeof sa;
-  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
-    throw sys_error("getsockname");
-  *port = ntohs(sa.sin_port);
-  return fd;
+// The kernel's ephemeral range (ip_local_port_range): every connect() without a bind, and
+// every bind to port 0, takes its local port from there.
+std::pair<uint16_t, uint16_t> ephemeral_range() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned lo = 32768, hi = 60999;
+  if (!(in >> lo >> hi) || lo > hi || hi > 65535) lo = 32768, hi = 60999;
+  return {static_cast<uint16_t>(lo), static_cast<uint16_t>(hi)};
+}
+
+// Whether 127.0.0.1:port can be bound now, over TCP and over UDP (the servers take both).
+bool bindable(uint16_t port) {
+  for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
+    Fd fd(socket(AF_INET, type, 0));
+    if (!fd) throw sys_error("socket");
+    sockaddr_in sa = loopback(port);
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return false;
+  }
+  return true;
+}
+
+// A port outside the ephemeral range that was free a moment ago. Why outside: a port the
+// kernel handed out as ephemeral can be handed out again, to any outgoing connection of the
+// tests running beside this one, before the server this port is for has bound it (seen as
+// "Address already in use" at a server's start in a full parallel suite). Picks are random,
+// so tests started together rarely pick alike; `avoid` keeps one caller's picks distinct.
+uint16_t pick_outside_ephemeral(uint16_t avoid) {
+  static std::mutex mu;
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  const auto [lo, hi] = ephemeral_range();
+  std::lock_guard lk(mu);
+  std::uniform_int_distribution<int> any(10000, 65000);
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    const auto port = static_cast<uint16_t>(any(rng));
+    if ((port >= lo && port <= hi) || port == avoid) continue;
+    if (bindable(port)) return port;
+  }
+  throw std::runtime_error("no free port outside the ephemeral range");
 }
 
 }  // namespace
@@ -53,15 +83,11 @@ void Fd::reset(int fd) {
   fd_ = fd;
 }
 
-uint16_t pick_free_port() {
-  uint16_t port = 0;
-  bound_ephemeral(&port);
-  return port;
-}
+uint16_t pick_free_port() { return pick_outside_ephemeral(0); }
 
 void pick_free_ports(uint16_t* a, uint16_t* b) {
-  Fd first = bound_ephemeral(a);
-  Fd second = bound_ephemeral(b);
+  *a = pick_outside_ephemeral(0);
+  *b = pick_outside_ephemeral(*a);
 }
 
 bool tcp_port_open(uint16_t port) { return tcp_port_open(kLoopback, port); }

@@ -10,7 +10,8 @@
 
 namespace nasd::e2e {
 
-// A port that was free on 127.0.0.1 a moment ago (bound with port 0 and released).
+// A port that was free on 127.0.0.1 (TCP and UDP) a moment ago, outside the kernel's
+// ephemeral range, so that no outgoing connection can take it before the server binds it.
 uint16_t pick_free_port();
 // Distinct free ports, usable together.
 void pick_free_ports(uint16_t* a, uint16_t* b);
