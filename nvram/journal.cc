@@ -125,10 +125,17 @@ void Journal::recover_from_region() {
 }
 
 void Journal::attach(uint32_t volume, std::shared_ptr<fs::JournalTarget> target) {
-  std::lock_guard lk(targets_mu_);
-  targets_[volume] = std::move(target);
-  retired_.erase(volume);
-  warned_unattached_.erase(volume);
+  {
+    std::lock_guard lk(targets_mu_);
+    targets_[volume] = std::move(target);
+    retired_.erase(volume);
+    warned_unattached_.erase(volume);
+  }
+  // Records of it that were carried forward while it was away: from now on the trim stops at
+  // the originals too, which recovered() may hand to the opener.
+  std::lock_guard lk(mu_);
+  carried_volumes_.erase(volume);
+  away_.erase(volume);
 }
 
 void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
@@ -148,39 +155,23 @@ void Journal::detach(uint32_t volume, const fs::JournalTarget* target) {
 }
 
 void Journal::keep_for_next_opener(uint32_t volume, uint64_t durable) {
-  std::vector<RecordView> kept;
   uint64_t max_seq = 0;
+  bool newer = false;
   {
-    std::lock_guard trim_lock(trim_mu_);
     std::lock_guard lk(mu_);
-    // Its carried copies no longer stand for the originals: those must stay where the views
-    // taken below point, so the trim stops at them like at any record of a detached volume.
-    stuck_.erase(volume);
-    carried_volumes_.erase(volume);
-    // The volume is sealed: its records are all complete, though maybe not committed yet (a
-    // crash would replay them too once the region holds them; in memory it does already).
     walk_headers(*region_, head_, complete_end_locked(), [&](const RecordHeader& h) {
-      if (h.volume != volume) return true;
-      max_seq = std::max(max_seq, h.seq);
-      if (h.seq <= durable) return true;
-      RecordView rec;
-      const uint64_t avail = region_->log_size() - h.pos % region_->log_size();
-      if (decode_record(region_->at(h.pos), avail, h.pos, &rec) == DecodeResult::Ok)
-        kept.push_back(rec);
+      if (h.volume == volume) {
+        max_seq = std::max(max_seq, h.seq);
+        newer |= h.seq > durable;
+      }
       return true;
     });
+    if (newer) away_.insert(volume);
   }
   std::lock_guard lk(targets_mu_);
   uint64_t& m = max_recovered_seq_[volume];
   m = std::max(m, max_seq);
-  if (kept.empty()) return;
-  std::vector<RecordView>& recs = recovered_[volume];
-  recs.insert(recs.end(), kept.begin(), kept.end());
-  std::stable_sort(recs.begin(), recs.end(),
-                   [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
-  recs.erase(std::unique(recs.begin(), recs.end(),
-                         [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
-             recs.end());
+  if (newer) kept_[volume] = durable;
 }
 
 void Journal::set_before_trim(uint32_t volume, std::function<void()> hook) {
@@ -189,9 +180,34 @@ void Journal::set_before_trim(uint32_t volume, std::function<void()> hook) {
 }
 
 std::vector<RecordView> Journal::recovered(uint32_t volume) const {
-  std::lock_guard lk(targets_mu_);
-  auto it = recovered_.find(volume);
-  return it == recovered_.end() ? std::vector<RecordView>{} : it->second;
+  std::vector<RecordView> recs;
+  std::optional<uint64_t> kept_above;
+  {
+    std::lock_guard lk(targets_mu_);
+    if (auto it = recovered_.find(volume); it != recovered_.end()) recs = it->second;
+    if (auto it = kept_.find(volume); it != kept_.end()) kept_above = it->second;
+  }
+  if (!kept_above) return recs;
+  {
+    // Found where they are now: a carry may have copied them forward since the detach. The
+    // volume is attached again (its opener asks), so the trim no longer passes them.
+    std::lock_guard trim_lock(trim_mu_);
+    std::lock_guard lk(mu_);
+    walk_headers(*region_, head_, complete_end_locked(), [&](const RecordHeader& h) {
+      if (h.volume != volume || h.seq <= *kept_above) return true;
+      RecordView rec;
+      const uint64_t avail = region_->log_size() - h.pos % region_->log_size();
+      if (decode_record(region_->at(h.pos), avail, h.pos, &rec) == DecodeResult::Ok)
+        recs.push_back(rec);
+      return true;
+    });
+  }
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+  recs.erase(std::unique(recs.begin(), recs.end(),
+                         [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
+             recs.end());
+  return recs;
 }
 
 uint64_t Journal::max_recovered_seq(uint32_t volume) const {
@@ -204,6 +220,7 @@ void Journal::release_recovered(uint32_t volume, uint64_t replayed, uint64_t err
   {
     std::lock_guard lk(targets_mu_);
     recovered_.erase(volume);
+    kept_.erase(volume);
   }
   std::lock_guard lk(mu_);
   counters_.records_replayed += replayed;
@@ -315,9 +332,10 @@ bool Journal::wait_for_room(uint32_t volume, uint64_t payload,
 }
 
 uint64_t Journal::headroom_locked(uint32_t volume) const {
-  // While a volume is stuck the others leave a quarter of the log free, so that its records
-  // can always be carried forward; the stuck volume itself is bounded by accepts_mutations().
-  if (stuck_.empty() || stuck_.count(volume)) return 0;
+  // While a volume is stuck, or away with records kept for it, the others leave a quarter of
+  // the log free, so that those records can always be carried forward; the stuck volume
+  // itself is bounded by accepts_mutations().
+  if ((stuck_.empty() && away_.empty()) || stuck_.count(volume) || away_.count(volume)) return 0;
   return region_->log_size() / 4;
 }
 
@@ -358,8 +376,9 @@ void Journal::carry_stuck_records() {
   }
   std::lock_guard trim_lock(trim_mu_);
   std::unique_lock lk(mu_);
-  if (stuck_.empty() || !over_threshold_locked()) return;
-  const std::set<uint32_t> stuck = stuck_;
+  std::set<uint32_t> stuck = stuck_;
+  stuck.insert(away_.begin(), away_.end());
+  if (stuck.empty() || !over_threshold_locked()) return;
   // The records the head cannot pass only because they wait for a stuck volume, up to the
   // first one that waits for a healthy volume (trimming stops there anyway).
   std::vector<uint64_t> carry;

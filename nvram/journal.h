@@ -169,7 +169,8 @@ class Journal : private Mirror::Listener {
   fs::Status committed_status_locked(uint64_t ticket, fs::Status mirror_lost) const;
   // The committer thread: commits and answers the when_committed() waiters, in ticket order.
   void run_committer();
-  // detach(): the volume's records above `durable` into recovered_ (see detach()).
+  // detach(): the volume's highest seq into max_recovered_seq_, and the volume into kept_ when
+  // it has records above `durable` (see detach()).
   void keep_for_next_opener(uint32_t volume, uint64_t durable);
   uint64_t count_records(uint64_t from, uint64_t to) const;
   void feed_mirror();
@@ -227,9 +228,15 @@ class Journal : private Mirror::Listener {
   std::map<uint32_t, std::function<void()>> before_trim_;  // (guarded by targets_mu_)
   std::map<uint32_t, uint64_t> retired_;  // detached volume -> its durable seq at the detach
   std::map<uint32_t, std::vector<RecordView>> recovered_;
+  // Detached volumes with records above their durable seq at the detach (the value), until
+  // their next opener releases them: recovered() finds those records wherever they are by
+  // then, and the carry moves them forward like a stuck volume's, so that they do not hold
+  // back the trim for the volumes still here (away_ holds them for that).
+  std::map<uint32_t, uint64_t> kept_;
   std::map<uint32_t, uint64_t> max_recovered_seq_;
   std::set<uint32_t> warned_unattached_;
   std::set<uint32_t> stuck_;       // volumes whose last flush failed (guarded by mu_)
+  std::set<uint32_t> away_;        // detached volumes in kept_, until attached (guarded by mu_)
   uint64_t records_carried_ = 0;   // (guarded by mu_)
   // Every record of carried_volumes_ before carried_end_ has a copy at the tail: trim may pass
   // it. (guarded by mu_)
@@ -237,7 +244,7 @@ class Journal : private Mirror::Listener {
   std::set<uint32_t> carried_volumes_;
 
   std::mutex flush_mu_;  // one flush_targets_and_trim at a time
-  std::mutex trim_mu_;   // trims never overlap
+  mutable std::mutex trim_mu_;   // trims never overlap (recovered() walks the log under it)
   util::PeriodicWorker write_behind_;  // flush the file systems, then trim
 
   // Counters (guarded by mu_ unless atomic).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -66,6 +67,45 @@ TEST(JournalDetach, RecordsKeptAtADetachAreHandedToTheNextOpenerInThisProcess) {
   }
   EXPECT_EQ(j->max_recovered_seq(1), 10u) << "the next opener would reuse sequence numbers";
   EXPECT_TRUE(j->recovered(2).empty()) << "another volume's records were taken";
+}
+
+// A volume taken over by another node leaves records here that only its next opener here may
+// drop. The volumes still here write on: those records are carried forward past them (as a
+// stuck volume's are) instead of holding back every trim until the log is full.
+TEST(JournalDetach, KeptRecordsAreCarriedForwardAndStillFoundByTheNextOpener) {
+  testing::ScratchDir dir;
+  auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (256 << 10));
+  opts.flush_threshold_pct = 50;
+  opts.flush_interval = std::chrono::milliseconds(20);
+  opts.space_wait = std::chrono::seconds(3);
+  auto j = Journal::open(opts);
+  auto away = std::make_shared<testing::SeqTarget>(1);
+  auto here = std::make_shared<testing::SeqTarget>(2);
+  j->attach(1, away);
+  j->attach(2, here);
+  for (uint64_t s = 1; s <= 4; ++s) append_committed(*j, 1, s);
+  j->detach(1, away.get());  // its fs made nothing durable: all four wait at the head
+
+  // 1 MiB through a 256 KiB log on the volume still here.
+  for (uint64_t s = 1; s <= 1000; ++s) {
+    append_committed(*j, 2, s);
+    here->durable = s;
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_EQ(j->stats().space_timeouts, 0u) << "the kept records held back the trim";
+  EXPECT_NE(j->status().find("records carried forward"), std::string::npos)
+      << "1 MiB went through a 256 KiB log without moving the kept records: the test proves "
+         "nothing\n" << j->status();
+
+  auto again = std::make_shared<testing::SeqTarget>(1);
+  j->attach(1, again);
+  const std::vector<RecordView> kept = j->recovered(1);
+  ASSERT_EQ(kept.size(), 4u);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].seq, 1 + i);
+    EXPECT_EQ(std::vector<uint8_t>(kept[i].payload.begin(), kept[i].payload.end()),
+              testing::pattern(kept[i].seq, 1024));
+  }
 }
 
 TEST(JournalDetach, AStaleObjectDoesNotDetachItsSuccessor) {
