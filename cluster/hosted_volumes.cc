@@ -29,7 +29,8 @@ std::string describe(const nvram::ReplayReport& r) {
 nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
                                          std::shared_ptr<fs::JournalTarget> target,
                                          fs::RecoveredCallSink* replies,
-                                         std::vector<std::vector<uint8_t>>* carried) {
+                                         std::vector<std::vector<uint8_t>>* carried,
+                                         bool own_journal) {
   nvram::JournalOptions o;
   o.path = region_copy;
   o.size = 0;  // whatever size the partner's region has
@@ -41,9 +42,14 @@ nvram::ReplayReport replay_partner_nvram(const std::string& region_copy,
     report = replaying.recover(replies, *carried);
     *carried = replaying.reply_window();
     // The partner may have logged records beyond this copy: never let them replay over ours.
-    if (fs::Status st = replaying.skip_past_previous_owner(); st != fs::Status::Ok)
-      throw std::runtime_error("moving the journal sequence past the partner's: " +
-                               std::string(fs::status_name(st)));
+    // With a journal here the node's own JournalVolume makes the move (open() below); without
+    // one (`own_journal` false) the fs must hold it.
+    if (!own_journal) {
+      if (fs::Status st = replaying.skip_past_previous_owner(/*durable_now=*/true);
+          st != fs::Status::Ok)
+        throw std::runtime_error("moving the journal sequence past the partner's: " +
+                                 std::string(fs::status_name(st)));
+    }
   }
   journal->shutdown();
   return report;
@@ -109,7 +115,8 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
     try {
       util::log("cluster").info(
           what + ": partner's NVRAM " +
-          describe(replay_partner_nvram(partner_nvram, target, replies_.get(), &carried)));
+          describe(replay_partner_nvram(partner_nvram, target, replies_.get(), &carried,
+                                        journal_ != nullptr)));
     } catch (const std::exception& e) {
       abandon();
       throw std::runtime_error(what + ": replaying the partner's NVRAM: " + e.what());
@@ -127,6 +134,8 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
         });
     util::log("cluster").info(what + ": " +
                               describe(h.journaled->recover(replies_.get(), carried)));
+    // A takeover: its mutations go above any record the previous owner may still replay.
+    if (!partner_nvram.empty()) (void)h.journaled->skip_past_previous_owner(/*durable_now=*/false);
     served = h.journaled;
   }
   if (ifs) ifs->start_protection();

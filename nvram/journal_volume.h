@@ -111,17 +111,24 @@ class JournalVolume : public fs::WrappedVolume {
   // history durable without the records: the clean hand-over of a failback or planned failover.
   void seal();
 
-  // After a takeover replay (recover() over a copy of the previous owner's NVRAM): moves the
-  // volume's sequence kOwnerGap past everything seen, by one journalled no-op -- an empty
-  // SETATTR of the root, which changes its ctime only -- made durable in the fs. Why: the
+  // After a takeover (recover() of the volume on the node that replayed a copy of the previous
+  // owner's NVRAM): moves the volume's sequence kOwnerGap past everything seen. Why: the
   // previous owner may hold records beyond that copy. None was acknowledged (a record is
   // mirrored before its reply, or the stale-mirror mark refuses the takeover), but its own
-  // journal still replays them when it opens the volume again (a failback, a restart, or the
-  // reopen after a lost lease), on top of this owner's history: an old WRITE over a newer one
-  // a client was told is stable. Their seqs are then at or below the durable seq: skipped.
+  // journal still replays every record above the fs's durable seq when it opens the volume
+  // again (a failback, a restart, or the reopen after a lost lease), on top of this owner's
+  // history: an old WRITE over a newer one a client was told is stable. Every mutation this
+  // owner acknowledges now has a larger seq than any of those; once one is in the fs (a flush,
+  // the clean close of a hand-over, or the replay of this node's NVRAM after its death), the
+  // old records are at or below the durable seq and skipped. Before that this owner has
+  // changed nothing, and replaying the old records is as harmless as their late success.
   // A log holds fewer than kOwnerGap records (kMaxRegionSize). Call after recover().
+  //
+  // `durable_now`: also journal one no-op with the new seq -- an empty SETATTR of the root,
+  // which changes its ctime only -- and flush the fs. For a node whose own journal is off
+  // (its mutations are written through and carry no seq), with the copy's journal.
   static constexpr uint64_t kOwnerGap = uint64_t{1} << 32;
-  fs::Status skip_past_previous_owner();
+  fs::Status skip_past_previous_owner(bool durable_now);
 
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 
