@@ -24,10 +24,12 @@ stream_seconds=${STREAM_SECONDS:-10}
 protection() { admin_on n1 protection ifs 2>/dev/null; }
 protection_has() { grep -qE "$1" <<<"$(protection)"; }  # not a pipe: grep -q would end it early (SIGPIPE, pipefail)
 not_striped_zero() { admin_on n1 volumes 2>/dev/null | grep -qE "not yet striped 0 bytes"; }
-# put FILE HOST: nfs-cp onto /r/ifs, retried (a busy machine can make one forwarded call time out).
+# put FILE HOST: nfs-cp onto /r/ifs, retried with a growing pause (a busy machine can make a
+# forwarded call time out and its link reconnect, and nfs-cp gives up at the first JUKEBOX; a
+# full parallel suite once failed three tries a second apart).
 put() {
   local try
-  for try in 1 2 3; do nfs-cp "$dir/$1" "$(url "$2" "ifs/$1")" >/dev/null 2>&1 && return 0; sleep 1; done
+  for try in 1 2 3 4 5 6; do nfs-cp "$dir/$1" "$(url "$2" "ifs/$1")" >/dev/null 2>&1 && return 0; sleep "$try"; done
   fail "write $1 through $2"
 }
 # fsck_ifs LABEL: nasd-fsck --scaleout over the coordinator's catalog and the 5 nodes' drives.
