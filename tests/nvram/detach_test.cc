@@ -74,11 +74,7 @@ TEST(JournalDetach, RecordsKeptAtADetachAreHandedToTheNextOpenerInThisProcess) {
 // stuck volume's are) instead of holding back every trim until the log is full.
 TEST(JournalDetach, KeptRecordsAreCarriedForwardAndStillFoundByTheNextOpener) {
   testing::ScratchDir dir;
-  auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (256 << 10));
-  opts.flush_threshold_pct = 50;
-  opts.flush_interval = std::chrono::milliseconds(20);
-  opts.space_wait = std::chrono::seconds(3);
-  auto j = Journal::open(opts);
+  auto j = Journal::open(testing::churning_options(dir.file("nv")));
   auto away = std::make_shared<testing::SeqTarget>(1);
   auto here = std::make_shared<testing::SeqTarget>(2);
   j->attach(1, away);

@@ -47,10 +47,7 @@ Status write(JournalVolume& v, fs::InodeId f, uint64_t block, uint64_t seed) {
 
 TEST(StuckVolume, DoesNotHoldBackTheOtherVolumesAndKeepsItsRecords) {
   testing::ScratchDir dir;
-  auto opts = testing::small_options(dir.file("nv"), kRegionHeaderSize + (256 << 10));
-  opts.flush_threshold_pct = 50;
-  opts.flush_interval = std::chrono::milliseconds(50);
-  opts.space_wait = std::chrono::seconds(2);
+  auto opts = testing::churning_options(dir.file("nv"));
   auto stuck_fs = std::make_shared<StuckFs>(1, testing::mem_target_options());
   auto good_fs = std::make_shared<test_support::MemoryFs>(2, testing::mem_target_options());
   auto journal = Journal::open(opts);

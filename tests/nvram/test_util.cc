@@ -35,6 +35,14 @@ JournalOptions small_options(const std::string& region_path, uint64_t size, Dura
   return o;
 }
 
+JournalOptions churning_options(const std::string& region_path) {
+  JournalOptions o = small_options(region_path, kRegionHeaderSize + (256 << 10));
+  o.flush_threshold_pct = 50;
+  o.flush_interval = std::chrono::milliseconds(20);
+  o.space_wait = std::chrono::seconds(3);
+  return o;
+}
+
 std::vector<uint8_t> pattern(uint64_t seed, size_t n) {
   std::vector<uint8_t> v(n);
   uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;

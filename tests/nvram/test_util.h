@@ -36,6 +36,9 @@ inline link::Credentials test_link_credentials(const std::string& self = "primar
 
 JournalOptions small_options(const std::string& region_path, uint64_t size,
                              DurabilityMode mode = DurabilityMode::Process);
+// A 256 KiB log whose write-behind runs every 20 ms from half full on (flush, carry, trim), and
+// whose appends wait 3 s for room: for tests that push far more than the log through it.
+JournalOptions churning_options(const std::string& region_path);
 
 // The MemoryFs fixture set up as the journal's target: the tests act as several users (the
 // default credential is nobody), so its root directory is open to all of them. With a path,
