@@ -23,6 +23,12 @@ void append_committed(Journal& j, uint32_t volume, uint64_t seq) {
   ASSERT_EQ(j.wait_committed(ticket), fs::Status::Ok);
 }
 
+std::shared_ptr<testing::SeqTarget> attached(Journal& j, uint32_t volume) {
+  auto target = std::make_shared<testing::SeqTarget>(volume);
+  j.attach(volume, target);
+  return target;
+}
+
 TEST(JournalDetach, DurableRecordsOfADetachedVolumeAreTrimmedNewerOnesKept) {
   testing::ScratchDir dir;
   auto j = Journal::open(testing::small_options(dir.file("nv"), 4 << 20));
@@ -46,10 +52,8 @@ TEST(JournalDetach, DurableRecordsOfADetachedVolumeAreTrimmedNewerOnesKept) {
 TEST(JournalDetach, RecordsKeptAtADetachAreHandedToTheNextOpenerInThisProcess) {
   testing::ScratchDir dir;
   auto j = Journal::open(testing::small_options(dir.file("nv"), 4 << 20));
-  auto v1 = std::make_shared<testing::SeqTarget>(1);
-  auto other = std::make_shared<testing::SeqTarget>(2);
-  j->attach(1, v1);
-  j->attach(2, other);
+  auto v1 = attached(*j, 1);
+  auto other = attached(*j, 2);
   for (uint64_t s = 1; s <= 10; ++s) {
     append_committed(*j, 1, s);
     append_committed(*j, 2, s);
@@ -75,10 +79,8 @@ TEST(JournalDetach, RecordsKeptAtADetachAreHandedToTheNextOpenerInThisProcess) {
 TEST(JournalDetach, KeptRecordsAreCarriedForwardAndStillFoundByTheNextOpener) {
   testing::ScratchDir dir;
   auto j = Journal::open(testing::churning_options(dir.file("nv")));
-  auto away = std::make_shared<testing::SeqTarget>(1);
-  auto here = std::make_shared<testing::SeqTarget>(2);
-  j->attach(1, away);
-  j->attach(2, here);
+  auto away = attached(*j, 1);
+  auto here = attached(*j, 2);
   for (uint64_t s = 1; s <= 4; ++s) append_committed(*j, 1, s);
   j->detach(1, away.get());  // its fs made nothing durable: all four wait at the head
 
