@@ -29,6 +29,22 @@ void store_u64(uint64_t& field, uint64_t value) {
   std::atomic_ref<uint64_t>(field).store(value, std::memory_order_release);
 }
 
+// The record at log position `pos`, which a walk of the complete log found there.
+DecodeResult decode_at(const Region& region, uint64_t pos, RecordView* out) {
+  const uint64_t avail = region.log_size() - pos % region.log_size();
+  return decode_record(region.at(pos), avail, pos, out);
+}
+
+// Sequence order, each seq once: a record carried forward and not yet trimmed behind it is
+// in the log twice, and is replayed once.
+void order_by_seq(std::vector<RecordView>* recs) {
+  std::stable_sort(recs->begin(), recs->end(),
+                   [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
+  recs->erase(std::unique(recs->begin(), recs->end(),
+                          [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
+              recs->end());
+}
+
 }  // namespace
 
 std::shared_ptr<Journal> Journal::open(const JournalOptions& options,
@@ -109,14 +125,7 @@ void Journal::recover_from_region() {
     uint64_t& m = max_recovered_seq_[r.volume];
     m = std::max(m, r.seq);
   }
-  for (auto& [vol, recs] : recovered_) {
-    std::stable_sort(recs.begin(), recs.end(),
-                     [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
-    // A record carried forward and not yet trimmed behind it is there twice: replay it once.
-    recs.erase(std::unique(recs.begin(), recs.end(),
-                           [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
-               recs.end());
-  }
+  for (auto& [vol, recs] : recovered_) order_by_seq(&recs);
   live_records_ = scan.records.size();
   counters_.records_recovered = scan.records.size();
   if (!scan.records.empty())
@@ -196,17 +205,11 @@ std::vector<RecordView> Journal::recovered(uint32_t volume) const {
     walk_headers(*region_, head_, complete_end_locked(), [&](const RecordHeader& h) {
       if (h.volume != volume || h.seq <= *kept_above) return true;
       RecordView rec;
-      const uint64_t avail = region_->log_size() - h.pos % region_->log_size();
-      if (decode_record(region_->at(h.pos), avail, h.pos, &rec) == DecodeResult::Ok)
-        recs.push_back(rec);
+      if (decode_at(*region_, h.pos, &rec) == DecodeResult::Ok) recs.push_back(rec);
       return true;
     });
   }
-  std::stable_sort(recs.begin(), recs.end(),
-                   [](const RecordView& a, const RecordView& b) { return a.seq < b.seq; });
-  recs.erase(std::unique(recs.begin(), recs.end(),
-                         [](const RecordView& a, const RecordView& b) { return a.seq == b.seq; }),
-             recs.end());
+  order_by_seq(&recs);
   return recs;
 }
 
@@ -395,8 +398,7 @@ void Journal::carry_stuck_records() {
     // The original stays in place (below the head's limit, so nobody reuses it) until the trim
     // after this copy; copying from it with mu_ released is safe under trim_mu_.
     RecordView rec;
-    const uint64_t avail = region_->log_size() - from % region_->log_size();
-    if (decode_record(region_->at(from), avail, from, &rec) != DecodeResult::Ok) break;
+    if (decode_at(*region_, from, &rec) != DecodeResult::Ok) break;
     const uint64_t footprint = record_footprint(rec.payload.size());
     uint64_t pos;
     if (!try_reserve_locked(footprint, &pos)) break;  // no room: the quota stops this volume
