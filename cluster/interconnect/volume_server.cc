@@ -46,24 +46,69 @@ void VolumeServer::handle(IncomingRequest request) {
   }
 }
 
-bool VolumeServer::try_inline(const IncomingRequest& request) {
+bool VolumeServer::try_inline(IncomingRequest& request) {
   // Only the ops with a non-blocking attempt; the op is byte 1 of every request (op_of).
-  if (!has_attempt(op_of(request.payload))) return false;
-  VolumeRequest req;
-  if (!decode_request(request.payload, &req)) return false;  // the pool answers ServerFault
-  std::optional<VolumeReply> reply;
-  try {
-    fs::Volume* volume = volumes_->find(req.volume_id);
-    if (volume == nullptr) return false;
-    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
-    reply = try_execute_volume_call(*volume, req);
-  } catch (const std::exception&) {
-    return false;  // the pool runs it again and contains what it throws
+  const VolumeOp op = op_of(request.payload);
+  if (!has_attempt(op)) return false;
+  // A stable WRITE or a COMMIT waits for its NVRAM commit by parking instead of holding this
+  // thread or a worker: the reply then leaves from whichever thread brings the commit in.
+  const bool may_park = op == VolumeOp::Write || op == VolumeOp::Commit;
+  std::shared_ptr<ParkedCall> parked;
+  if (may_park) {
+    parked = std::make_shared<ParkedCall>();
+    parked->resumable = std::make_shared<util::ResumableCall>();
   }
+  ParkedCall local;
+  ParkedCall& call = parked ? *parked : local;
+  if (!decode_request(request.payload, &call.req)) return false;  // the pool answers ServerFault
+  std::optional<VolumeReply> reply;
+  {
+    std::optional<util::ResumableCall::Run> run;
+    if (parked) run.emplace(parked->resumable, /*may_park=*/true);
+    reply = attempt(call.req);
+  }
+  if (parked && parked->resumable->parked()) {
+    // Applied and journalled: the answer is the commit's, whatever happens to the link now.
+    // `req` points into the payload, whose buffer the move keeps where it is.
+    parked->request.emplace(std::move(request));
+    parked_calls_.fetch_add(1, std::memory_order_relaxed);
+    parked->resumable->end_run([this, parked] { resume(*parked); });
+    return true;
+  }
+  if (parked) parked->resumable->end_run(nullptr);
   if (!reply) return false;
   inline_calls_.fetch_add(1, std::memory_order_relaxed);
   request.responder.reply(encode_reply(*reply));
   return true;
+}
+
+std::optional<VolumeReply> VolumeServer::attempt(const VolumeRequest& req) {
+  try {
+    fs::Volume* volume = volumes_->find(req.volume_id);
+    if (volume == nullptr) return std::nullopt;
+    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
+    return try_execute_volume_call(*volume, req);
+  } catch (const std::exception&) {
+    // A read is run again by the pool, which contains what it throws. A WRITE may have been
+    // applied before the throw: refused here rather than applied twice.
+    if (req.op() == VolumeOp::Write || req.op() == VolumeOp::Commit)
+      return refused_volume_call(req.op(), fs::Status::ServerFault);
+    return std::nullopt;
+  }
+}
+
+void VolumeServer::resume(ParkedCall& call) {
+  // The commit is in: this run finds the stored answer and changes nothing. It may not park
+  // again; a volume that went away meanwhile is refused JUKEBOX, and the client's retry of
+  // the WRITE (or COMMIT) finds it wherever it is by then.
+  std::optional<VolumeReply> reply;
+  {
+    util::ResumableCall::Run run(call.resumable, /*may_park=*/false);
+    reply = attempt(call.req);
+  }
+  call.resumable->end_run(nullptr);
+  if (!reply) reply = refused_volume_call(call.req.op(), fs::Status::Jukebox);
+  call.request->responder.reply(encode_reply(*reply));
 }
 
 void VolumeServer::execute(const IncomingRequest& request,

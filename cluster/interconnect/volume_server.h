@@ -9,7 +9,10 @@
 // tried on the connection's reader thread with the volume's non-blocking attempt (fs::Volume::try_*, the same one the NFS event
 // loop uses); when the volume answers at once (cached inode and blocks, lock free) the reply
 // leaves from that thread, without the two thread hand-offs of the pool. An attempt that would
-// wait changes nothing, and the call goes to the pool as any other.
+// wait changes nothing, and the call goes to the pool as any other. A WRITE or COMMIT is tried
+// there too: an UNSTABLE WRITE is applied and journalled from memory, and a stable WRITE or a
+// COMMIT parks on its NVRAM commit (util/resumable_call.h) and is answered from the thread that
+// brings the commit in, so no worker sits waiting for a group commit or the mirror.
 //
 // A forwarded call runs under a deadline (options.answer_within from its arrival), so that the
 // owner answers JUKEBOX itself, with the call unrun, rather than wait past the forwarder's own
@@ -27,7 +30,9 @@
 #include <optional>
 
 #include "cluster/interconnect/interconnect_server.h"
+#include "fs/call/calls.h"
 #include "fs/volume.h"
+#include "util/resumable_call.h"
 #include "util/task_queue.h"
 
 namespace nasd::interconnect {
@@ -61,10 +66,23 @@ class VolumeServer {
   void handle(IncomingRequest request);
   // Calls answered on the reader thread without the pool (for statistics and tests).
   uint64_t inline_calls() const { return inline_calls_.load(std::memory_order_relaxed); }
+  // WRITEs and COMMITs that parked on their commit instead of waiting in the pool.
+  uint64_t parked_calls() const { return parked_calls_.load(std::memory_order_relaxed); }
 
  private:
-  // The inline attempt: true when `request` was answered.
-  bool try_inline(const IncomingRequest& request);
+  // A WRITE or COMMIT between its park and its answer. `req` points into request.payload.
+  struct ParkedCall {
+    std::shared_ptr<util::ResumableCall> resumable;
+    std::optional<IncomingRequest> request;
+    fs::call::VolumeRequest req;
+  };
+
+  // The inline attempt: true when `request` was answered, or parked (it is then moved from).
+  bool try_inline(IncomingRequest& request);
+  // The volume's attempt at `req` under the caller's identity; nullopt: would wait, or threw.
+  std::optional<fs::call::VolumeReply> attempt(const fs::call::VolumeRequest& req);
+  // Answers a parked call once its commit is in (on the thread that brought it).
+  void resume(ParkedCall& call);
   void execute(const IncomingRequest& request,
                std::optional<std::chrono::steady_clock::time_point> deadline);
 
@@ -72,6 +90,7 @@ class VolumeServer {
   const std::chrono::milliseconds answer_within_;
   util::TaskQueue pool_;  // bounded: a full queue answers Jukebox at once
   std::atomic<uint64_t> inline_calls_{0};
+  std::atomic<uint64_t> parked_calls_{0};
 };
 
 }  // namespace nasd::interconnect

@@ -144,6 +144,18 @@ struct Attempt {
     FsstatResult r;
     return done(v.try_fsstat(ctx, a.id, &r.stat, &r.attr), std::move(r));
   }
+  // A WRITE or COMMIT attempt may park on its NVRAM commit when run inside a resumable call
+  // (fs/volume.h): the caller must then discard this reply and run the call again once the
+  // answer is in. Outside one, a stable WRITE is answered only when its commit needs no wait.
+  bool operator()(const WriteArgs& a) {
+    WriteResult r;
+    return done(v.try_write(ctx, a.id, a.offset, a.data, a.stable, &r.committed, &r.wcc),
+                std::move(r));
+  }
+  bool operator()(const CommitArgs& a) {
+    WccResult r;
+    return done(v.try_commit(ctx, a.id, a.offset, a.count, &r.wcc), std::move(r));
+  }
   template <class Other>
   bool operator()(const Other&) {
     return false;
@@ -162,6 +174,8 @@ bool has_attempt(VolumeOp op) {
     case VolumeOp::Readlink:
     case VolumeOp::Readdir:
     case VolumeOp::Fsstat:
+    case VolumeOp::Write:
+    case VolumeOp::Commit:
       return true;
     default:
       return false;

@@ -18,8 +18,10 @@ VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 // that must not wait (the interconnect's reader thread): the reply when the volume answered at
 // once, std::nullopt when the call has no attempt or the attempt would wait -- then nothing
 // happened, and the caller runs execute_volume_call where waiting is fine. The reads have
-// attempts (GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR, FSSTAT); mutations have none
-// here: the owner runs them where the journal may wait.
+// attempts (GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR, FSSTAT), and so do WRITE and
+// COMMIT: inside a resumable call (util/resumable_call.h) a stable one may park on its NVRAM
+// commit, and the reply is then a placeholder to discard until the run after the answer. The
+// name-space mutations have none here: the owner runs them where the journal may wait.
 std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req);
 // Whether calls of `op` have an attempt at all: a caller may skip decoding the others.
 bool has_attempt(VolumeOp op);

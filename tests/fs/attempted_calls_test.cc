@@ -1,8 +1,9 @@
 // fs::call::try_execute_volume_call on an LFS volume: what the interconnect's reader thread
 // runs for a forwarded call before handing it to the pool (cluster/interconnect/volume_server.h).
 // Every read has an attempt; once the volume has what it needs in memory, the attempt's encoded
-// reply is byte for byte the pool's (execute_volume_call); before that, and for every mutation,
-// it declines having done nothing.
+// reply is byte for byte the pool's (execute_volume_call); before that, and for every name-space
+// mutation, it declines having done nothing. (WRITE and COMMIT have attempts too: see
+// tests/cluster/forwarded_commit_park_test.cc.)
 #include "fs/call/codec.h"
 #include "fs/call/dispatch.h"
 #include "tests/fs/test_volume.h"
@@ -61,7 +62,7 @@ TEST(AttemptedVolumeCalls, EveryReadIsAnsweredInPlaceFromMemoryAsThePoolWouldAns
     EXPECT_EQ(tried->status, Status::Ok) << "op " << int(req.op());
     EXPECT_EQ(encode_reply(*tried), pooled) << "op " << int(req.op());
   }
-  // A mutation has no attempt on the owner: it is journalled where waiting is fine.
+  // A name-space mutation has no attempt on the owner: it is journalled where waiting is fine.
   const VolumeRequest remove = request_of(vol->id(), RemoveArgs{d, "e1"});
   EXPECT_FALSE(try_execute_volume_call(*vol, remove));
   EXPECT_FALSE(has_attempt(remove.op()));
