@@ -55,7 +55,7 @@ void TcpConnection::on_recv(int result) {
     return;
   }
   stats_.count(TransportCounter::BytesReceived, static_cast<uint64_t>(result));
-  last_activity_ = std::chrono::steady_clock::now();
+  note_activity();
   if (recv_in_place_) {
     reassembler_.body_received(static_cast<size_t>(result));
   } else if (!reassembler_.feed({recv_buf_.data(), static_cast<size_t>(result)})) {
@@ -70,24 +70,23 @@ void TcpConnection::dispatch_ready_records() {
   while (!closing_ && !reading_paused() && reassembler_.has_record()) {
     stats_.count(TransportCounter::TcpRecords);
     std::weak_ptr<TcpConnection> weak = weak_from_this();
-    EventLoop* loop = &loop_;
+    // Counted before the dispatch: a reply sent elsewhere may count it down at once.
+    in_flight_.fetch_add(1);
     auto outcome = dispatcher_.handle(
         reassembler_.pop_record(), origin_, CallDispatcher::Clock::now(),
-        [weak, loop](CallDispatcher::Reply reply) {
-          loop->post([weak, reply = std::move(reply)]() mutable {
-            if (auto self = weak.lock()) self->deliver(std::move(reply));
-          });
+        [weak](CallDispatcher::Reply reply) {
+          if (auto self = weak.lock()) self->deliver_from_elsewhere(std::move(reply));
         });
     switch (outcome.kind) {
       case CallDispatcher::Outcome::Close:
+        reply_done();
         return close();
       case CallDispatcher::Outcome::Drop:
+        reply_done();
         break;
       case CallDispatcher::Outcome::Pending:
-        ++in_flight_;
         break;
       case CallDispatcher::Outcome::SendNow:
-        ++in_flight_;
         deliver(std::move(outcome.reply));
         break;
     }
@@ -95,12 +94,115 @@ void TcpConnection::dispatch_ready_records() {
 }
 
 void TcpConnection::deliver(CallDispatcher::Reply reply) {
-  if (closing_) return;
-  send_queue_.push_back(std::move(reply));
+  {
+    std::lock_guard lock(send_mu_);
+    if (closing_) return;
+    send_queue_.push_back(std::move(reply));
+  }
   arm_send();
 }
 
+void TcpConnection::deliver_from_elsewhere(CallDispatcher::Reply reply) {
+  std::unique_lock lock(send_mu_);
+  if (closing_) return;  // the loop is closing the connection: the reply is dropped
+  if (!send_pending_ && send_queue_.empty()) {
+    // Nothing else is being written, and nobody can start while this holds send_mu_: the
+    // reply goes out from this thread if the socket takes it whole without waiting.
+    constexpr size_t kDirectIov = 64;
+    iovec iov[kDirectIov];
+    size_t n = 0, total = 0;
+    bool fits = true;
+    auto add = [&](std::span<const uint8_t> part) {
+      if (part.empty()) return;
+      if (n == kDirectIov) {
+        fits = false;
+        return;
+      }
+      iov[n].iov_base = const_cast<uint8_t*>(part.data());
+      iov[n].iov_len = part.size();
+      total += part.size();
+      ++n;
+    };
+    add(reply->tcp_head());
+    add(reply->body);
+    for (auto part : reply->tail.parts) add(part);
+    if (fits) {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = n;
+      const ssize_t sent = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent > 0) {
+        stats_.count(TransportCounter::BytesSent, static_cast<uint64_t>(sent));
+        note_activity();
+      }
+      if (sent == static_cast<ssize_t>(total)) {
+        lock.unlock();
+        stats_.count(TransportCounter::RepliesSent);
+        reply_done();
+        return;
+      }
+      // A short write: the loop sends the rest first (nothing else may go in between). A
+      // failed one (EAGAIN, or a broken connection) leaves it all to the loop, whose send
+      // then waits for room or fails and closes the connection.
+      if (sent > 0) {
+        front_offset_ = static_cast<size_t>(sent);
+        stats_.count(TransportCounter::ShortWrites);
+      }
+    }
+  }
+  send_queue_.push_back(std::move(reply));
+  const bool loop_sends_already = send_pending_;
+  lock.unlock();
+  if (loop_sends_already) return;  // on_send() sends what queued up meanwhile
+  loop_.post([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->arm_send();
+  });
+}
+
+void TcpConnection::reply_done(size_t count) {
+  // Sequentially consistent, like on_recv's store of peer_closed_ and its load of the count:
+  // of the loop seeing no call in flight and this thread seeing the peer closed, at least one
+  // happens, so the connection of a half-closed peer is always closed.
+  const size_t before = in_flight_.fetch_sub(count);
+  const size_t after = before - count;
+  // Only the loop acts on the count. It needs waking when reading waits for room under the
+  // bound, or when a half-closed peer's last reply has gone (the connection then closes).
+  const bool unpaused = before >= limits_.max_in_flight && after < limits_.max_in_flight;
+  const bool drained = after == 0 && peer_closed_.load();
+  if (!unpaused && !drained) return;
+  loop_.post([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->after_replies_sent();
+  });
+}
+
+void TcpConnection::after_replies_sent() {
+  if (closing_) return;
+  if (peer_closed_) {
+    dispatch_ready_records();
+    if (in_flight() == 0) close();
+    return;
+  }
+  // Room again under the in-flight bound: first the records already buffered, then the socket.
+  dispatch_ready_records();
+  arm_recv();
+}
+
+void TcpConnection::note_activity() {
+  last_activity_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                       std::memory_order_relaxed);
+}
+
+bool TcpConnection::idle_since(std::chrono::steady_clock::time_point cutoff) const {
+  if (in_flight() != 0) return false;
+  {
+    std::lock_guard lock(send_mu_);
+    if (!send_queue_.empty()) return false;
+  }
+  return last_activity_.load(std::memory_order_relaxed) < cutoff.time_since_epoch().count();
+}
+
 void TcpConnection::arm_send() {
+  std::lock_guard lock(send_mu_);
   if (send_pending_ || closing_ || send_queue_.empty()) return;
   size_t n = 0;
   size_t skip = front_offset_;
@@ -132,52 +234,64 @@ void TcpConnection::arm_send() {
 }
 
 void TcpConnection::on_send(int result) {
-  send_pending_ = false;
+  size_t replies_sent = 0;
+  {
+    std::lock_guard lock(send_mu_);
+    send_pending_ = false;
+    if (closing_) {
+      // finish_if_idle() takes send_mu_ itself.
+    } else if (result >= 0) {
+      // A short write leaves the rest of the front reply (and those behind it) for the next
+      // send. Only the front replies were in that send's iovec: others queue at the back.
+      size_t sent = static_cast<size_t>(result);
+      while (sent > 0 && !send_queue_.empty()) {
+        size_t left = send_queue_.front()->tcp_size() - front_offset_;
+        if (sent < left) {
+          front_offset_ += sent;
+          stats_.count(TransportCounter::ShortWrites);
+          break;
+        }
+        sent -= left;
+        front_offset_ = 0;
+        send_queue_.pop_front();
+        ++replies_sent;
+      }
+    }
+  }
   if (closing_) return finish_if_idle();
   if (result == -EINTR || result == -EAGAIN) return arm_send();
   if (result < 0) return close();
   stats_.count(TransportCounter::BytesSent, static_cast<uint64_t>(result));
-  last_activity_ = std::chrono::steady_clock::now();
-  // A short write leaves the rest of the front reply (and those behind it) for the next send.
-  size_t sent = static_cast<size_t>(result);
-  while (sent > 0 && !send_queue_.empty()) {
-    size_t left = send_queue_.front()->tcp_size() - front_offset_;
-    if (sent < left) {
-      front_offset_ += sent;
-      stats_.count(TransportCounter::ShortWrites);
-      break;
-    }
-    sent -= left;
-    front_offset_ = 0;
-    send_queue_.pop_front();
-    --in_flight_;
-    stats_.count(TransportCounter::RepliesSent);
+  note_activity();
+  if (replies_sent > 0) {
+    stats_.count(TransportCounter::RepliesSent, replies_sent);
+    in_flight_.fetch_sub(replies_sent);
   }
   arm_send();
-  if (peer_closed_) {
-    dispatch_ready_records();
-    if (in_flight_ == 0) return close();
-    return;
-  }
-  // Room again under the in-flight bound: first the records already buffered, then the socket.
-  dispatch_ready_records();
-  arm_recv();
+  after_replies_sent();
 }
 
 void TcpConnection::close() {
   if (closing_) return;
-  closing_ = true;
+  {
+    std::lock_guard lock(send_mu_);
+    closing_ = true;
+  }
   // Makes a pending recv/send complete promptly; the fd is closed only once they have.
   ::shutdown(fd_, SHUT_RDWR);
   finish_if_idle();
 }
 
 void TcpConnection::finish_if_idle() {
-  if (finished_ || recv_pending_ || send_pending_) return;
-  finished_ = true;
-  send_queue_.clear();  // only now: a pending sendmsg may have been reading these buffers
-  ::close(fd_);
-  fd_ = -1;
+  {
+    // Under send_mu_: no thread is inside a direct send, and none starts once closing_ is set.
+    std::lock_guard lock(send_mu_);
+    if (finished_ || recv_pending_ || send_pending_) return;
+    finished_ = true;
+    send_queue_.clear();  // only now: a pending sendmsg may have been reading these buffers
+    ::close(fd_);
+    fd_ = -1;
+  }
   // The owner drops its reference from a posted task: this object may not vanish while one
   // of its own member functions is still on the stack.
   if (on_closed_) loop_.post([self = shared_from_this(), cb = on_closed_] { cb(self.get()); });

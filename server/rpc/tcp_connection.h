@@ -7,19 +7,31 @@
 // window closes) until replies drain. Records already received stay queued in the
 // reassembler meanwhile, so the bound holds even when one recv() carried many calls.
 //
-// All methods run on the owning loop's thread. Executor threads reach the connection only
-// through EventLoop::post() holding a weak_ptr, so a reply for a connection that has closed
-// is simply dropped.
+// Threads: everything runs on the owning loop's thread except the delivery of a reply that
+// completes elsewhere (an executor thread, the interconnect reader that brought a forwarded
+// call's answer, the NVRAM committer). Such a thread writes the reply to the socket itself
+// when nothing else is being sent (a non-blocking sendmsg that takes it whole), instead of
+// posting it to the loop: waking the loop for every such reply cost a context switch per
+// call, the largest single cost of a forwarded call on a busy machine. Otherwise (a send in
+// flight, replies queued, a short write) it queues the reply for the loop as before. The send
+// side (queue, front offset, send in flight, closing, the fd) is shared under send_mu_, so
+// exactly one sender writes at a time and the fd is never closed under a sender; the count
+// of calls in flight is atomic, and a reply sent elsewhere wakes the loop only when the loop
+// must act on it (reading resumes under the bound, or a half-closed peer is done). Replies
+// reach the connection through a weak_ptr, so one for a connection that has closed is
+// simply dropped.
 #pragma once
 
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "server/rpc/call_dispatcher.h"
@@ -58,11 +70,9 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // Stops reading and writing; pending replies are discarded.
   void close();
 
-  size_t in_flight() const { return in_flight_; }
+  size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
   // No call executing or waiting to be written, and no byte moved since `cutoff`.
-  bool idle_since(std::chrono::steady_clock::time_point cutoff) const {
-    return in_flight_ == 0 && send_queue_.empty() && last_activity_ < cutoff;
-  }
+  bool idle_since(std::chrono::steady_clock::time_point cutoff) const;
   const CallOrigin& origin() const { return origin_; }
 
  private:
@@ -81,9 +91,16 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   void arm_recv();
   void dispatch_ready_records();
   void deliver(CallDispatcher::Reply reply);
+  // Any thread: sends `reply` from here when nothing else is being sent, else queues it.
+  void deliver_from_elsewhere(CallDispatcher::Reply reply);
+  // A reply left the socket or was dropped: one call fewer in flight.
+  void reply_done(size_t count = 1);
+  // On the loop, after replies were sent elsewhere: as at the end of on_send.
+  void after_replies_sent();
   void arm_send();
   void finish_if_idle();
-  bool reading_paused() const { return in_flight_ >= limits_.max_in_flight; }
+  void note_activity();
+  bool reading_paused() const { return in_flight() >= limits_.max_in_flight; }
 
   EventLoop& loop_;
   CallDispatcher& dispatcher_;
@@ -102,13 +119,18 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   Op<&TcpConnection::on_recv> recv_op_{this};
   Op<&TcpConnection::on_send> send_op_{this};
   bool recv_pending_ = false;
-  bool send_pending_ = false;
-  bool peer_closed_ = false;  // EOF seen: answer what was received, then close
-  bool closing_ = false;
+  std::atomic<bool> peer_closed_{false};  // EOF seen: answer what was received, then close
   bool finished_ = false;
-  size_t in_flight_ = 0;
-  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
+  // Calls received and not yet answered on the wire (counted before they are dispatched, so
+  // a reply sent elsewhere never counts one down before it was counted up).
+  std::atomic<size_t> in_flight_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_activity_{
+      std::chrono::steady_clock::now().time_since_epoch().count()};
 
+  // --- the send side, shared with the threads that deliver replies (see the top) ---
+  mutable std::mutex send_mu_;
+  bool send_pending_ = false;  // an io_uring sendmsg is in flight
+  bool closing_ = false;       // written on the loop under send_mu_; read there without it
   // Replies waiting to be written; the front one may be partly sent already.
   std::deque<CallDispatcher::Reply> send_queue_;
   size_t front_offset_ = 0;

@@ -75,11 +75,15 @@ class EchoService : public Service {
       return std::nullopt;
     }
     inline_runs++;
+    // Holds the event loop itself (a test of what must not need the loop).
+    if (int ms = inline_sleep_ms.load(); ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     return run(call, args, results);
   }
 
   std::atomic<bool> inline_enabled{false};
   std::atomic<bool> inline_would_block{false};
+  std::atomic<int> inline_sleep_ms{0};  // an inline run first sleeps this long, on the loop
   std::atomic<int> inline_runs{0};
   std::atomic<int> inline_refusals{0};
   std::atomic<int> executions{0};

@@ -3,6 +3,9 @@
 // still be answered, with the duplicate request cache and the statistics seeing both alike.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "tests/rpc/loopback_fixture.h"
 
 namespace nasd::rpc::testing {
@@ -127,6 +130,38 @@ TEST_F(InlineDisabled, EveryCallRunsOnTheExecutor) {
   EXPECT_EQ(service_->inline_runs.load(), 0);
   EXPECT_EQ(service_->inline_refusals.load(), 0);
   EXPECT_EQ(service_->executions.load(), 1);
+}
+
+// A reply completed on another thread (the executor here; the interconnect reader for a
+// forwarded call) is written to the socket by that thread when nothing else is being sent,
+// without waking the event loop: it arrives even while the loop is busy with something else.
+class RepliesFromElsewhere : public InlineDispatch {
+ protected:
+  void tune(RpcServerOptions& o) override { o.workers = 1; }  // one loop serves both clients
+};
+
+TEST_F(RepliesFromElsewhere, APoolReplyLeavesWhileTheLoopIsBusy) {
+  using Clock = std::chrono::steady_clock;
+  TcpTestClient pooled(port_);
+  TcpTestClient holder(port_);
+  const auto start = Clock::now();
+  ASSERT_TRUE(pooled.send_all(record(call(40, kSleepEcho, sleep_args(200, "from the pool")))));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // handed to the executor
+  service_->inline_sleep_ms = 1500;
+  ASSERT_TRUE(holder.send_all(record(call(41, kEcho, echo_args("holds the loop")))));
+  auto rec = pooled.read_record();
+  const auto took = Clock::now() - start;
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(opaque_text(parse_reply(*rec).results), "from the pool");
+  EXPECT_LT(took, std::chrono::milliseconds(1000))
+      << "the pool's reply waited for the busy event loop";
+  auto held = holder.read_record();
+  ASSERT_TRUE(held);
+  EXPECT_EQ(opaque_text(parse_reply(*held).results), "holds the loop");
+  service_->inline_sleep_ms = 0;
+  // The connection still works, both ways, afterwards.
+  ParsedReply again = roundtrip(call(42, kSleepEcho, sleep_args(1, "again")));
+  EXPECT_EQ(opaque_text(again.results), "again");
 }
 
 }  // namespace
