@@ -17,6 +17,7 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/volume_server.h"
+#include "tests/cluster/owner_link.h"
 #include "nvram/journal.h"
 #include "nvram/journal_volume.h"
 #include "tests/cluster/echo_volume.h"
@@ -70,10 +71,7 @@ TEST(ForwardedCommitPark, StableWritesAndCommitsWaitForTheMirrorWithoutHoldingAW
   MapResolver volumes;
   volumes.add(&volume);
   volumes.add(&echo);
-  InterconnectServerOptions so;
-  so.cluster_name = "c";
-  so.local_node = "owner";
-  so.credentials = {std::vector<uint8_t>(32, 0x5a), "owner"};
+  InterconnectServerOptions so = cluster::testing::owner_server_options();
   auto server = std::make_unique<InterconnectServer>(so);
   VolumeServerOptions vo;
   vo.threads = 1;
@@ -81,12 +79,7 @@ TEST(ForwardedCommitPark, StableWritesAndCommitsWaitForTheMirrorWithoutHoldingAW
   volume_server->attach(*server);
   server->start();
 
-  PeerClientOptions co;
-  co.port = server->port();
-  co.cluster_name = "c";
-  co.local_node = "front";
-  co.expected_peer = "owner";
-  co.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
+  PeerClientOptions co = cluster::testing::front_client_options(server->port());
   auto client = std::make_shared<PeerClient>(co);
   client->start();
   ASSERT_TRUE(client->wait_connected(5s)) << client->last_error();

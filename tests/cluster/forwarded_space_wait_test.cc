@@ -15,6 +15,7 @@
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/volume_server.h"
+#include "tests/cluster/owner_link.h"
 #include "nvram/journal.h"
 #include "nvram/journal_volume.h"
 #include "nvram/region.h"
@@ -67,10 +68,7 @@ TEST(ForwardedSpaceWait, FullJournalAnswersJukeboxBeforeTheForwardersDeadlineAnd
   MapResolver volumes;
   volumes.add(forwarded.get());
   volumes.add(&echo);
-  InterconnectServerOptions so;
-  so.cluster_name = "c";
-  so.local_node = "owner";
-  so.credentials = {std::vector<uint8_t>(32, 0x5a), "owner"};
+  InterconnectServerOptions so = cluster::testing::owner_server_options();
   auto server = std::make_unique<InterconnectServer>(so);
   VolumeServerOptions vo;
   vo.answer_within = kAnswerWithin;
@@ -79,12 +77,7 @@ TEST(ForwardedSpaceWait, FullJournalAnswersJukeboxBeforeTheForwardersDeadlineAnd
   server->start();
 
   // The forwarder.
-  PeerClientOptions co;
-  co.port = server->port();
-  co.cluster_name = "c";
-  co.local_node = "front";
-  co.expected_peer = "owner";
-  co.credentials = {std::vector<uint8_t>(32, 0x5a), "front"};
+  PeerClientOptions co = cluster::testing::front_client_options(server->port());
   co.backoff_initial = 10ms;
   co.backoff_max = 50ms;
   auto client = std::make_shared<PeerClient>(co);
