@@ -47,12 +47,9 @@ bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds lim
 
 TEST(ForwardedCommitPark, StableWritesAndCommitsWaitForTheMirrorWithoutHoldingAWorker) {
   nt::ScratchDir dir;
-  nvram::JournalOptions opts = nt::small_options(dir.file("nv"), 8 << 20);
-  opts.mirror_policy = nvram::MirrorPolicy::Fail;
-  opts.mirror_timeout = 30s;
-  auto owned_mirror = std::make_unique<nt::HeldAckMirror>();
-  nt::HeldAckMirror* mirror = owned_mirror.get();
-  auto journal = nvram::Journal::open(opts, std::move(owned_mirror));
+  nt::HeldAckJournal held = nt::open_held_ack_journal(dir.file("nv"));
+  std::shared_ptr<nvram::Journal> journal = held.journal;
+  nt::HeldAckMirror* mirror = held.mirror;
   auto fs = std::make_shared<nt::AttemptingMemoryFs>(kJournalled, nt::mem_target_options());
   nvram::JournalVolume volume(journal, fs);
   volume.recover();

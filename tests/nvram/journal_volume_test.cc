@@ -340,12 +340,9 @@ bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds lim
 // run after the park answers from the stored reply without applying or journalling again.
 TEST(JournalVolumeOnTheLoop, StableCallsParkUntilTheMirrorAcknowledgesAndAreNeverAppliedTwice) {
   testing::ScratchDir dir;
-  JournalOptions opts = testing::small_options(dir.file("nv"), 8 << 20);
-  opts.mirror_policy = MirrorPolicy::Fail;
-  opts.mirror_timeout = std::chrono::seconds(30);
-  auto owned_mirror = std::make_unique<testing::HeldAckMirror>();
-  testing::HeldAckMirror* mirror = owned_mirror.get();
-  auto journal = Journal::open(opts, std::move(owned_mirror));
+  testing::HeldAckJournal held = testing::open_held_ack_journal(dir.file("nv"));
+  std::shared_ptr<Journal> journal = held.journal;
+  testing::HeldAckMirror* mirror = held.mirror;
   auto target = std::make_shared<testing::AttemptingMemoryFs>(3, testing::mem_target_options());
   JournalVolume v(journal, target);
   v.recover();

@@ -5,13 +5,17 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "nvram/journal.h"
 #include "nvram/mirror.h"
 #include "nvram/record.h"
+#include "tests/nvram/test_util.h"
 #include "tests/support/memory_fs.h"
 
 namespace nasd::nvram::testing {
@@ -98,5 +102,21 @@ class AttemptingMemoryFs : public test_support::MemoryFs {
   }
   std::atomic<bool> answer{true};
 };
+
+// An 8 MiB journal in `region_path` whose every commit waits for a HeldAckMirror the test
+// drives (mirror_policy Fail, a long mirror timeout): a reply that leaves before release()
+// left before its record was mirrored.
+struct HeldAckJournal {
+  std::shared_ptr<Journal> journal;
+  HeldAckMirror* mirror = nullptr;  // owned by the journal
+};
+inline HeldAckJournal open_held_ack_journal(const std::string& region_path) {
+  JournalOptions opts = small_options(region_path, 8 << 20);
+  opts.mirror_policy = MirrorPolicy::Fail;
+  opts.mirror_timeout = std::chrono::seconds(30);
+  auto owned = std::make_unique<HeldAckMirror>();
+  HeldAckMirror* mirror = owned.get();
+  return {Journal::open(opts, std::move(owned)), mirror};
+}
 
 }  // namespace nasd::nvram::testing
