@@ -6,6 +6,31 @@
 #include <cerrno>
 
 namespace nasd::rpc {
+namespace {
+
+// Appends the pieces of `reply`, less its first `*skip` bytes, to iov[*n] .. iov[cap - 1].
+// False when the iovec filled up before the reply's end (the pieces that fitted stay there).
+// Empty and skipped pieces take no slot.
+bool gather_reply(const EncodedReply& reply, iovec* iov, size_t cap, size_t* n, size_t* skip) {
+  auto add = [&](std::span<const uint8_t> part) {
+    if (*skip >= part.size()) {
+      *skip -= part.size();
+      return true;
+    }
+    if (*n == cap) return false;
+    iov[*n].iov_base = const_cast<uint8_t*>(part.data() + *skip);
+    iov[*n].iov_len = part.size() - *skip;
+    *skip = 0;
+    ++*n;
+    return true;
+  };
+  if (!add(reply.tcp_head()) || !add(reply.body)) return false;
+  for (auto part : reply.tail.parts)
+    if (!add(part)) return false;
+  return true;
+}
+
+}  // namespace
 
 TcpConnection::TcpConnection(EventLoop& loop, CallDispatcher& dispatcher, CallStats& stats, int fd,
                              CallOrigin origin, TcpLimits limits, ClosedCallback on_closed)
@@ -110,23 +135,9 @@ void TcpConnection::deliver_from_elsewhere(CallDispatcher::Reply reply) {
     // reply goes out from this thread if the socket takes it whole without waiting.
     constexpr size_t kDirectIov = 64;
     iovec iov[kDirectIov];
-    size_t n = 0, total = 0;
-    bool fits = true;
-    auto add = [&](std::span<const uint8_t> part) {
-      if (part.empty()) return;
-      if (n == kDirectIov) {
-        fits = false;
-        return;
-      }
-      iov[n].iov_base = const_cast<uint8_t*>(part.data());
-      iov[n].iov_len = part.size();
-      total += part.size();
-      ++n;
-    };
-    add(reply->tcp_head());
-    add(reply->body);
-    for (auto part : reply->tail.parts) add(part);
-    if (fits) {
+    size_t n = 0, skip = 0;
+    const size_t total = reply->tcp_size();
+    if (gather_reply(*reply, iov, kDirectIov, &n, &skip)) {
       msghdr msg{};
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
@@ -208,25 +219,8 @@ void TcpConnection::arm_send() {
   size_t skip = front_offset_;
   // Gathers the queued replies' pieces, skipping what the last short write sent. Stopping at
   // any piece is fine: on_send() accounts by bytes, whatever the iovec held.
-  auto add = [&](std::span<const uint8_t> part) {
-    if (n == kMaxIov) return false;
-    if (skip >= part.size()) {
-      skip -= part.size();
-      return true;
-    }
-    iov_[n].iov_base = const_cast<uint8_t*>(part.data() + skip);
-    iov_[n].iov_len = part.size() - skip;
-    skip = 0;
-    ++n;
-    return true;
-  };
-  for (const auto& reply : send_queue_) {
-    if (!add(reply->tcp_head()) || !add(reply->body)) break;
-    bool room = true;
-    for (auto part : reply->tail.parts)
-      if (!(room = add(part))) break;
-    if (!room) break;
-  }
+  for (const auto& reply : send_queue_)
+    if (!gather_reply(*reply, iov_, kMaxIov, &n, &skip)) break;
   send_msg_ = {};
   send_msg_.msg_iov = iov_;
   send_msg_.msg_iovlen = n;
@@ -238,9 +232,7 @@ void TcpConnection::on_send(int result) {
   {
     std::lock_guard lock(send_mu_);
     send_pending_ = false;
-    if (closing_) {
-      // finish_if_idle() takes send_mu_ itself.
-    } else if (result >= 0) {
+    if (!closing_ && result >= 0) {
       // A short write leaves the rest of the front reply (and those behind it) for the next
       // send. Only the front replies were in that send's iovec: others queue at the back.
       size_t sent = static_cast<size_t>(result);
