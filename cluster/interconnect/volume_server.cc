@@ -22,6 +22,10 @@ VolumeOp op_of(const std::vector<uint8_t>& payload) {
   return payload.size() >= 2 ? static_cast<VolumeOp>(payload[1]) : VolumeOp::Getattr;
 }
 
+// The ops with an attempt that change the volume: tried inline, they may park on their commit
+// and must never be run a second time by the pool.
+bool writes(VolumeOp op) { return op == VolumeOp::Write || op == VolumeOp::Commit; }
+
 }  // namespace
 
 VolumeServer::VolumeServer(fs::VolumeResolver* volumes, VolumeServerOptions options)
@@ -50,32 +54,28 @@ bool VolumeServer::try_inline(IncomingRequest& request) {
   // Only the ops with a non-blocking attempt; the op is byte 1 of every request (op_of).
   const VolumeOp op = op_of(request.payload);
   if (!has_attempt(op)) return false;
+  VolumeRequest req;
+  if (!decode_request(request.payload, &req)) return false;  // the pool answers ServerFault
   // A stable WRITE or a COMMIT waits for its NVRAM commit by parking instead of holding this
   // thread or a worker: the reply then leaves from whichever thread brings the commit in.
-  const bool may_park = op == VolumeOp::Write || op == VolumeOp::Commit;
-  std::shared_ptr<ParkedCall> parked;
-  if (may_park) {
-    parked = std::make_shared<ParkedCall>();
-    parked->resumable = std::make_shared<util::ResumableCall>();
-  }
-  ParkedCall local;
-  ParkedCall& call = parked ? *parked : local;
-  if (!decode_request(request.payload, &call.req)) return false;  // the pool answers ServerFault
+  std::shared_ptr<util::ResumableCall> resumable;
+  if (writes(op)) resumable = std::make_shared<util::ResumableCall>();
   std::optional<VolumeReply> reply;
   {
     std::optional<util::ResumableCall::Run> run;
-    if (parked) run.emplace(parked->resumable, /*may_park=*/true);
-    reply = attempt(call.req);
+    if (resumable) run.emplace(resumable, /*may_park=*/true);
+    reply = attempt(req);
   }
-  if (parked && parked->resumable->parked()) {
+  if (resumable && resumable->parked()) {
     // Applied and journalled: the answer is the commit's, whatever happens to the link now.
-    // `req` points into the payload, whose buffer the move keeps where it is.
-    parked->request.emplace(std::move(request));
+    // `req` points into the payload, whose buffer the moves keep where it is.
+    auto parked = std::make_shared<ParkedCall>(
+        ParkedCall{resumable, std::move(request), std::move(req)});
     parked_calls_.fetch_add(1, std::memory_order_relaxed);
-    parked->resumable->end_run([this, parked] { resume(*parked); });
+    resumable->end_run([this, parked] { resume(*parked); });
     return true;
   }
-  if (parked) parked->resumable->end_run(nullptr);
+  if (resumable) resumable->end_run(nullptr);
   if (!reply) return false;
   inline_calls_.fetch_add(1, std::memory_order_relaxed);
   request.responder.reply(encode_reply(*reply));
@@ -91,8 +91,7 @@ std::optional<VolumeReply> VolumeServer::attempt(const VolumeRequest& req) {
   } catch (const std::exception&) {
     // A read is run again by the pool, which contains what it throws. A WRITE may have been
     // applied before the throw: refused here rather than applied twice.
-    if (req.op() == VolumeOp::Write || req.op() == VolumeOp::Commit)
-      return refused_volume_call(req.op(), fs::Status::ServerFault);
+    if (writes(req.op())) return refused_volume_call(req.op(), fs::Status::ServerFault);
     return std::nullopt;
   }
 }
@@ -108,7 +107,7 @@ void VolumeServer::resume(ParkedCall& call) {
   }
   call.resumable->end_run(nullptr);
   if (!reply) reply = refused_volume_call(call.req.op(), fs::Status::Jukebox);
-  call.request->responder.reply(encode_reply(*reply));
+  call.request.responder.reply(encode_reply(*reply));
 }
 
 void VolumeServer::execute(const IncomingRequest& request,

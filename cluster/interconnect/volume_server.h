@@ -73,7 +73,7 @@ class VolumeServer {
   // A WRITE or COMMIT between its park and its answer. `req` points into request.payload.
   struct ParkedCall {
     std::shared_ptr<util::ResumableCall> resumable;
-    std::optional<IncomingRequest> request;
+    IncomingRequest request;
     fs::call::VolumeRequest req;
   };
 
