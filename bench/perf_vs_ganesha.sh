@@ -6,10 +6,11 @@
 #
 #   bench/perf_vs_ganesha.sh BUILD_DIR [--full] [--only W1,W2] [--step-seconds S] [--warmup-seconds S]
 #       [--load OPS --steps N | --loads A,B,C] [--processes N] [--fileset-mib-per-op X]
-#       [--nasd-nvram process|host|off] [--out DIR]
+#       [--nasd-nvram process|host|off] [--nasd-cache SIZE] [--out DIR]
 #
 # Short mode (default, for CI): 1 s per point after 0.3 s of warmup, the mix at 400 and 800 ops/s.
-# --full: 10 s per point after 2 s, the mix from 2,000 to 16,000 ops/s in 8 steps, 32 MiB files
+# --full: 10 s per point after 2 s, the mix from 2,000 to 40,000 ops/s in 12 steps (past both
+# servers' peaks on a 2-core machine, so the peaks are compared, not the top step), 32 MiB files
 # for the sequential points. --only runs a subset of the workloads (names as in the CSV).
 # Results in --out (default a new /tmp/nasd-perf.* directory): results.csv, summary.txt (the
 # table, the load average, the command), ratios.png and mix.png, every loadgen report and CSV.
@@ -39,13 +40,14 @@ full=0
 for a in "$@"; do [[ $a == --full ]] && full=1; done
 # Mode defaults; any option given below overrides them.
 if [[ $full == 1 ]]; then
-  step_seconds=10; warmup_seconds=2; loads=2000,4000,6000,8000,10000,12000,14000,16000
+  step_seconds=10; warmup_seconds=2; loads=2000,4000,6000,8000,12000,16000,20000,24000,28000,32000,36000,40000
   processes=4; mib_per_op=0.1; seq_file_bytes=$((32 << 20)); settle=30
 else
   step_seconds=1; warmup_seconds=0.3; loads=400,800
   processes=2; mib_per_op=0.01; seq_file_bytes=$((4 << 20)); settle=5
 fi
 nasd_nvram=process
+nasd_cache=""  # --nasd-cache: the volume's cache (nasd's default when not given)
 out=""
 only=""
 load_given=0
@@ -54,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --full) shift ;;
     --only) only=$2; shift 2 ;;
     --nasd-nvram) nasd_nvram=$2; shift 2 ;;
+    --nasd-cache) nasd_cache=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --load) load_given=1; load_option "$1" "$2"; shift 2 ;;
     *) load_option "$1" "${2-}" && shift 2 || { echo "perf_vs_ganesha.sh: unknown argument $1" >&2; usage; } ;;
@@ -162,7 +165,7 @@ start_server() {  # NAME LAUNCHER ARGS...: sets <NAME>_launcher, <NAME>_pid, <NA
 }
 start_server ganesha "$here/servers/ganesha.sh" --nfs-port 32049 --mount-port 32048
 start_server nasd "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port 32058 \
-  --nvram-mode "$nasd_nvram" --volume-size "${volume_mib}M"
+  --nvram-mode "$nasd_nvram" --volume-size "${volume_mib}M" ${nasd_cache:+--cache "$nasd_cache"}
 
 csv=$out/results.csv
 echo "workload,clients,figure,unit,nasd,ganesha,nasd_over_ganesha,loopback_mb_s,nasd_of_loopback,ganesha_of_loopback" >"$csv"
@@ -247,6 +250,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "command: $command_line"
   echo "nasd: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), $(ganesha.nfsd -v 2>/dev/null | grep -o 'Release = V[0-9.]*' | head -n 1 || true)"
   echo "machine: $(nproc) CPUs; load average (1/5/15 min) at start $load_start, at end $load_end"
+  echo "nasd volume: ${volume_mib} MiB, cache ${nasd_cache:-nasd's default}, NVRAM $nasd_nvram; ganesha: the kernel's page cache"
   echo "points: $step_seconds s measured after $warmup_seconds s warmup; closed loop, one call in flight per client"
   echo
   awk -F, 'NR == 1 { printf "%-19s %7s %-20s %12s %12s %9s %10s %9s %9s\n", "workload", "clients", "figure", "nasd", "ganesha",

@@ -2,7 +2,7 @@
 # Launcher (see README.md): the nasd daemon, one volume exported as /r/v0, with a temporary data
 # directory and configuration (format: deploy/nasd.conf).
 #   nasd.sh BUILD_DIR|NASD_BINARY [--nfs-port P] [--mount-port M] [--volume-size 2G] [--nvram-size 256M]
-#           [--nvram-mode process|host|off] [--listen ADDRESS] [--clients CIDR]
+#           [--nvram-mode process|host|off] [--listen ADDRESS] [--clients CIDR] [--cache 512M]
 set -euo pipefail
 
 [[ $# -ge 1 && $1 != --* ]] || { echo "usage: nasd.sh BUILD_DIR [--nfs-port P] [--mount-port M]" >&2; exit 2; }
@@ -12,6 +12,7 @@ mount_port=32048
 volume_size=2G
 nvram_size=256M
 nvram_mode=process
+cache=""  # the volume's block + inode cache; empty: nasd's default
 listen=127.0.0.1
 clients=127.0.0.0/8
 while [[ $# -gt 0 ]]; do
@@ -21,6 +22,7 @@ while [[ $# -gt 0 ]]; do
     --volume-size) volume_size=$2; shift 2 ;;
     --nvram-size) nvram_size=$2; shift 2 ;;
     --nvram-mode) nvram_mode=$2; shift 2 ;;
+    --cache) cache=$2; shift 2 ;;
     --listen) listen=$2; shift 2 ;;           # 0.0.0.0: every address (the agents test)
     --clients) clients=$2; shift 2 ;;
     *) echo "nasd.sh: unknown argument $1" >&2; exit 2 ;;
@@ -71,6 +73,7 @@ mode = $nvram_mode
 id = 0
 backing = v0.lfs
 size = $volume_size
+${cache:+cache = $cache}
 
 [export /r/v0]
 volume = v0
