@@ -1,5 +1,8 @@
 #include "fs/lfs/options.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <stdexcept>
@@ -9,9 +12,19 @@
 
 namespace nasd::fs::lfs {
 
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+uint64_t auto_cache_bytes(uint64_t volume_bytes, uint64_t memory_bytes, size_t volumes) {
+  constexpr uint64_t kFloor = 512ull << 20;  // the fixed default this rule replaced
+  const uint64_t share = memory_bytes / 2 / std::max<size_t>(volumes, 1);
+  return std::max(kFloor, std::min(volume_bytes, share));
+}
+
 LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& config,
                                    const std::string& base_dir) {
-  (void)config;
   auto unknown = section.unknown_keys({"id", "backing", "size", "segment_size", "cache", "atime",
                                         "snapshot_schedule", "allocation", "test_fault_file"});
   if (!unknown.empty())
@@ -23,7 +36,11 @@ LfsOptions LfsOptions::from_config(const ConfigSection& section, const Config& c
   o.backing = (backing[0] == '/' || base_dir.empty()) ? backing : base_dir + "/" + backing;
   o.size = section.get_size("size", o.size);
   o.segment_size = section.get_size("segment_size", o.segment_size);
-  o.cache_bytes = section.get_size("cache", o.cache_bytes);
+  if (std::string cache = section.get("cache", "auto"); cache == "auto")
+    o.cache_bytes =
+        auto_cache_bytes(o.size, physical_memory_bytes(), config.sections("volume").size());
+  else
+    o.cache_bytes = section.get_size("cache", o.cache_bytes);
   std::string atime = section.get("atime", "off");
   if (atime != "on" && atime != "off")
     throw ConfigError("[volume " + section.name() + "] atime must be on or off");

@@ -1,6 +1,7 @@
 // How one LFS volume is configured: the [volume NAME] section of nasd.conf.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,11 +16,27 @@ class ConfigSection;
 
 namespace nasd::fs::lfs {
 
+// The cache a volume gets when its config leaves it to nasd (`cache = auto`, the default):
+// half the machine's memory shared evenly by the config's volumes, but never more than the
+// volume holds (its blocks are all a cache can keep) nor less than 512 MiB, the fixed default
+// this rule replaced. Why: a NAS keeps its working set in memory, as the kernel's page cache
+// does for a server on a local file system. On the 2-core, 24 GiB development machine
+// nfs-ganesha answered the SPECsfs mix's 4 GB fileset from the page cache, while nasd with 512
+// MiB read most of it from the disk and peaked at about half the rate it reached once its cache
+// held the fileset (bench/perf_vs_ganesha.sh, README). The config lists every volume a node may
+// come to serve (its partner's too, for failover), so all of them at once stay within half the
+// memory; buffers are only taken as blocks are cached, so a volume that holds little uses little.
+uint64_t auto_cache_bytes(uint64_t volume_bytes, uint64_t memory_bytes, size_t volumes);
+// The machine's physical memory (0 when unknown).
+uint64_t physical_memory_bytes();
+
 struct LfsOptions {
   std::string backing;                     // file or block device
   uint64_t size = 8ull << 30;              // bytes, used when creating a file
   uint64_t segment_size = 4ull << 20;
-  uint64_t cache_bytes = 512ull << 20;     // block + inode cache budget
+  // Block + inode cache budget. From the config, `cache = auto` (the default) is
+  // auto_cache_bytes(size, the machine's memory).
+  uint64_t cache_bytes = 512ull << 20;
   bool atime = false;                      // update atime on READ
   uint32_t volume_id = 0;
   int flush_interval_ms = 1000;            // write-behind of unstable data / journalled ops

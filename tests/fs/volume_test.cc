@@ -532,6 +532,26 @@ TEST(LfsOptions, FromConfigSection) {
   EXPECT_THROW(LfsOptions::from_config(*cfg.section("volume", "bad"), cfg, "/data"), ConfigError);
 }
 
+// `cache = auto` (or no cache key): half the memory shared by the config's volumes, within the
+// volume's size, never below the old fixed 512 MiB.
+TEST(LfsOptions, AutoCacheIsHalfTheMemorySharedByTheVolumesWithinTheVolumeSize) {
+  constexpr uint64_t M = 1ull << 20, G = 1ull << 30;
+  EXPECT_EQ(auto_cache_bytes(8 * G, 24 * G, 1), 8 * G);     // the volume fits: all of it
+  EXPECT_EQ(auto_cache_bytes(64 * G, 24 * G, 1), 12 * G);   // half the memory
+  EXPECT_EQ(auto_cache_bytes(8 * G, 24 * G, 16), 768 * M);  // shared by 16 volumes
+  EXPECT_EQ(auto_cache_bytes(8 * G, 24 * G, 64), 512 * M);  // never below the floor
+  EXPECT_EQ(auto_cache_bytes(64 * M, 24 * G, 1), 512 * M);
+  EXPECT_EQ(auto_cache_bytes(8 * G, 0, 1), 512 * M);        // memory unknown
+
+  Config cfg = Config::parse(
+      "[volume a]\nsize = 64G\n[volume b]\nsize = 64G\ncache = auto\n[volume c]\ncache = 1G\n");
+  const uint64_t expected = auto_cache_bytes(64 * G, physical_memory_bytes(), 3);
+  EXPECT_EQ(LfsOptions::from_config(*cfg.section("volume", "a"), cfg, "/d").cache_bytes, expected);
+  EXPECT_EQ(LfsOptions::from_config(*cfg.section("volume", "b"), cfg, "/d").cache_bytes, expected);
+  EXPECT_EQ(LfsOptions::from_config(*cfg.section("volume", "c"), cfg, "/d").cache_bytes, 1 * G);
+  EXPECT_GT(physical_memory_bytes(), 0u);
+}
+
 TEST(LfsOptions, OpenOrCreateFormatsOnceThenReopens) {
   ScratchDir dir;
   LfsOptions o = small_options(dir.path());
