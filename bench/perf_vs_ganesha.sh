@@ -250,7 +250,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "command: $command_line"
   echo "nasd: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), $(ganesha.nfsd -v 2>/dev/null | grep -o 'Release = V[0-9.]*' | head -n 1 || true)"
   echo "machine: $(nproc) CPUs; load average (1/5/15 min) at start $load_start, at end $load_end"
-  echo "nasd volume: ${volume_mib} MiB, cache ${nasd_cache:-nasd's default}, NVRAM $nasd_nvram; ganesha: the kernel's page cache"
+  echo "nasd volume: ${volume_mib} MiB, cache ${nasd_cache:-as nasd decides (cache = auto)}, NVRAM $nasd_nvram; ganesha: the kernel's page cache"
   echo "points: $step_seconds s measured after $warmup_seconds s warmup; closed loop, one call in flight per client"
   echo
   awk -F, 'NR == 1 { printf "%-19s %7s %-20s %12s %12s %9s %10s %9s %9s\n", "workload", "clients", "figure", "nasd", "ganesha",
