@@ -21,11 +21,12 @@ namespace nasd::fs::lfs {
 // volume holds (its blocks are all a cache can keep) nor less than 512 MiB, the fixed default
 // this rule replaced. Why: a NAS keeps its working set in memory, as the kernel's page cache
 // does for a server on a local file system. On the 2-core, 24 GiB development machine
-// nfs-ganesha answered the SPECsfs mix's 4 GB fileset from the page cache, while nasd with 512
-// MiB read most of it from the disk and peaked at about half the rate it reached once its cache
-// held the fileset (bench/perf_vs_ganesha.sh, README). The config lists every volume a node may
-// come to serve (its partner's too, for failover), so all of them at once stay within half the
-// memory; buffers are only taken as blocks are cached, so a volume that holds little uses little.
+// nfs-ganesha answered the SPECsfs mix's 4 GB fileset from the page cache, while most of
+// nasd's READs missed its 512 MiB (each a hop to a pool thread and a read of the volume file)
+// and it peaked at about half the rate it reached once its cache held the fileset
+// (bench/perf_vs_ganesha.sh, README). The config lists every volume a node may come to serve
+// (its partner's too, for failover), so all of them at once stay within half the memory;
+// buffers are only taken as blocks are cached, so a volume that holds little uses little.
 uint64_t auto_cache_bytes(uint64_t volume_bytes, uint64_t memory_bytes, size_t volumes);
 // The machine's physical memory (0 when unknown).
 uint64_t physical_memory_bytes();
