@@ -36,7 +36,7 @@ struct LfsOptions {
   uint64_t size = 8ull << 30;              // bytes, used when creating a file
   uint64_t segment_size = 4ull << 20;
   // Block + inode cache budget. From the config, `cache = auto` (the default) is
-  // auto_cache_bytes(size, the machine's memory).
+  // auto_cache_bytes(size, the machine's memory, the config's volume count).
   uint64_t cache_bytes = 512ull << 20;
   bool atime = false;                      // update atime on READ
   uint32_t volume_id = 0;
