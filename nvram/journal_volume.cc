@@ -71,8 +71,21 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
     remember_reply({payload.begin(), payload.end()});
   };
   for (const auto& payload : carried_replies) hand_on(payload);
-  for (const RecordView& rec : records)
-    if (rec.type == RecordType::Call) hand_on(rec.payload);
+  const uint64_t durable = target_->durable_seq();
+  uint64_t from_before_takeover = 0;
+  for (const RecordView& rec : records) {
+    if (rec.type != RecordType::Call) continue;
+    if (before_a_takeover(rec.seq, durable)) {
+      ++from_before_takeover;
+      continue;
+    }
+    hand_on(rec.payload);
+  }
+  if (from_before_takeover > 0)
+    util::log("nvram").info("volume " + std::to_string(id_) + ": " +
+                            std::to_string(from_before_takeover) +
+                            " NVRAM records from before a takeover give no reply (the new owner's "
+                            "carried replies stand for the calls it had)");
   ReplayReport rep = replay_records(fs::JournalPass{}, *target_, id_, records);
   next_seq_ = std::max({next_seq_, target_->durable_seq(), journal_->max_recovered_seq(id_)}) + 1;
   if (rep.applied > 0 || rep.failed > 0) {
@@ -95,8 +108,9 @@ ReplayReport JournalVolume::recover(fs::RecoveredCallSink* sink,
   return rep;
 }
 
-static_assert(kMaxRegionSize / sizeof(RecordHeader) < JournalVolume::kOwnerGap,
-              "a region could hold more records than a takeover skips");
+static_assert(kMaxRegionSize / sizeof(RecordHeader) < JournalVolume::kOwnerGap / 2,
+              "a region could hold more records than a takeover skips, or than "
+              "before_a_takeover() tells from the new owner's");
 
 fs::Status JournalVolume::skip_past_previous_owner(bool durable_now) {
   {

@@ -84,7 +84,8 @@ class JournalVolume : public fs::WrappedVolume {
   //
   // The reply cache moves with the data: every record of the volume that carries a client
   // call's identity (fs/call_identity.h) -- replayed or already durable, both were executed
-  // and answered -- goes to `sink` with its reply, and so does each of `carried_replies`
+  // and answered, except one from before a takeover (before_a_takeover(), below) -- goes to
+  // `sink` with its reply, and so does each of `carried_replies`
   // (Call payloads from the reply window a previous owner handed over, see reply_window()).
   // All of them also seed this volume's own reply window.
   ReplayReport recover(fs::RecoveredCallSink* sink = nullptr,
@@ -122,13 +123,32 @@ class JournalVolume : public fs::WrappedVolume {
   // the clean close of a hand-over, or the replay of this node's NVRAM after its death), the
   // old records are at or below the durable seq and skipped. Before that this owner has
   // changed nothing, and replaying the old records is as harmless as their late success.
-  // A log holds fewer than kOwnerGap records (kMaxRegionSize). Call after recover().
+  // A log holds fewer than 2^32 records (kMaxRegionSize), far fewer than kOwnerGap; 2^40 leaves
+  // room for 2^24 takeovers in a seq. (It was 2^32 before before_a_takeover() needed the
+  // margin; seqs only grow, so volumes made with the old gap keep working.) Call after
+  // recover().
   //
   // `durable_now`: also journal one no-op with the new seq -- an empty SETATTR of the root,
   // which changes its ctime only -- and flush the fs. For a node whose own journal is off
   // (its mutations are written through and carry no seq), with the copy's journal.
-  static constexpr uint64_t kOwnerGap = uint64_t{1} << 32;
+  static constexpr uint64_t kOwnerGap = uint64_t{1} << 40;
   fs::Status skip_past_previous_owner(bool durable_now);
+
+  // Whether a record of this node's NVRAM at `seq` dates from before a takeover of the volume,
+  // given the volume's durable seq: more than half a kOwnerGap below it. recover() skips such a
+  // record (it is at or below the durable seq) and also keeps its reply out of the reply cache.
+  // Why: a takeover's copy of the mirror may lack it (in flight when this node stopped), so it
+  // may have been refused with JUKEBOX -- or never answered -- and its effect is in no file
+  // system. Handing its reply on would answer the client's retransmission "done" for a change
+  // that exists nowhere. The calls the new owner did have come back with its reply window
+  // (carried_replies). Why the test is sound: the new owner's first seq is kOwnerGap past every
+  // record of the copy, and this node's records beyond the copy are fewer than a region holds
+  // (below 2^32, far below kOwnerGap / 2), so every one of them is more than kOwnerGap / 2 below any seq
+  // the new owner made durable; a record of the current owners' own history that far below
+  // the durable seq is billions of mutations old, and no client still waits for its reply.
+  static bool before_a_takeover(uint64_t seq, uint64_t durable_seq) {
+    return seq + kOwnerGap / 2 < durable_seq;
+  }
 
   const std::shared_ptr<fs::JournalTarget>& target() const { return target_; }
 

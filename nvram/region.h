@@ -25,8 +25,9 @@ constexpr uint64_t kRegionMagic = 0x4d5256444453414eull;  // "NASDDVRM" little-e
 constexpr uint32_t kRegionVersion = 1;
 constexpr uint64_t kRegionHeaderSize = 4096;
 constexpr uint64_t kMinRegionSize = 2 * kRegionHeaderSize;
-// Keeps a log below 2^32 records (JournalVolume::kOwnerGap relies on it); 128 GiB is far more
-// than any NVRAM card this emulates.
+// Keeps a log below 2^32 records (JournalVolume::kOwnerGap, 2^40, relies on it, with room to
+// tell a previous owner's records from the new owner's); 128 GiB is far more than any NVRAM
+// card this emulates.
 constexpr uint64_t kMaxRegionSize = uint64_t{128} << 30;
 
 // On-media header (page 0). head/tail are logical log positions and are updated in place with

@@ -2,6 +2,7 @@
 // PartnerMirror; a "crashes" (nothing closed, nothing flushed); b opens a's volume from the
 // shared folder with a copy of the mirror and finds every acknowledged operation.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "cluster/hosted_volumes.h"
 #include "cluster/partner_mirror.h"
+#include "fs/call_identity.h"
 #include "tests/cluster/scratch_dir.h"
 #include "nvram/journal.h"
 #include "util/config.h"
@@ -170,6 +172,89 @@ TEST(Takeover, RecordsTheMirrorCopyLacksNeverReplayOverTheNewOwnersWrites) {
   std::optional<fs::Attr> attr;
   ASSERT_EQ(v->read(ctx, f, 0, 6000, &data, &eof, &attr), fs::Status::Ok);
   EXPECT_EQ(data, pattern(2, 6000)) << "a stale record of the dead owner replayed over b's write";
+  a.close(7, true);
+}
+
+// What recovery handed the reply cache: the xids of the calls it would answer from memory.
+struct RecordedReplies : fs::RecoveredCallSink {
+  std::vector<uint32_t> xids;
+  void recovered(const fs::CallIdentity& identity, const fs::call::VolumeRequest&,
+                 const fs::call::VolumeReply&) override {
+    xids.push_back(identity.xid);
+  }
+  bool has(uint32_t xid) const { return std::find(xids.begin(), xids.end(), xid) != xids.end(); }
+};
+
+fs::CallIdentity client_call(uint32_t xid) {
+  fs::CallIdentity id;
+  id.family = 2;
+  id.address = {127, 0, 0, 9};
+  id.port = 801;
+  id.xid = xid;
+  id.prog = 100003;
+  id.vers = 3;
+  id.proc = 8;  // CREATE
+  id.args_hash = 0x5eed0000 + xid;
+  return id;
+}
+
+// The loss e2e.fault_drill once found. A CREATE was in flight on a when a was paused: in a's
+// NVRAM, not in the mirror, so never acknowledged (its reply was JUKEBOX once a ran again: its
+// lease had lapsed). b took the volume over from the copy without it, and failed it back. When
+// a opened the volume again from its own NVRAM, the record's seq was below the durable one
+// (b's), so it was skipped as "already on disk" -- but its reply went to the reply cache, and
+// the client's retransmission was answered OK for a file that exists nowhere.
+TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
+  Scratch dir;
+  const std::string shared = dir.path + "/san";
+  std::filesystem::create_directories(shared);
+  const std::string copy = dir.path + "/takeover.img";
+  const ConfigSection& section = *kConfig.section("volume", "v0");
+  fs::OpContext ctx = root_ctx();
+  auto create = [&](fs::Volume& v, const std::string& name, uint32_t xid) {
+    const fs::CallIdentity id = client_call(xid);
+    fs::CallIdentityScope scope(&id);
+    fs::InodeId f;
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc;
+    return v.create(ctx, v.root(), name, fs::CreateMode::Unchecked, {}, 0, &f, &attr, &wcc);
+  };
+  auto exists = [&](fs::Volume& v, const std::string& name) {
+    fs::InodeId f;
+    std::optional<fs::Attr> oa, da;
+    return v.lookup(ctx, v.root(), name, &f, &oa, &da) == fs::Status::Ok;
+  };
+  {
+    HostedVolumes a(node_a_journal(dir), std::make_shared<RecordedReplies>());
+    std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+    ASSERT_EQ(create(*v, "kept", 1), fs::Status::Ok);
+    std::filesystem::copy_file(dir.path + "/a-nvram.img", copy);  // what the mirror held
+    ASSERT_EQ(create(*v, "ghost", 2), fs::Status::Ok) << "(in flight: in a's NVRAM only)";
+    // a stops here; its lease lapses and the volume is abandoned, unflushed.
+  }
+  {
+    nvram::JournalOptions jo;
+    jo.path = dir.path + "/b-nvram.img";
+    jo.size = 16 << 20;
+    HostedVolumes b(nvram::Journal::open(jo), std::make_shared<RecordedReplies>());
+    std::shared_ptr<fs::Volume> v = b.open(section, kConfig, shared, copy);
+    ASSERT_TRUE(exists(*v, "kept"));
+    ASSERT_FALSE(exists(*v, "ghost")) << "the copy lacks it: the test proves nothing";
+    ASSERT_EQ(create(*v, "made-on-b", 3), fs::Status::Ok);
+    ASSERT_TRUE(b.close(7, true));  // the failback
+  }
+  auto replies = std::make_shared<RecordedReplies>();
+  HostedVolumes a(node_a_journal(dir), replies);
+  std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+  EXPECT_FALSE(replies->has(2)) << "the reply of a call no file system has went to the cache";
+  EXPECT_TRUE(replies->has(1)) << "an acknowledged call's reply is lost (b carried it back)";
+  EXPECT_TRUE(replies->has(3)) << "b's own call's reply is lost";
+  // The client's retransmission runs, and then the file is there.
+  ASSERT_EQ(create(*v, "ghost", 2), fs::Status::Ok);
+  EXPECT_TRUE(exists(*v, "ghost")) << "the retransmission was answered OK from a record no "
+                                      "file system holds: the acknowledged CREATE is lost";
+  EXPECT_TRUE(exists(*v, "kept"));
+  EXPECT_TRUE(exists(*v, "made-on-b"));
   a.close(7, true);
 }
 
