@@ -124,9 +124,14 @@ std::shared_ptr<fs::Volume> HostedVolumes::open(const ConfigSection& section, co
   }
   std::shared_ptr<fs::Volume> served = target;
   if (journal_) {
-    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, target, std::move(owned));
+    h.journaled = std::make_shared<nvram::JournalVolume>(journal_, target, owned);
+    // Not once the lease has lapsed: the window may then hold the reply of a call that is in
+    // no file system (in flight when this node stopped), and the next owner may have opened
+    // the volume and be saving its own window into the same file.
     h.journaled->save_window_before_trims(
-        [path = h.replies_file, name = h.name](const std::vector<std::vector<uint8_t>>& window) {
+        [path = h.replies_file, name = h.name,
+         owned = std::move(owned)](const std::vector<std::vector<uint8_t>>& window) {
+          if (owned && !owned()) return;
           std::string error;
           if (!nvram::save_reply_window(path, window, &error))
             util::log("cluster").warn("volume " + name + ": saving its recent replies failed (" +

@@ -17,6 +17,7 @@
 #include "fs/call_identity.h"
 #include "tests/cluster/scratch_dir.h"
 #include "nvram/journal.h"
+#include "nvram/reply_window.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -256,6 +257,43 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   EXPECT_TRUE(exists(*v, "kept"));
   EXPECT_TRUE(exists(*v, "made-on-b"));
   a.close(7, true);
+}
+
+// The reply window a node saves beside the volume (for the next opener) is saved only while
+// the node holds the volume's lease: past it the window may hold the reply of a call in no file
+// system, and the next owner saves its own window into the same file.
+TEST(Takeover, ANodeWhoseLeaseLapsedSavesNoReplyWindow) {
+  Scratch dir;
+  const std::string shared = dir.path + "/san";
+  std::filesystem::create_directories(shared);
+  fs::OpContext ctx = root_ctx();
+  auto create = [&](fs::Volume& v, const std::string& name, uint32_t xid) {
+    const fs::CallIdentity id = client_call(xid);
+    fs::CallIdentityScope scope(&id);
+    fs::InodeId f;
+    std::optional<fs::Attr> attr;
+    fs::Wcc wcc;
+    return v.create(ctx, v.root(), name, fs::CreateMode::Unchecked, {}, 0, &f, &attr, &wcc);
+  };
+  auto saved = [&] {
+    std::vector<std::vector<uint8_t>> window;
+    std::string error;
+    EXPECT_TRUE(nvram::load_reply_window(shared + "/v0.replies", &window, &error)) << error;
+    return window.size();
+  };
+  auto lease = std::make_shared<std::atomic<bool>>(true);
+  auto journal = node_a_journal(dir);
+  HostedVolumes a(journal);
+  std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared,
+                                         "", nullptr, [lease] { return lease->load(); });
+  ASSERT_EQ(create(*v, "held", 1), fs::Status::Ok);
+  journal->flush_targets_and_trim();
+  ASSERT_EQ(saved(), 1u) << "the window is not saved at a trim: the test proves nothing";
+  lease->store(false);
+  EXPECT_EQ(create(*v, "lapsed", 2), fs::Status::Jukebox) << "acknowledged without the lease";
+  journal->flush_targets_and_trim();
+  EXPECT_EQ(saved(), 1u) << "a node without the lease saved a window with an unacknowledged reply";
+  a.close(7, false);
 }
 
 // A failback or planned failover closes the volume while clients' mutations are running. Each
