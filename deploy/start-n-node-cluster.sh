@@ -140,7 +140,10 @@ for i in $(seq 1 "$TOTAL"); do
         nfs-ls "nfs://$addr/r/$v?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1 && continue 2
         sleep 0.1
       done
-      echo "$addr cannot reach volume $v; see $DIR/n$i/data/nasd.log" >&2; exit 1
+      echo "$addr cannot reach volume $v; see $DIR/n$i/data/nasd.log. The client's last error:" >&2
+      nfs-ls "nfs://$addr/r/$v?nfsport=2049&mountport=20048&version=3" 2>&1 >/dev/null | tail -3 >&2
+      "$BUILD_DIR/server/admin/nasd-admin" --socket "$DIR/n$i/data/nasd.sock" cluster >&2 || true
+      exit 1
     done
   done
 done
