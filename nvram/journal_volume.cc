@@ -237,6 +237,7 @@ fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeReques
 
   fs::call::VolumeReply reply;
   uint64_t ticket = 0;
+  std::vector<uint8_t> window_entry;  // the call's payload, for the window once acknowledged
   {
     // A call that must answer by a deadline (a forwarded one: fs/call_deadline.h) bounds the
     // two waits before it runs -- for the volume (another call may hold it while it waits for
@@ -268,13 +269,19 @@ fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeReques
     }
     last_ticket_.store(ticket, std::memory_order_release);
     // WRITE is idempotent (no identity from NFS); never copy its data into the window.
-    if (req.identity && op != fs::call::VolumeOp::Write) {
-      std::vector<uint8_t> payload(pieces.prefix.data());
-      payload.insert(payload.end(), pieces.suffix.data().begin(), pieces.suffix.data().end());
-      remember_reply(std::move(payload));
+    if (req.identity && op != fs::call::VolumeOp::Write && wait) {
+      window_entry.assign(pieces.prefix.data().begin(), pieces.prefix.data().end());
+      window_entry.insert(window_entry.end(), pieces.suffix.data().begin(),
+                          pieces.suffix.data().end());
     }
   }
   if (wait) reply.status = acknowledged(journal_->wait_committed(ticket));
+  // Only an acknowledged call joins the window: the window is saved beside the volume for the
+  // next opener, and one refused here (its commit or the mirror failed, or the lease lapsed)
+  // may be in no copy the next owner replays. Its record, if this node replays it, brings its
+  // reply back together with its effect.
+  if (!window_entry.empty() && reply.status == fs::Status::Ok)
+    remember_reply(std::move(window_entry));
   return reply;
 }
 

@@ -91,8 +91,8 @@ class JournalVolume : public fs::WrappedVolume {
   ReplayReport recover(fs::RecoveredCallSink* sink = nullptr,
                        const std::vector<std::vector<uint8_t>>& carried_replies = {});
 
-  // The most recent kReplyWindow journalled calls that carry a client identity, as Call
-  // payloads (call_record.h), oldest first. The journal trims its records once the fs has
+  // The most recent kReplyWindow acknowledged calls that carry a client identity (and those
+  // recover() found), as Call payloads (call_record.h), oldest first. The journal trims its records once the fs has
   // them, so a volume handed over cleanly (planned failover, failback, stop) would lose its
   // replies; the node saves this window beside the volume and the next opener passes it to
   // recover() as carried_replies.
@@ -211,7 +211,7 @@ class JournalVolume : public fs::WrappedVolume {
   fs::call::VolumeReply run_journalled(const fs::call::VolumeRequest& req, bool wait);
   fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
   fs::Status write_through(uint64_t seq);
-  // Adds a Call payload to the reply window; caller holds mutation_mu_.
+  // Adds a Call payload to the reply window (under the window's own lock).
   void remember_reply(std::vector<uint8_t> payload);
   // The commit's status, or NFS3ERR_JUKEBOX if the acknowledge gate closed meanwhile.
   fs::Status acknowledged(fs::Status committed) const;

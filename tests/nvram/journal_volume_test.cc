@@ -609,6 +609,35 @@ TEST_F(ReplyCacheRebuildTest, AfterACrashEveryIdentifiedCallComesBackWithTheRepl
   EXPECT_EQ(volume->reply_window().size(), 2u) << "recovered replies seed the window";
 }
 
+// The window is saved beside the volume for the next opener, which may be a node replaying a
+// copy of this node's mirror: a call this node refused (here: its lease lapsed before the
+// commit was in) may be in no such copy, so its reply must not be in the window.
+TEST(ReplyWindow, HoldsOnlyAcknowledgedCalls) {
+  testing::ScratchDir dir;
+  const JournalOptions opts = testing::small_options(dir.file("nv"), 1 << 20);
+  auto target = std::make_shared<test_support::MemoryFs>(1, testing::mem_target_options());
+  std::atomic<bool> owned{true};
+  auto journal = Journal::open(opts);
+  JournalVolume v(journal, target, [&] { return owned.load(); });
+  v.recover();
+  fs::OpContext ctx;
+  fs::InodeId d;
+  std::optional<fs::Attr> a;
+  fs::Wcc w;
+  {
+    fs::CallIdentity id = identity(3001, 9);
+    fs::CallIdentityScope scope(&id);
+    ASSERT_EQ(v.mkdir(ctx, v.root(), "acknowledged", {}, &d, &a, &w), Status::Ok);
+  }
+  owned = false;
+  {
+    fs::CallIdentity id = identity(3002, 9);
+    fs::CallIdentityScope scope(&id);
+    ASSERT_EQ(v.mkdir(ctx, v.root(), "refused", {}, &d, &a, &w), Status::Jukebox);
+  }
+  EXPECT_EQ(v.reply_window().size(), 1u) << "a refused call's reply is in the window";
+}
+
 TEST_F(ReplyCacheRebuildTest, AReplyWindowSavedAtACleanHandOverComesBackAfterTheTrim) {
   {
     fs::CallIdentity id = identity(2001, 9);

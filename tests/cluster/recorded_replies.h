@@ -1,0 +1,38 @@
+// What journal recovery handed the reply cache (fs::RecoveredCallSink), for tests that check
+// that a call is answered from memory only if its effect is in the file system: the xids of
+// the calls recovery would answer without running them again.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "fs/call/recovered_call_sink.h"
+#include "fs/call_identity.h"
+
+namespace nasd::cluster::testing {
+
+struct RecordedReplies : fs::RecoveredCallSink {
+  std::vector<uint32_t> xids;
+  void recovered(const fs::CallIdentity& identity, const fs::call::VolumeRequest&,
+                 const fs::call::VolumeReply&) override {
+    xids.push_back(identity.xid);
+  }
+  bool has(uint32_t xid) const { return std::find(xids.begin(), xids.end(), xid) != xids.end(); }
+};
+
+// A client's CREATE as the NFS program names it (fs/call_identity.h), told apart by its xid.
+inline fs::CallIdentity client_create(uint32_t xid) {
+  fs::CallIdentity id;
+  id.family = 2;  // AF_INET
+  id.address = {127, 0, 0, 9};
+  id.port = 801;
+  id.xid = xid;
+  id.prog = 100003;
+  id.vers = 3;
+  id.proc = 8;  // NFSPROC3_CREATE
+  id.args_hash = 0x5eed0000 + xid;
+  return id;
+}
+
+}  // namespace nasd::cluster::testing
