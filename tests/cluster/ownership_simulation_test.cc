@@ -12,9 +12,13 @@
 // = fail does); writes issued after the latest copy are in flight and may or may not survive.
 // Invariant, checked after every step on whoever owns the volume: each file holds its last
 // acknowledged value or a value written after it -- never an older one, never a lost one.
+// The clients also CREATE a file per batch, as named client calls (fs/call_identity.h): every
+// acknowledged one exists, and every call whose reply an opening hands to the reply cache (so
+// its retransmission would be answered "done" without running) has its file in the volume.
 // Each fault kind is a path on which acknowledged operations were once lost: in-process
 // reopen after a lost lease (the journal did not hand the records back) and the old owner's
-// unacknowledged tail replayed over the new owner's history at failback.
+// unacknowledged tail replayed over the new owner's history at failback, and that tail's
+// replies handed to the reply cache at failback although no file system held their effect.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -29,6 +33,7 @@
 
 #include "cluster/hosted_volumes.h"
 #include "nvram/journal.h"
+#include "tests/cluster/recorded_replies.h"
 #include "tests/cluster/scratch_dir.h"
 #include "util/config.h"
 
@@ -57,6 +62,7 @@ struct Node {
   std::string name, region;
   std::shared_ptr<nvram::Journal> journal;  // null while the node is down
   std::unique_ptr<HostedVolumes> hosted;
+  std::shared_ptr<testing::RecordedReplies> replies;  // what its openings gave the reply cache
   std::string mirror_copy;                  // the partner's copy of this node's NVRAM
 };
 
@@ -108,7 +114,8 @@ class Sim {
     jo.path = nodes_[i].region;
     jo.size = 8 << 20;
     nodes_[i].journal = nvram::Journal::open(jo);
-    nodes_[i].hosted = std::make_unique<HostedVolumes>(nodes_[i].journal);
+    nodes_[i].replies = std::make_shared<testing::RecordedReplies>();
+    nodes_[i].hosted = std::make_unique<HostedVolumes>(nodes_[i].journal, nodes_[i].replies);
   }
   // kill -9: nothing closed, nothing flushed; the region file stays.
   void kill(int i) {
@@ -124,8 +131,22 @@ class Sim {
       std::filesystem::copy_file(partner_copy, copy,
                                  std::filesystem::copy_options::overwrite_existing);
     }
+    nodes_[i].replies->xids.clear();
     volume_ = nodes_[i].hosted->open(*kConfig.section("volume", "v0"), kConfig, shared_, copy);
     owner_ = i;
+    for (uint32_t xid : nodes_[i].replies->xids)
+      if (!exists(created_name(xid)))
+        fail("opened on " + nodes_[i].name + ", the reply cache answers CREATE " +
+             created_name(xid) + " (its retransmission is told it was done), which is in no "
+             "file system");
+  }
+
+  static std::string created_name(uint32_t xid) { return "c" + std::to_string(xid); }
+  bool exists(const std::string& name) {
+    fs::OpContext ctx = root_ctx();
+    fs::InodeId id;
+    std::optional<fs::Attr> oa, da;
+    return volume_->lookup(ctx, volume_->root(), name, &id, &oa, &da) == fs::Status::Ok;
   }
 
   // A few stable WRITEs by the owner's clients. Acknowledged: the mirror copy is taken after
@@ -148,7 +169,23 @@ class Sim {
       pending_[f].insert(value);  // executed: the file may show it from now on
       written[f] = value;
     }
+    // One named CREATE per batch, acknowledged with the batch or in flight with it.
+    const uint32_t xid = static_cast<uint32_t>(++next_value_);
+    {
+      const fs::CallIdentity identity = testing::client_create(xid);
+      fs::CallIdentityScope scope(&identity);
+      fs::InodeId id;
+      std::optional<fs::Attr> attr;
+      fs::Wcc wcc;
+      const fs::Status st = volume_->create(ctx, volume_->root(), created_name(xid),
+                                            fs::CreateMode::Guarded, {}, 0, &id, &attr, &wcc);
+      if (st != fs::Status::Ok) {
+        fail("CREATE refused with " + std::string(fs::status_name(st)));
+        return;
+      }
+    }
     if (!acknowledged) return;
+    acked_creates_.push_back(xid);
     std::filesystem::copy_file(nodes_[owner_].region, nodes_[owner_].mirror_copy,
                                std::filesystem::copy_options::overwrite_existing);
     for (const auto& [f, value] : written) {
@@ -213,6 +250,11 @@ class Sim {
         return;
       }
     }
+    for (uint32_t xid : acked_creates_)
+      if (!exists(created_name(xid))) {
+        fail("acknowledged CREATE " + created_name(xid) + " is missing");
+        return;
+      }
   }
 
   void fail(const std::string& what) {
@@ -230,6 +272,7 @@ class Sim {
   uint64_t next_value_ = 0;
   std::map<int, uint64_t> acked_;
   std::map<int, std::set<uint64_t>> pending_;
+  std::vector<uint32_t> acked_creates_;
   int step_ = -1;
   std::string failure_;
   std::map<std::string, int> faults_;
