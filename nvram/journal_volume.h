@@ -92,10 +92,10 @@ class JournalVolume : public fs::WrappedVolume {
                        const std::vector<std::vector<uint8_t>>& carried_replies = {});
 
   // The most recent kReplyWindow acknowledged calls that carry a client identity (and those
-  // recover() found), as Call payloads (call_record.h), oldest first. The journal trims its records once the fs has
-  // them, so a volume handed over cleanly (planned failover, failback, stop) would lose its
-  // replies; the node saves this window beside the volume and the next opener passes it to
-  // recover() as carried_replies.
+  // recover() found), as Call payloads (call_record.h), oldest first. The journal trims its
+  // records once the fs has them, so a volume handed over cleanly (planned failover, failback,
+  // stop) would lose its replies; the node saves this window beside the volume and the next
+  // opener passes it to recover() as carried_replies.
   static constexpr size_t kReplyWindow = 1024;
   std::vector<std::vector<uint8_t>> reply_window() const;
 
@@ -143,9 +143,10 @@ class JournalVolume : public fs::WrappedVolume {
   // that exists nowhere. The calls the new owner did have come back with its reply window
   // (carried_replies). Why the test is sound: the new owner's first seq is kOwnerGap past every
   // record of the copy, and this node's records beyond the copy are fewer than a region holds
-  // (below 2^32, far below kOwnerGap / 2), so every one of them is more than kOwnerGap / 2 below any seq
-  // the new owner made durable; a record of the current owners' own history that far below
-  // the durable seq is billions of mutations old, and no client still waits for its reply.
+  // (below 2^32, far below kOwnerGap / 2), so every one of them is more than kOwnerGap / 2
+  // below any seq the new owner made durable; a record of the current owners' own history that
+  // far below the durable seq is billions of mutations old, and no client still waits for its
+  // reply.
   static bool before_a_takeover(uint64_t seq, uint64_t durable_seq) {
     return seq + kOwnerGap / 2 < durable_seq;
   }

@@ -171,18 +171,11 @@ class Sim {
     }
     // One named CREATE per batch, acknowledged with the batch or in flight with it.
     const uint32_t xid = static_cast<uint32_t>(++next_value_);
-    {
-      const fs::CallIdentity identity = testing::client_create(xid);
-      fs::CallIdentityScope scope(&identity);
-      fs::InodeId id;
-      std::optional<fs::Attr> attr;
-      fs::Wcc wcc;
-      const fs::Status st = volume_->create(ctx, volume_->root(), created_name(xid),
-                                            fs::CreateMode::Guarded, {}, 0, &id, &attr, &wcc);
-      if (st != fs::Status::Ok) {
-        fail("CREATE refused with " + std::string(fs::status_name(st)));
-        return;
-      }
+    if (const fs::Status st = testing::create_as_client(*volume_, created_name(xid), xid,
+                                                         fs::CreateMode::Guarded);
+        st != fs::Status::Ok) {
+      fail("CREATE refused with " + std::string(fs::status_name(st)));
+      return;
     }
     if (!acknowledged) return;
     acked_creates_.push_back(xid);

@@ -7,8 +7,12 @@
 #include <cstdint>
 #include <vector>
 
+#include <optional>
+#include <string>
+
 #include "fs/call/recovered_call_sink.h"
 #include "fs/call_identity.h"
+#include "fs/volume.h"
 
 namespace nasd::cluster::testing {
 
@@ -33,6 +37,21 @@ inline fs::CallIdentity client_create(uint32_t xid) {
   id.proc = 8;  // NFSPROC3_CREATE
   id.args_hash = 0x5eed0000 + xid;
   return id;
+}
+
+// That CREATE of `name` in the root of `v`, as root, run as the NFS program runs it (inside
+// the call's identity scope, which the journal records with the call).
+inline fs::Status create_as_client(fs::Volume& v, const std::string& name, uint32_t xid,
+                                   fs::CreateMode mode = fs::CreateMode::Unchecked) {
+  const fs::CallIdentity id = client_create(xid);
+  fs::CallIdentityScope scope(&id);
+  fs::OpContext ctx;
+  ctx.cred.uid = 0;
+  ctx.cred.gid = 0;
+  fs::InodeId made;
+  std::optional<fs::Attr> attr;
+  fs::Wcc wcc;
+  return v.create(ctx, v.root(), name, mode, {}, 0, &made, &attr, &wcc);
 }
 
 }  // namespace nasd::cluster::testing

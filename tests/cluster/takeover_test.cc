@@ -25,7 +25,7 @@ namespace {
 
 using Scratch = testing::ScratchDir;
 using testing::RecordedReplies;
-using testing::client_create;
+using testing::create_as_client;
 
 std::vector<uint8_t> pattern(uint32_t seed, size_t n) {
   std::vector<uint8_t> v(n);
@@ -190,14 +190,6 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   const std::string copy = dir.path + "/takeover.img";
   const ConfigSection& section = *kConfig.section("volume", "v0");
   fs::OpContext ctx = root_ctx();
-  auto create = [&](fs::Volume& v, const std::string& name, uint32_t xid) {
-    const fs::CallIdentity id = client_create(xid);
-    fs::CallIdentityScope scope(&id);
-    fs::InodeId f;
-    std::optional<fs::Attr> attr;
-    fs::Wcc wcc;
-    return v.create(ctx, v.root(), name, fs::CreateMode::Unchecked, {}, 0, &f, &attr, &wcc);
-  };
   auto exists = [&](fs::Volume& v, const std::string& name) {
     fs::InodeId f;
     std::optional<fs::Attr> oa, da;
@@ -206,9 +198,9 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   {
     HostedVolumes a(node_a_journal(dir), std::make_shared<RecordedReplies>());
     std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
-    ASSERT_EQ(create(*v, "kept", 1), fs::Status::Ok);
+    ASSERT_EQ(create_as_client(*v, "kept", 1), fs::Status::Ok);
     std::filesystem::copy_file(dir.path + "/a-nvram.img", copy);  // what the mirror held
-    ASSERT_EQ(create(*v, "ghost", 2), fs::Status::Ok) << "(in flight: in a's NVRAM only)";
+    ASSERT_EQ(create_as_client(*v, "ghost", 2), fs::Status::Ok) << "(in flight: in a's NVRAM only)";
     // a stops here; its lease lapses and the volume is abandoned, unflushed.
   }
   {
@@ -219,7 +211,7 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
     std::shared_ptr<fs::Volume> v = b.open(section, kConfig, shared, copy);
     ASSERT_TRUE(exists(*v, "kept"));
     ASSERT_FALSE(exists(*v, "ghost")) << "the copy lacks it: the test proves nothing";
-    ASSERT_EQ(create(*v, "made-on-b", 3), fs::Status::Ok);
+    ASSERT_EQ(create_as_client(*v, "made-on-b", 3), fs::Status::Ok);
     ASSERT_TRUE(b.close(7, true));  // the failback
   }
   auto replies = std::make_shared<RecordedReplies>();
@@ -229,7 +221,7 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   EXPECT_TRUE(replies->has(1)) << "an acknowledged call's reply is lost (b carried it back)";
   EXPECT_TRUE(replies->has(3)) << "b's own call's reply is lost";
   // The client's retransmission runs, and then the file is there.
-  ASSERT_EQ(create(*v, "ghost", 2), fs::Status::Ok);
+  ASSERT_EQ(create_as_client(*v, "ghost", 2), fs::Status::Ok);
   EXPECT_TRUE(exists(*v, "ghost")) << "the retransmission was answered OK from a record no "
                                       "file system holds: the acknowledged CREATE is lost";
   EXPECT_TRUE(exists(*v, "kept"));
@@ -244,15 +236,6 @@ TEST(Takeover, ANodeWhoseLeaseLapsedSavesNoReplyWindow) {
   Scratch dir;
   const std::string shared = dir.path + "/san";
   std::filesystem::create_directories(shared);
-  fs::OpContext ctx = root_ctx();
-  auto create = [&](fs::Volume& v, const std::string& name, uint32_t xid) {
-    const fs::CallIdentity id = client_create(xid);
-    fs::CallIdentityScope scope(&id);
-    fs::InodeId f;
-    std::optional<fs::Attr> attr;
-    fs::Wcc wcc;
-    return v.create(ctx, v.root(), name, fs::CreateMode::Unchecked, {}, 0, &f, &attr, &wcc);
-  };
   auto saved = [&] {
     std::vector<std::vector<uint8_t>> window;
     std::string error;
@@ -264,10 +247,10 @@ TEST(Takeover, ANodeWhoseLeaseLapsedSavesNoReplyWindow) {
   HostedVolumes a(journal);
   std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared,
                                          "", nullptr, [lease] { return lease->load(); });
-  ASSERT_EQ(create(*v, "first", 1), fs::Status::Ok);
+  ASSERT_EQ(create_as_client(*v, "first", 1), fs::Status::Ok);
   journal->flush_targets_and_trim();
   ASSERT_EQ(saved(), 1u) << "the window is not saved at a trim: the test proves nothing";
-  ASSERT_EQ(create(*v, "second", 2), fs::Status::Ok);
+  ASSERT_EQ(create_as_client(*v, "second", 2), fs::Status::Ok);
   lease->store(false);  // before the next trim: the partner may be the owner by now
   journal->flush_targets_and_trim();
   EXPECT_EQ(saved(), 1u) << "a node without the lease wrote the volume's reply window";
