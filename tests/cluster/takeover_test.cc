@@ -56,6 +56,17 @@ struct Logged : util::LogCapture {
   Logged() : util::LogCapture("cluster") {}
 };
 
+// What a takeover test starts from: its folder, the pair's shared disk in it ("san"), where
+// the takeover's copy of a's NVRAM goes, the volume's config and a root credential.
+struct TakeoverScene {
+  Scratch dir;
+  std::string shared = dir.path + "/san";
+  std::string copy = dir.path + "/takeover.img";
+  const ConfigSection& section = *kConfig.section("volume", "v0");
+  fs::OpContext ctx = root_ctx();
+  TakeoverScene() { std::filesystem::create_directories(shared); }
+};
+
 // Node a's own NVRAM journal (16 MiB) in the test's folder.
 std::shared_ptr<nvram::Journal> node_a_journal(const Scratch& dir) {
   nvram::JournalOptions jo;
@@ -131,48 +142,44 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
 // the failback. By then b's clients have written over the same bytes and were told it is
 // stable: a's stale records must not replay over that.
 TEST(Takeover, RecordsTheMirrorCopyLacksNeverReplayOverTheNewOwnersWrites) {
-  Scratch dir;
-  const std::string shared = dir.path + "/san";
-  std::filesystem::create_directories(shared);
-  const std::string copy = dir.path + "/takeover.img";
-  const ConfigSection& section = *kConfig.section("volume", "v0");
-  fs::OpContext ctx = root_ctx();
+  TakeoverScene scene;
   auto write = [&](fs::Volume& v, fs::InodeId f, uint32_t seed) {
     fs::Wcc wcc;
     fs::Stability got;
-    return v.write(ctx, f, 0, pattern(seed, 6000), fs::Stability::FileSync, &got, &wcc);
+    return v.write(scene.ctx, f, 0, pattern(seed, 6000), fs::Stability::FileSync, &got, &wcc);
   };
   fs::InodeId f;
   {
-    auto journal = node_a_journal(dir);
+    auto journal = node_a_journal(scene.dir);
     HostedVolumes a(journal);
-    std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+    std::shared_ptr<fs::Volume> v = a.open(scene.section, kConfig, scene.shared);
     std::optional<fs::Attr> attr;
     fs::Wcc wcc;
-    ASSERT_EQ(v->create(ctx, v->root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &attr, &wcc),
-              fs::Status::Ok);
+    ASSERT_EQ(
+        v->create(scene.ctx, v->root(), "f", fs::CreateMode::Guarded, {}, 0, &f, &attr, &wcc),
+        fs::Status::Ok);
     ASSERT_EQ(write(*v, f, 1), fs::Status::Ok);
     // What the mirror held when a died (a copy of a's region, which is all the mirror is).
-    std::filesystem::copy_file(dir.path + "/a-nvram.img", copy);
+    std::filesystem::copy_file(scene.dir.path + "/a-nvram.img", scene.copy);
     // In flight when a died: in a's NVRAM, not in the mirror, never acknowledged.
     for (uint32_t i = 0; i < 20; ++i) ASSERT_EQ(write(*v, f, 100 + i), fs::Status::Ok);
     // a dies here: the volume is abandoned, the journal dropped unflushed.
   }
   {
     HostedVolumes b(nullptr);
-    std::shared_ptr<fs::Volume> v = b.open(section, kConfig, shared, copy);
+    std::shared_ptr<fs::Volume> v = b.open(scene.section, kConfig, scene.shared, scene.copy);
     ASSERT_EQ(write(*v, f, 2), fs::Status::Ok) << "b's client is told this write is stable";
     ASSERT_TRUE(b.close(7, true));  // the failback
   }
   Logged a_log;
-  auto journal = node_a_journal(dir);
+  auto journal = node_a_journal(scene.dir);
   HostedVolumes a(journal);
-  std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+  std::shared_ptr<fs::Volume> v = a.open(scene.section, kConfig, scene.shared);
   EXPECT_TRUE(a_log.has("already on disk")) << "a's own records were not even looked at";
   std::vector<uint8_t> data;
   bool eof = false;
   std::optional<fs::Attr> attr;
-  ASSERT_EQ(v->read(ctx, f, 0, 6000, &data, &eof, &attr), fs::Status::Ok);
+  ASSERT_EQ(v->read(scene.ctx, f, 0, 6000, &data, &eof, &attr), fs::Status::Ok);
   EXPECT_EQ(data, pattern(2, 6000)) << "a stale record of the dead owner replayed over b's write";
   a.close(7, true);
 }
@@ -184,39 +191,35 @@ TEST(Takeover, RecordsTheMirrorCopyLacksNeverReplayOverTheNewOwnersWrites) {
 // (b's), so it was skipped as "already on disk" -- but its reply went to the reply cache, and
 // the client's retransmission was answered OK for a file that exists nowhere.
 TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
-  Scratch dir;
-  const std::string shared = dir.path + "/san";
-  std::filesystem::create_directories(shared);
-  const std::string copy = dir.path + "/takeover.img";
-  const ConfigSection& section = *kConfig.section("volume", "v0");
-  fs::OpContext ctx = root_ctx();
+  TakeoverScene scene;
   auto exists = [&](fs::Volume& v, const std::string& name) {
     fs::InodeId f;
     std::optional<fs::Attr> oa, da;
-    return v.lookup(ctx, v.root(), name, &f, &oa, &da) == fs::Status::Ok;
+    return v.lookup(scene.ctx, v.root(), name, &f, &oa, &da) == fs::Status::Ok;
   };
   {
-    HostedVolumes a(node_a_journal(dir), std::make_shared<RecordedReplies>());
-    std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+    HostedVolumes a(node_a_journal(scene.dir), std::make_shared<RecordedReplies>());
+    std::shared_ptr<fs::Volume> v = a.open(scene.section, kConfig, scene.shared);
     ASSERT_EQ(create_as_client(*v, "kept", 1), fs::Status::Ok);
-    std::filesystem::copy_file(dir.path + "/a-nvram.img", copy);  // what the mirror held
+    // What the mirror held.
+    std::filesystem::copy_file(scene.dir.path + "/a-nvram.img", scene.copy);
     ASSERT_EQ(create_as_client(*v, "ghost", 2), fs::Status::Ok) << "(in flight: in a's NVRAM only)";
     // a stops here; its lease lapses and the volume is abandoned, unflushed.
   }
   {
     nvram::JournalOptions jo;
-    jo.path = dir.path + "/b-nvram.img";
+    jo.path = scene.dir.path + "/b-nvram.img";
     jo.size = 16 << 20;
     HostedVolumes b(nvram::Journal::open(jo), std::make_shared<RecordedReplies>());
-    std::shared_ptr<fs::Volume> v = b.open(section, kConfig, shared, copy);
+    std::shared_ptr<fs::Volume> v = b.open(scene.section, kConfig, scene.shared, scene.copy);
     ASSERT_TRUE(exists(*v, "kept"));
     ASSERT_FALSE(exists(*v, "ghost")) << "the copy lacks it: the test proves nothing";
     ASSERT_EQ(create_as_client(*v, "made-on-b", 3), fs::Status::Ok);
     ASSERT_TRUE(b.close(7, true));  // the failback
   }
   auto replies = std::make_shared<RecordedReplies>();
-  HostedVolumes a(node_a_journal(dir), replies);
-  std::shared_ptr<fs::Volume> v = a.open(section, kConfig, shared);
+  HostedVolumes a(node_a_journal(scene.dir), replies);
+  std::shared_ptr<fs::Volume> v = a.open(scene.section, kConfig, scene.shared);
   EXPECT_FALSE(replies->has(2)) << "the reply of a call no file system has went to the cache";
   EXPECT_TRUE(replies->has(1)) << "an acknowledged call's reply is lost (b carried it back)";
   EXPECT_TRUE(replies->has(3)) << "b's own call's reply is lost";
