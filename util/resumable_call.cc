@@ -36,7 +36,7 @@ std::optional<size_t> ResumableCall::next_wait() {
 
 const ResumableCall::Answer* ResumableCall::answer(size_t k) const {
   std::lock_guard lock(mu_);
-  if (k >= answers_.size() || !answers_[k]) return nullptr;
+  if (k >= kMaxWaits || !answers_[k]) return nullptr;
   return &*answers_[k];  // never reassigned: each wait is parked on, and answered, once
 }
 
@@ -69,7 +69,7 @@ void ResumableCall::deliver(size_t k, Answer answer) {
   std::function<void()> resume;
   {
     std::lock_guard lock(mu_);
-    if (answers_.size() <= k) answers_.resize(k + 1);
+    if (k >= kMaxWaits) return;  // next_wait() never numbers one
     answers_[k] = std::move(answer);
     if (parked_on_ != k) return;
     answered_ = true;
@@ -92,6 +92,19 @@ bool ResumableCall::end_run(std::function<void()> resume) {
   }
   resume();  // the answer beat the end of the run
   return true;
+}
+
+void ResumableCall::recycle() {
+  std::lock_guard lock(mu_);
+  for (auto& a : answers_) a.reset();
+  self_.reset();
+  next_wait_ = 0;
+  parked_on_.reset();
+  may_park_ = true;
+  running_ = false;
+  answered_ = false;
+  runs_ = 0;
+  resume_ = nullptr;
 }
 
 size_t ResumableCall::runs() const {

@@ -23,8 +23,8 @@
 // Thread-safe: answers arrive on the transport's thread while the run is on an executor thread.
 #pragma once
 
+#include <array>
 #include <cstddef>
-#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,6 +87,11 @@ class ResumableCall {
   bool parked() const;
   // Runs made so far (for statistics and tests).
   size_t runs() const;
+  // Makes a call whose last run ended without parking new again (no answers, no runs), so that
+  // a runner can use it for its next call instead of allocating another. Only for a call
+  // nobody else holds -- the caller's shared_ptr is the only one (use_count() == 1): a Deliver
+  // still held somewhere holds it too, and must never reach a call reused for another.
+  void recycle();
 
  private:
   void deliver(size_t k, Answer answer);
@@ -94,7 +99,10 @@ class ResumableCall {
   // The ResumableCall that owns the call, kept alive by every pending Deliver.
   std::weak_ptr<ResumableCall> self_;
   mutable std::mutex mu_;
-  std::deque<std::optional<Answer>> answers_;  // by wait number; growing keeps references
+  // By wait number. Inline, not a growing container: a call that never waits (most calls on
+  // the event loop) then costs no allocation beyond this object, and the references answer()
+  // hands out stay valid.
+  std::array<std::optional<Answer>, kMaxWaits> answers_;
   size_t next_wait_ = 0;                        // waits made by the current run
   std::optional<size_t> parked_on_;             // the wait this run parked on
   bool may_park_ = true;

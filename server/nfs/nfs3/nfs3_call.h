@@ -53,10 +53,15 @@ class Nfs3Call {
       : deps_(deps), call_(call), args_(args), results_(results), identity_(identity),
         on_event_loop_(on_event_loop) {}
 
+  // decode() keeps a pointer to this call: it lives on its procedure's stack, never copied.
+  Nfs3Call(const Nfs3Call&) = delete;
+  Nfs3Call& operator=(const Nfs3Call&) = delete;
+
   template <typename T>
   bool decode(xdr::Decoded<T>& args) {
     if (!args.decode(args_)) return false;
-    decoded_intact_ = [&args, bytes = args_] { return args.encodes_back_to(bytes); };
+    // Two pointers: std::function keeps them in place, without an allocation per call.
+    decoded_intact_ = [&args, this] { return args.encodes_back_to(args_); };
     return true;
   }
   std::span<const uint8_t> raw_args() const { return args_; }
