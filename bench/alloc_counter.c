@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static _Atomic unsigned long allocations;
@@ -57,7 +58,13 @@ void* calloc(size_t count, size_t n) {
 void* realloc(void* p, size_t n) {
   REAL(realloc);
   allocations++;
-  return real_realloc(p, n);
+  if (!in_arena(p)) return real_realloc(p, n);
+  // Memory from the arena (dlsym's own) moves to the real allocator: its size is not kept, so
+  // copy what the arena holds from it, at most n bytes.
+  void* moved = malloc(n);
+  const size_t held = (size_t)(arena + sizeof arena - (char*)p);
+  if (moved) memcpy(moved, p, n < held ? n : held);
+  return moved;
 }
 int posix_memalign(void** p, size_t align, size_t n) {
   REAL(posix_memalign);

@@ -142,12 +142,7 @@ class Sim {
   }
 
   static std::string created_name(uint32_t xid) { return "c" + std::to_string(xid); }
-  bool exists(const std::string& name) {
-    fs::OpContext ctx = root_ctx();
-    fs::InodeId id;
-    std::optional<fs::Attr> oa, da;
-    return volume_->lookup(ctx, volume_->root(), name, &id, &oa, &da) == fs::Status::Ok;
-  }
+  bool exists(const std::string& name) { return testing::exists_in_root(*volume_, name); }
 
   // A few stable WRITEs by the owner's clients. Acknowledged: the mirror copy is taken after
   // them (the partner holds every record), so they count.

@@ -54,4 +54,14 @@ inline fs::Status create_as_client(fs::Volume& v, const std::string& name, uint3
   return v.create(ctx, v.root(), name, mode, {}, 0, &made, &attr, &wcc);
 }
 
+// Whether `name` is in the root of `v` (a LOOKUP as root): the file a client call made.
+inline bool exists_in_root(fs::Volume& v, const std::string& name) {
+  fs::OpContext ctx;
+  ctx.cred.uid = 0;
+  ctx.cred.gid = 0;
+  fs::InodeId id;
+  std::optional<fs::Attr> obj_attr, dir_attr;
+  return v.lookup(ctx, v.root(), name, &id, &obj_attr, &dir_attr) == fs::Status::Ok;
+}
+
 }  // namespace nasd::cluster::testing

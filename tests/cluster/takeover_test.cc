@@ -26,6 +26,7 @@ namespace {
 using Scratch = testing::ScratchDir;
 using testing::RecordedReplies;
 using testing::create_as_client;
+using testing::exists_in_root;
 
 std::vector<uint8_t> pattern(uint32_t seed, size_t n) {
   std::vector<uint8_t> v(n);
@@ -192,11 +193,6 @@ TEST(Takeover, RecordsTheMirrorCopyLacksNeverReplayOverTheNewOwnersWrites) {
 // the client's retransmission was answered OK for a file that exists nowhere.
 TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   TakeoverScene scene;
-  auto exists = [&](fs::Volume& v, const std::string& name) {
-    fs::InodeId f;
-    std::optional<fs::Attr> oa, da;
-    return v.lookup(scene.ctx, v.root(), name, &f, &oa, &da) == fs::Status::Ok;
-  };
   {
     HostedVolumes a(node_a_journal(scene.dir), std::make_shared<RecordedReplies>());
     std::shared_ptr<fs::Volume> v = a.open(scene.section, kConfig, scene.shared);
@@ -212,8 +208,8 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
     jo.size = 16 << 20;
     HostedVolumes b(nvram::Journal::open(jo), std::make_shared<RecordedReplies>());
     std::shared_ptr<fs::Volume> v = b.open(scene.section, kConfig, scene.shared, scene.copy);
-    ASSERT_TRUE(exists(*v, "kept"));
-    ASSERT_FALSE(exists(*v, "ghost")) << "the copy lacks it: the test proves nothing";
+    ASSERT_TRUE(exists_in_root(*v, "kept"));
+    ASSERT_FALSE(exists_in_root(*v, "ghost")) << "the copy lacks it: the test proves nothing";
     ASSERT_EQ(create_as_client(*v, "made-on-b", 3), fs::Status::Ok);
     ASSERT_TRUE(b.close(7, true));  // the failback
   }
@@ -225,10 +221,10 @@ TEST(Takeover, ARecordTheMirrorCopyLacksGivesNoReplyAfterTheFailback) {
   EXPECT_TRUE(replies->has(3)) << "b's own call's reply is lost";
   // The client's retransmission runs, and then the file is there.
   ASSERT_EQ(create_as_client(*v, "ghost", 2), fs::Status::Ok);
-  EXPECT_TRUE(exists(*v, "ghost")) << "the retransmission was answered OK from a record no "
+  EXPECT_TRUE(exists_in_root(*v, "ghost")) << "the retransmission was answered OK from a record no "
                                       "file system holds: the acknowledged CREATE is lost";
-  EXPECT_TRUE(exists(*v, "kept"));
-  EXPECT_TRUE(exists(*v, "made-on-b"));
+  EXPECT_TRUE(exists_in_root(*v, "kept"));
+  EXPECT_TRUE(exists_in_root(*v, "made-on-b"));
   a.close(7, true);
 }
 
