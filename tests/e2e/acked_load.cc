@@ -7,7 +7,7 @@
 
 namespace nasd::e2e {
 namespace {
-constexpr int kMaxFiles = 100000;  // a bound; the test stops the load long before
+constexpr int kMaxFiles = 1000000;  // a bound; the test stops the load long before
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
 
@@ -170,6 +170,7 @@ void AckedLoad::issue_all() {
            gone_.insert(from);
          });
     }
+    if (i >= options_.live_steps) retire(i - options_.live_steps);
     if (i % 5 == 2) {  // remove the file before last, if it still has its name
       const std::string victim = "f" + std::to_string(i - 2);
       bool exists;
@@ -186,6 +187,30 @@ void AckedLoad::issue_all() {
          });
     }
   }
+}
+
+void AckedLoad::retire(int step) {
+  std::string file, dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& name : {"f" + std::to_string(step), "r" + std::to_string(step)})
+      if (files_.count(name)) file = name;
+    if (dirs_.count("d" + std::to_string(step))) dir = "d" + std::to_string(step);
+  }
+  if (!file.empty())
+    op("REMOVE " + file, {file}, NFS3ERR_NOENT,
+       [&](Nfs3Client& nfs, bool) { return nfs.remove(dir_, file).status; },
+       [&] {
+         files_.erase(file);
+         gone_.insert(file);
+       });
+  if (!dir.empty())
+    op("RMDIR " + dir, {dir}, NFS3ERR_NOENT,
+       [&](Nfs3Client& nfs, bool) { return nfs.rmdir(dir_, dir).status; },
+       [&] {
+         dirs_.erase(dir);
+         gone_.insert(dir);
+       });
 }
 
 std::vector<std::string> AckedLoad::verify(Nfs3Client& nfs, const Fh& dir) const {

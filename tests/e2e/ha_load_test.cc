@@ -93,6 +93,38 @@ TEST_F(HaLoadTest, RetryingLoadRidesOutKill9AndRestart) {
     ADD_FAILURE() << problem;
 }
 
+// However long the load runs, its directory holds about live_steps steps' objects: a fast
+// server must not fill a test's volume (CI once ended a failover test with NFS3ERR_NOSPC).
+TEST_F(HaLoadTest, LoadRemovesWhatItMadeLongAgo) {
+  Fh dir = make_dir(root(), "bounded");
+  AckedLoadOptions options;
+  options.live_steps = 100;  // about 2.8 calls per step, 1.2 objects left per step
+  options.host = host();
+  AckedLoad load(nfs_port(), dir, options);
+  load.start();
+  ASSERT_TRUE(wait_for([&] { return load.acknowledged() >= 1500 || !load.stopped_by().empty(); },
+                       std::chrono::seconds(60)))
+      << "the load made too little progress";
+  load.stop();
+  ASSERT_EQ(load.stopped_by(), "stopped");
+  for (const std::string& problem : load.verify(nfs(), dir)) ADD_FAILURE() << problem;
+
+  size_t entries = 0;
+  uint64_t cookie = 0, verf = 0;
+  for (int calls = 0; calls < 100; ++calls) {
+    ReaddirReply r = nfs().readdir(dir, cookie, verf, 8192);
+    ASSERT_EQ(r.status, NFS3_OK);
+    verf = r.cookieverf;
+    for (const DirEntry& e : r.entries) {
+      cookie = e.cookie;
+      if (e.name != "." && e.name != "..") ++entries;
+    }
+    if (r.eof) break;
+  }
+  // 1,500 calls are over 400 steps; without the removals about 450 objects would be left.
+  EXPECT_LE(entries, 150u) << "the load keeps what it made long ago";
+}
+
 TEST_F(HaLoadTest, ToolRidesOutKill9AndRestart) {
   NASD_E2E_NEEDS_OWN_SERVER("kills and restarts the server");
   const std::string tool = NASD_HA_LOAD_BIN;
