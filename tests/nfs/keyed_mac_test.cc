@@ -5,6 +5,9 @@
 #include <thread>
 #include <vector>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "server/nfs/handle/keyed_mac.h"
 
 namespace nasd::nfs {
@@ -35,6 +38,35 @@ TEST(KeyedMac, MatchesTheRfc4231Vector) {
   // Reused (re-initialized) contexts give the same answer.
   EXPECT_EQ(hex(mac.compute(bytes(kData))), kExpected);
   EXPECT_NE(hex(mac.compute(bytes(kData + "!"))), kExpected);
+}
+
+// RFC 4231 test case 6: a key longer than SHA-256's block is hashed first.
+TEST(KeyedMac, HashesAKeyLongerThanABlock) {
+  KeyedMac mac(bytes(std::string(131, '\xaa')));
+  EXPECT_EQ(hex(mac.compute(bytes("Test Using Larger Than Block-Size Key - Hash Key First"))),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+// The construction (precomputed padded-key states) against OpenSSL's own HMAC, for keys shorter
+// than, equal to and longer than a block, and data around SHA-256's padding boundaries.
+TEST(KeyedMac, AgreesWithOpenSslHmacForEveryKeyAndDataLength) {
+  for (size_t key_len : {0, 1, 32, 63, 64, 65, 200}) {
+    std::string key(key_len, '\0');
+    for (size_t i = 0; i < key_len; ++i) key[i] = static_cast<char>(i * 7 + 3);
+    KeyedMac mac(bytes(key));
+    for (size_t data_len : {0, 1, 32, 55, 56, 63, 64, 65, 119, 120, 1000}) {
+      std::string data(data_len, '\0');
+      for (size_t i = 0; i < data_len; ++i) data[i] = static_cast<char>(i * 13 + key_len);
+      std::array<uint8_t, KeyedMac::kMacBytes> expected{};
+      unsigned len = 0;
+      ASSERT_NE(HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), bytes(data).data(),
+                     data.size(), expected.data(), &len),
+                nullptr);
+      ASSERT_EQ(len, KeyedMac::kMacBytes);
+      EXPECT_EQ(hex(mac.compute(bytes(data))), hex(expected))
+          << "key of " << key_len << " bytes, data of " << data_len << " bytes";
+    }
+  }
 }
 
 TEST(KeyedMac, IsSafeToShareBetweenThreads) {
