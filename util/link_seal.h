@@ -13,10 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
+#include <optional>
 #include <span>
 
-struct evp_mac_ctx_st;
+#include "util/hmac_sha256.h"
 
 namespace nasd::link {
 
@@ -27,9 +27,8 @@ using DirectionKey = std::array<uint8_t, 32>;
 // HMAC-SHA256 over the concatenation of `pieces`.
 Tag hmac_sha256(std::span<const uint8_t> key, std::initializer_list<std::span<const uint8_t>> pieces);
 
-// An HMAC-SHA256 context already keyed with a direction key: each frame's tag starts from a
-// copy of it, so the key schedule and the digest lookup are paid once per connection. Shared
-// by copies (read-only after construction).
+// HMAC-SHA256 already keyed with a direction key (util/hmac_sha256.h): the key schedule is paid
+// once per connection, and a frame's tag allocates nothing.
 class KeyedMac {
  public:
   KeyedMac() = default;
@@ -38,7 +37,7 @@ class KeyedMac {
   Tag tag(uint64_t sequence, std::initializer_list<std::span<const uint8_t>> pieces) const;
 
  private:
-  std::shared_ptr<evp_mac_ctx_st> keyed_;
+  std::optional<util::HmacSha256> keyed_;
 };
 
 // The sending side of one direction. Not thread-safe: the caller serializes sends (and must

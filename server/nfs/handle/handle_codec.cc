@@ -26,7 +26,7 @@ uint64_t get_be(const uint8_t* p, int bytes) {
 
 HandleCodec::HandleCodec(std::vector<uint8_t> key) {
   if (key.size() < kMinHandleKeyBytes) throw std::invalid_argument("file handle key too short");
-  mac_ = std::make_unique<KeyedMac>(key);
+  mac_ = std::make_unique<util::HmacSha256>(key);
 }
 
 std::shared_ptr<HandleCodec> HandleCodec::from_key_file(const std::string& path) {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fs/volume.h"
-#include "server/nfs/handle/keyed_mac.h"
+#include "util/hmac_sha256.h"
 
 namespace nasd::nfs {
 
@@ -53,7 +53,7 @@ class HandleCodec {
   static constexpr size_t kTagOffset = 20;
   void compute_tag(std::span<const uint8_t> body, uint8_t* tag) const;
 
-  std::unique_ptr<KeyedMac> mac_;
+  std::unique_ptr<util::HmacSha256> mac_;
 };
 
 }  // namespace nasd::nfs

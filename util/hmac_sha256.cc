@@ -1,7 +1,7 @@
 // The low-level SHA-256 interface is deprecated in OpenSSL 3.0 but present in every 3.x; the
 // header says why it is used here (no allocation, a quarter of EVP_MAC's time).
 #define OPENSSL_SUPPRESS_DEPRECATED
-#include "server/nfs/handle/keyed_mac.h"
+#include "util/hmac_sha256.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace nasd::nfs {
+namespace nasd::util {
 
 namespace {
 constexpr size_t kBlockBytes = SHA256_CBLOCK;  // 64
@@ -28,7 +28,7 @@ void start(uint8_t* state, const std::array<uint8_t, kBlockBytes>& key, uint8_t 
 }
 }  // namespace
 
-KeyedMac::KeyedMac(std::span<const uint8_t> key) {
+HmacSha256::HmacSha256(std::span<const uint8_t> key) {
   static_assert(sizeof(State::bytes) >= sizeof(SHA256_CTX));
   // RFC 2104: a key longer than a block is replaced by its hash; a shorter one is zero-padded.
   std::array<uint8_t, kBlockBytes> padded{};
@@ -41,18 +41,21 @@ KeyedMac::KeyedMac(std::span<const uint8_t> key) {
   OPENSSL_cleanse(padded.data(), padded.size());
 }
 
-KeyedMac::~KeyedMac() {
+HmacSha256::~HmacSha256() {
   OPENSSL_cleanse(inner_.bytes, sizeof inner_.bytes);
   OPENSSL_cleanse(outer_.bytes, sizeof outer_.bytes);
 }
 
-std::array<uint8_t, KeyedMac::kMacBytes> KeyedMac::compute(std::span<const uint8_t> data) const {
-  static_assert(kMacBytes == SHA256_DIGEST_LENGTH);
-  std::array<uint8_t, kMacBytes> inner_digest, out;
+HmacSha256::Digest HmacSha256::compute(
+    std::span<const std::span<const uint8_t>> pieces) const {
+  static_assert(kBytes == SHA256_DIGEST_LENGTH);
+  Digest inner_digest, out;
   SHA256_CTX c;
   std::memcpy(&c, inner_.bytes, sizeof c);
-  bool ok = SHA256_Update(&c, data.data(), data.size()) == 1 &&
-            SHA256_Final(inner_digest.data(), &c) == 1;
+  bool ok = true;
+  for (const auto& p : pieces)
+    if (!p.empty()) ok = ok && SHA256_Update(&c, p.data(), p.size()) == 1;
+  ok = ok && SHA256_Final(inner_digest.data(), &c) == 1;
   std::memcpy(&c, outer_.bytes, sizeof c);
   ok = ok && SHA256_Update(&c, inner_digest.data(), inner_digest.size()) == 1 &&
        SHA256_Final(out.data(), &c) == 1;
@@ -60,4 +63,4 @@ std::array<uint8_t, KeyedMac::kMacBytes> KeyedMac::compute(std::span<const uint8
   return out;
 }
 
-}  // namespace nasd::nfs
+}  // namespace nasd::util
