@@ -70,7 +70,7 @@ CallDispatcher::Outcome CallDispatcher::reject(TransportCounter counter, Encoded
 CallDispatcher::Outcome CallDispatcher::handle(Record record,
                                                const CallOrigin& origin,
                                                Clock::time_point received,
-                                               ReplyCallback on_reply) {
+                                               const ReplyCallbackMaker& make_on_reply) {
   DecodedCall decoded = decode_call_header(record);
   CallContext& call = decoded.call;
   switch (decoded.status) {
@@ -133,7 +133,7 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
     pending->record = std::move(record);  // the heap buffer moves: call_args stays valid
     pending->drc_key = drc_key;
     pending->received = received;
-    pending->on_reply = std::move(on_reply);
+    pending->on_reply = make_on_reply();
     pending->resumable = resumable;
     return pending;
   };
@@ -165,8 +165,10 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
     // A volume that would have to wait answers "would block" and the call goes to the executor.
     if (result) {
       if (resumable) t_spare_resumable = std::move(resumable);  // answered: nobody needs it
-      return {Outcome::SendNow,
-              finish(call, call_args, drc_key, received, std::move(*result), std::move(results))};
+      Reply reply =
+          finish(call, call_args, drc_key, received, std::move(*result), std::move(results));
+      recycle_record(std::move(record));  // call_args is not used after this
+      return {Outcome::SendNow, std::move(reply)};
     }
   }
 

@@ -54,6 +54,9 @@ class CallDispatcher {
   using Reply = std::shared_ptr<const EncodedReply>;
   // Invoked on an executor thread with the finished reply.
   using ReplyCallback = std::function<void(Reply)>;
+  // Makes the callback, called only for a call that leaves the loop (Pending): a call answered
+  // where it arrived needs none, and making one (it holds the connection weakly) allocates.
+  using ReplyCallbackMaker = std::function<ReplyCallback()>;
 
   struct Outcome {
     enum Kind {
@@ -75,9 +78,15 @@ class CallDispatcher {
   const std::vector<std::shared_ptr<Service>>& services() const { return services_; }
 
   // Called on an event loop thread for each complete record. A call answered on this thread
-  // comes back as SendNow; `on_reply` is only called for Pending.
+  // comes back as SendNow; `on_reply` is only made and called for Pending. A record answered
+  // here goes back to this thread's spare (recycle_record).
   Outcome handle(Record record, const CallOrigin& origin, Clock::time_point received,
-                 ReplyCallback on_reply);
+                 const ReplyCallbackMaker& make_on_reply);
+  Outcome handle(Record record, const CallOrigin& origin, Clock::time_point received,
+                 ReplyCallback on_reply) {
+    return handle(std::move(record), origin, received,
+                  [&on_reply] { return std::move(on_reply); });
+  }
 
   // After this, calls parked on an answer from elsewhere (Service::resumable) are dropped when
   // their answer arrives instead of being run again: the transport that would send their

@@ -5,6 +5,19 @@
 
 namespace nasd::rpc {
 
+namespace {
+thread_local Record t_spare_record;
+}  // namespace
+
+void recycle_record(Record&& record) {
+  if (record.capacity() == 0 || record.capacity() > kMaxSpareRecordBytes) return;
+  if (record.capacity() <= t_spare_record.capacity()) return;  // keep the larger one
+  t_spare_record = std::move(record);
+  t_spare_record.clear();
+}
+
+Record spare_record() { return std::move(t_spare_record); }
+
 void write_record_mark(uint8_t* out, uint32_t length) {
   uint32_t mark = kLastFragmentBit | length;
   out[0] = static_cast<uint8_t>(mark >> 24);
@@ -32,6 +45,7 @@ bool RecordReassembler::start_fragment() {
   // The announced length is within the bound, so size the record for it now (uninitialised):
   // the body is then written once, by feed() or by a recv() into body_window(), never moved
   // again at a doubling.
+  if (partial_.capacity() == 0) partial_ = spare_record();
   partial_.resize(filled_ + fragment_left_);
   if (fragment_left_ == 0) finish_fragment();
   return true;

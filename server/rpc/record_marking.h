@@ -51,6 +51,15 @@ struct NoInitAllocator : std::allocator<T> {
 // One complete RPC record (call header and arguments).
 using Record = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
 
+// A thread's spare record buffer. A call answered on the event loop that received it gives its
+// record's buffer back here, and the next record that loop assembles fills it instead of
+// allocating one: most calls then cost no allocation for their record. One buffer per thread,
+// and none above kMaxSpareRecordBytes (a 1 MiB WRITE's record fits).
+inline constexpr size_t kMaxSpareRecordBytes = (1u << 20) + (64u << 10);
+void recycle_record(Record&& record);
+// The spare buffer (emptied, its capacity kept), or an empty record when there is none.
+Record spare_record();
+
 // The 4-byte header of a single, last fragment holding `length` bytes (length < 2^31).
 void write_record_mark(uint8_t* out, uint32_t length);
 

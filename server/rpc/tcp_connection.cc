@@ -94,13 +94,14 @@ void TcpConnection::on_recv(int result) {
 void TcpConnection::dispatch_ready_records() {
   while (!closing_ && !reading_paused() && reassembler_.has_record()) {
     stats_.count(TransportCounter::TcpRecords);
-    std::weak_ptr<TcpConnection> weak = weak_from_this();
     // Counted before the dispatch: a reply sent elsewhere may count it down at once.
     in_flight_.fetch_add(1);
     auto outcome = dispatcher_.handle(
         reassembler_.pop_record(), origin_, CallDispatcher::Clock::now(),
-        [weak](CallDispatcher::Reply reply) {
-          if (auto self = weak.lock()) self->deliver_from_elsewhere(std::move(reply));
+        [this]() -> CallDispatcher::ReplyCallback {
+          return [weak = weak_from_this()](CallDispatcher::Reply reply) {
+            if (auto self = weak.lock()) self->deliver_from_elsewhere(std::move(reply));
+          };
         });
     switch (outcome.kind) {
       case CallDispatcher::Outcome::Close:

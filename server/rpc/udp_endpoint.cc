@@ -78,15 +78,16 @@ void UdpEndpoint::on_datagram(int result) {
   origin.local = local_;
   origin.local_len = local_len_;
   Record record(buf_.begin(), buf_.begin() + result);
-  EventLoop* loop = &loop_;
   auto outcome = dispatcher_.handle(
       std::move(record), origin, CallDispatcher::Clock::now(),
-      [this, loop, origin](CallDispatcher::Reply reply) {
-        // The endpoint outlives every task posted to its loop (see RpcServer::stop).
-        loop->post([this, origin, reply = std::move(reply)]() mutable {
-          --in_flight_;
-          send(origin, std::move(reply));
-        });
+      [this, &origin]() -> CallDispatcher::ReplyCallback {
+        return [this, loop = &loop_, origin](CallDispatcher::Reply reply) {
+          // The endpoint outlives every task posted to its loop (see RpcServer::stop).
+          loop->post([this, origin, reply = std::move(reply)]() mutable {
+            --in_flight_;
+            send(origin, std::move(reply));
+          });
+        };
       });
   switch (outcome.kind) {
     case CallDispatcher::Outcome::SendNow:

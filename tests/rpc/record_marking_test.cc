@@ -40,6 +40,30 @@ TEST(RecordReassembler, SingleFragmentInOneFeed) {
   EXPECT_FALSE(r.mid_record());
 }
 
+// A record answered on its loop gives its buffer back, and the next record fills that buffer:
+// no allocation per call for the record, and none of the old bytes survive in the new one.
+TEST(RecordReassembler, FillsTheBufferOfARecycledRecord) {
+  (void)spare_record();  // this thread's spare, left by another test, is not this test's
+  RecordReassembler r(1 << 20);
+  ASSERT_TRUE(r.feed(as_record(pattern(300, 1))));
+  Record first = r.pop_record();
+  const uint8_t* buffer = first.data();
+  recycle_record(std::move(first));
+
+  auto msg = pattern(200, 9);
+  ASSERT_TRUE(r.feed(as_record(msg)));
+  Record second = r.pop_record();
+  EXPECT_EQ(second.data(), buffer) << "the recycled buffer was not reused";
+  EXPECT_EQ(bytes_of(second), msg);
+
+  // Without a spare the next record has a buffer of its own; a huge one is never kept.
+  ASSERT_TRUE(r.feed(as_record(msg)));
+  EXPECT_NE(r.pop_record().data(), second.data());
+  Record huge(kMaxSpareRecordBytes + 1);
+  recycle_record(std::move(huge));
+  EXPECT_EQ(spare_record().capacity(), 0u);
+}
+
 TEST(RecordReassembler, ManyFragmentsFedOneByteAtATime) {
   RecordReassembler r(1 << 20);
   auto msg = pattern(5000, 3);
