@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "server/rpc/reply_pool.h"
 #include "util/resumable_call.h"
 
 namespace nasd::rpc {
@@ -139,7 +140,7 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
   };
 
   if (run_inline_) {
-    std::vector<uint8_t> results;
+    ReplySlot slot = take_slot();
     std::optional<DispatchResult> result;
     {
       // A resumable call may park here: a forwarded call (GETATTR, READ, READDIR, CREATE...) is
@@ -148,15 +149,16 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
       std::optional<util::ResumableCall::Run> resumable_run;
       if (resumable) resumable_run.emplace(resumable, /*may_park=*/true);
       try {
-        result = service->dispatch_inline(call, call_args, &results);
+        result = service->dispatch_inline(call, call_args, &slot.results);
       } catch (const std::exception&) {
         // As on the executor: a procedure that throws fails the call, never the server.
         result = DispatchResult{};
         result->accept = AcceptStat::SystemErr;
-        results.clear();
+        slot.results.clear();
       }
     }
     if (resumable && resumable->parked()) {
+      give_back(std::move(slot));
       if (park(make_pending())) return {Outcome::Pending, nullptr};
       // Unreachable: a run that parked always parks (end_run). Kept total for safety.
       return {Outcome::Drop, nullptr};
@@ -166,10 +168,11 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
     if (result) {
       if (resumable) t_spare_resumable = std::move(resumable);  // answered: nobody needs it
       Reply reply =
-          finish(call, call_args, drc_key, received, std::move(*result), std::move(results));
+          finish(call, call_args, drc_key, received, std::move(*result), std::move(slot));
       recycle_record(std::move(record));  // call_args is not used after this
       return {Outcome::SendNow, std::move(reply)};
     }
+    give_back(std::move(slot));
   }
 
   auto pending = make_pending();
@@ -183,13 +186,13 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
 void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
   std::span<const uint8_t> args(c->record.data() + c->args_offset,
                                 c->record.size() - c->args_offset);
-  std::vector<uint8_t> results;
+  ReplySlot slot = take_slot();
   DispatchResult result;
   {
     std::optional<util::ResumableCall::Run> resumable_run;
     if (c->resumable) resumable_run.emplace(c->resumable, may_park);
     try {
-      result = c->service->dispatch(c->call, args, &results);
+      result = c->service->dispatch(c->call, args, &slot.results);
     } catch (const std::exception&) {
       // A procedure that throws must not take the server down; the client sees SYSTEM_ERR.
       result = DispatchResult{};
@@ -197,8 +200,8 @@ void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
     }
   }
   // A run that waited for an answer from elsewhere: its result is not the call's.
-  if (c->resumable && park(c)) return;
-  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(result), std::move(results)));
+  if (c->resumable && park(c)) return give_back(std::move(slot));
+  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(result), std::move(slot)));
 }
 
 bool CallDispatcher::park(const std::shared_ptr<Call>& c) {
@@ -235,17 +238,31 @@ CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
                                              std::span<const uint8_t> args,
                                              const std::optional<DrcKey>& drc_key,
                                              Clock::time_point received, DispatchResult result,
-                                             std::vector<uint8_t> results) {
-  const uint64_t reply_bytes = results.size() + result.tail.size();
+                                             ReplySlot&& slot) {
+  const uint64_t reply_bytes = slot.results.size() + result.tail.size();
   const bool ok = result.kind == DispatchResult::Accepted && result.accept == AcceptStat::Success;
-  auto reply = std::make_shared<const EncodedReply>(
-      encode_dispatch_reply(call.xid, std::move(result), std::move(results)));
+  *slot.reply = encode_dispatch_reply(call.xid, std::move(result), std::move(slot.results));
+  slot.reply->pooled = true;  // made by spare_reply(): not a const object
+  Reply reply = std::move(slot.reply);
   if (drc_key) drc_->complete(*drc_key, reply);
   stats_->record_call(call.prog, call.vers, call.proc, !ok,
                       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
                                                                             received),
                       args.size(), reply_bytes);
   return reply;
+}
+
+CallDispatcher::ReplySlot CallDispatcher::take_slot() {
+  ReplySlot slot{spare_reply(), {}};
+  slot.results = std::move(slot.reply->body);
+  slot.results.clear();
+  return slot;
+}
+
+void CallDispatcher::give_back(ReplySlot&& slot) {
+  slot.results.clear();
+  slot.reply->body = std::move(slot.results);
+  recycle_reply(std::move(slot.reply));
 }
 
 // Called with the lifeline held open, on whichever thread brought the answer (the
@@ -261,24 +278,27 @@ void CallDispatcher::resume(const std::shared_ptr<Call>& c) {
 bool CallDispatcher::resume_inline(const std::shared_ptr<Call>& c) {
   std::span<const uint8_t> args(c->record.data() + c->args_offset,
                                 c->record.size() - c->args_offset);
-  std::vector<uint8_t> results;
+  ReplySlot slot = take_slot();
   std::optional<DispatchResult> result;
   {
     // may_park false: this thread brings answers in and must not send; a wait whose answer is
     // not in yet makes the attempt "would block" and the call goes to the executor.
     util::ResumableCall::Run resumable_run(c->resumable, /*may_park=*/false);
     try {
-      result = c->service->dispatch_inline(c->call, args, &results);
+      result = c->service->dispatch_inline(c->call, args, &slot.results);
     } catch (const std::exception&) {
       result = DispatchResult{};
       result->accept = AcceptStat::SystemErr;
-      results.clear();
+      slot.results.clear();
     }
   }
   c->resumable->end_run(nullptr);  // a run that may not park never parked
-  if (!result) return false;
+  if (!result) {
+    give_back(std::move(slot));
+    return false;
+  }
   lifeline_->inline_resumes.fetch_add(1, std::memory_order_relaxed);
-  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(*result), std::move(results)));
+  c->on_reply(finish(c->call, args, c->drc_key, c->received, std::move(*result), std::move(slot)));
   return true;
 }
 

@@ -123,11 +123,19 @@ class CallDispatcher {
 
   Service* find(uint32_t prog) const;
   Outcome reject(TransportCounter counter, EncodedReply reply);
-  // Everything after the procedure, wherever it ran: encodes the reply, completes the
-  // duplicate request cache entry and records the call's statistics.
+  // Where a run's results are written and its reply encoded: from this thread's spare replies
+  // (reply_pool.h), so a call answered on the loop that received it allocates neither.
+  struct ReplySlot {
+    std::shared_ptr<EncodedReply> reply;
+    std::vector<uint8_t> results;  // the spare's body buffer: empty, its capacity kept
+  };
+  static ReplySlot take_slot();
+  static void give_back(ReplySlot&& slot);  // unused: back to the spares
+  // Everything after the procedure, wherever it ran: encodes the reply into `slot`, completes
+  // the duplicate request cache entry and records the call's statistics.
   Reply finish(const CallContext& call, std::span<const uint8_t> args,
                const std::optional<DrcKey>& drc_key, Clock::time_point received,
-               DispatchResult result, std::vector<uint8_t> results);
+               DispatchResult result, ReplySlot&& slot);
   // Ends a run of a resumable call: true when it parked (resume() follows once the answer is
   // in; the run's result is not the call's), false when the result is the call's.
   bool park(const std::shared_ptr<Call>& call);

@@ -48,6 +48,9 @@ struct EncodedReply {
   // possibly pinned cache blocks: releasing the reply releases them). Only READ replies have
   // one, and READ is not kept by the duplicate request cache.
   util::ByteSlices tail;
+  // Made by spare_reply() (reply_pool.h), so it may be reused once sent; a reply made any other
+  // way (possibly as a const object) never is.
+  bool pooled = false;
 
   std::span<const uint8_t> tcp_head() const { return {head.data(), head_len}; }
   std::span<const uint8_t> udp_head() const { return {head.data() + 4, head_len - 4}; }

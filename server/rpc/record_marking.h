@@ -15,12 +15,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <new>
 #include <span>
 #include <type_traits>
 #include <vector>
+
+#include "util/reusing_fifo.h"
 
 namespace nasd::rpc {
 
@@ -96,7 +97,7 @@ class RecordReassembler {
   // `filled_` bytes have arrived.
   Record partial_;
   size_t filled_ = 0;
-  std::deque<Record> ready_;
+  util::ReusingFifo<Record> ready_;
 
   bool start_fragment();
   void finish_fragment();

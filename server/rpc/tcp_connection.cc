@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "server/rpc/reply_pool.h"
+
 namespace nasd::rpc {
 namespace {
 
@@ -246,6 +248,7 @@ void TcpConnection::on_send(int result) {
         }
         sent -= left;
         front_offset_ = 0;
+        recycle_reply(std::move(send_queue_.front()));  // on this loop: its next call's reply
         send_queue_.pop_front();
         ++replies_sent;
       }

@@ -28,7 +28,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +37,7 @@
 #include "server/rpc/call_stats.h"
 #include "server/rpc/event_loop.h"
 #include "server/rpc/record_marking.h"
+#include "util/reusing_fifo.h"
 
 namespace nasd::rpc {
 
@@ -132,7 +132,7 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   bool send_pending_ = false;  // an io_uring sendmsg is in flight
   bool closing_ = false;       // written on the loop under send_mu_; read there without it
   // Replies waiting to be written; the front one may be partly sent already.
-  std::deque<CallDispatcher::Reply> send_queue_;
+  util::ReusingFifo<CallDispatcher::Reply> send_queue_;
   size_t front_offset_ = 0;
   // Pieces per sendmsg (the kernel's UIO_MAXIOV): a 1 MiB READ sent from cache blocks is up to
   // 256 of them plus its head and body, so several such replies go in one call.

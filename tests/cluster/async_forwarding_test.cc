@@ -547,6 +547,9 @@ TEST(AsyncForwarding, SilentOwnerTimesCallsOutAtTheirDeadline) {
 
 // The link itself: 4 threads × 500 asynchronous calls with distinct payloads all complete
 // with their own replies, and frames that queued up behind a send under way left together.
+// Every 25th call carries 1 MiB, whose write lasts long enough for the others' frames to queue
+// behind it even when the threads share one busy core (small frames alone are written faster
+// than they are made there, and never queue).
 TEST(AsyncForwarding, PipelinedCallsAreMatchedByIdAndBatched) {
   InterconnectServer server(owner_options());
   server.set_handler(MessageType::VolumeCall, [](IncomingRequest r) {
@@ -562,7 +565,8 @@ TEST(AsyncForwarding, PipelinedCallsAreMatchedByIdAndBatched) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 500; ++i) {
-        std::string msg = std::to_string(t) + "/" + std::to_string(i) + std::string(i % 97, 'x');
+        std::string msg = std::to_string(t) + "/" + std::to_string(i) +
+                          std::string(i % 25 == 0 ? size_t{1} << 20 : size_t(i % 97), 'x');
         link.call_async(MessageType::VolumeCall, bytes_of(msg), 20s, [&, msg](CallOutcome out) {
           if (!out.ok() || text_of(out.payload) != "re:" + msg) ++wrong;
           ++done;

@@ -1,0 +1,76 @@
+#include "server/rpc/reply_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+
+namespace nasd::rpc {
+namespace {
+
+void drain_spares() {
+  for (size_t i = 0; i < kMaxSpareReplies + 1; ++i) (void)spare_reply();
+}
+
+// A sent reply nobody else holds is filled again by the next call on the thread: the same
+// object and the same body buffer, with nothing of its last use (no bytes, no pinned tail).
+TEST(ReplyPool, ASentReplyIsReusedEmptyWithItsBuffer) {
+  drain_spares();
+  std::shared_ptr<EncodedReply> made = spare_reply();
+  ASSERT_TRUE(made->pooled);
+  made->body.assign(300, 0xab);
+  made->head_len = 28;
+  auto pinned = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = pinned;
+  static const uint8_t tail_bytes[8] = {};
+  made->tail.append(tail_bytes, sizeof tail_bytes);
+  made->tail.owner = std::move(pinned);
+  const EncodedReply* object = made.get();
+  const uint8_t* buffer = made->body.data();
+
+  std::shared_ptr<const EncodedReply> sent = std::move(made);
+  recycle_reply(std::move(sent));
+  EXPECT_TRUE(watch.expired()) << "the tail's pinned blocks outlive the send";
+
+  std::shared_ptr<EncodedReply> again = spare_reply();
+  EXPECT_EQ(again.get(), object);
+  EXPECT_TRUE(again->body.empty());
+  EXPECT_TRUE(again->tail.empty());
+  EXPECT_EQ(again->head_len, 0u);
+  EXPECT_GE(again->body.capacity(), 300u);
+  EXPECT_EQ(again->body.data(), buffer);
+}
+
+// A reply another holder keeps (the duplicate request cache) or one not made by the pool
+// (possibly a const object) is never reused.
+TEST(ReplyPool, AReplyHeldElsewhereOrMadeElsewhereIsNotReused) {
+  drain_spares();
+  std::shared_ptr<const EncodedReply> cached = spare_reply();
+  std::shared_ptr<const EncodedReply> sent = cached;
+  recycle_reply(std::move(sent));
+  EXPECT_NE(spare_reply().get(), cached.get()) << "a reply the cache holds was reused";
+
+  auto foreign = std::make_shared<const EncodedReply>();
+  std::weak_ptr<const EncodedReply> watch = foreign;
+  recycle_reply(std::move(foreign));
+  EXPECT_TRUE(watch.expired()) << "a reply the pool did not make was kept";
+}
+
+// Spares are per thread: one recycled here is not handed out on another thread.
+TEST(ReplyPool, SparesStayOnTheirThread) {
+  drain_spares();
+  std::shared_ptr<const EncodedReply> r = spare_reply();
+  const EncodedReply* object = r.get();
+  recycle_reply(std::move(r));
+  const EncodedReply* elsewhere = nullptr;
+  std::shared_ptr<EncodedReply> keep;
+  std::thread([&] {
+    keep = spare_reply();
+    elsewhere = keep.get();
+  }).join();
+  EXPECT_NE(elsewhere, object);
+  EXPECT_EQ(spare_reply().get(), object);
+}
+
+}  // namespace
+}  // namespace nasd::rpc
