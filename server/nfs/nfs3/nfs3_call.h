@@ -2,6 +2,7 @@
 // turn a file handle into a volume + inode under the caller's export policy, encode the reply.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -41,6 +42,32 @@ struct Target {
   fs::OpContext ctx;  // the caller's credential after the export's squashing
 };
 
+// The file handles of each argument type: Nfs3Call::decode() has XDR write them into the
+// decoded value's own storage (xdr::Decoded::decode_inline), so a call whose arguments are a
+// handle and numbers decodes without an allocation. Types not listed have none decoded so.
+template <typename T>
+std::array<nfs_fh3*, 0> handles_of(T&) { return {}; }
+inline std::array<nfs_fh3*, 1> handles_of(GETATTR3args& a) { return {&a.object}; }
+inline std::array<nfs_fh3*, 1> handles_of(SETATTR3args& a) { return {&a.object}; }
+inline std::array<nfs_fh3*, 1> handles_of(ACCESS3args& a) { return {&a.object}; }
+inline std::array<nfs_fh3*, 1> handles_of(LOOKUP3args& a) { return {&a.what.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(READLINK3args& a) { return {&a.symlink}; }
+inline std::array<nfs_fh3*, 1> handles_of(READ3args& a) { return {&a.file}; }
+inline std::array<nfs_fh3*, 1> handles_of(COMMIT3args& a) { return {&a.file}; }
+inline std::array<nfs_fh3*, 1> handles_of(CREATE3args& a) { return {&a.where.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(MKDIR3args& a) { return {&a.where.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(SYMLINK3args& a) { return {&a.where.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(MKNOD3args& a) { return {&a.where.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(REMOVE3args& a) { return {&a.object.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(RMDIR3args& a) { return {&a.object.dir}; }
+inline std::array<nfs_fh3*, 2> handles_of(RENAME3args& a) { return {&a.from.dir, &a.to.dir}; }
+inline std::array<nfs_fh3*, 2> handles_of(LINK3args& a) { return {&a.file, &a.link.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(READDIR3args& a) { return {&a.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(READDIRPLUS3args& a) { return {&a.dir}; }
+inline std::array<nfs_fh3*, 1> handles_of(FSSTAT3args& a) { return {&a.fsroot}; }
+inline std::array<nfs_fh3*, 1> handles_of(FSINFO3args& a) { return {&a.fsroot}; }
+inline std::array<nfs_fh3*, 1> handles_of(PATHCONF3args& a) { return {&a.object}; }
+
 class Nfs3Call {
  public:
   // `identity` (optional) names this call for the journal (fs/call_identity.h); open() fills
@@ -59,6 +86,9 @@ class Nfs3Call {
 
   template <typename T>
   bool decode(xdr::Decoded<T>& args) {
+    // xdr_nfs_fh3 bounds a handle by NFS3_FHSIZE before writing it.
+    static_assert(NFS3_FHSIZE <= xdr::Decoded<T>::kInlineBytes);
+    for (nfs_fh3* fh : handles_of(*args)) args.decode_inline(&fh->data.data_val, NFS3_FHSIZE);
     if (!args.decode(args_)) return false;
     // Two pointers: std::function keeps them in place, without an allocation per call.
     decoded_intact_ = [&args, this] { return args.encodes_back_to(args_); };

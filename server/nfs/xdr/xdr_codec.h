@@ -39,13 +39,36 @@ bool append(Routine<T> routine, const T& value, std::vector<uint8_t>* out) {
 
 // One decoded argument value. Whatever XDR allocated while decoding (strings, opaque data) is
 // released by the destructor, also after a failed decode.
+//
+// Small bounded opaque fields (file handles: at most 64 bytes) can be decoded into storage of
+// this object instead (decode_inline): XDR writes into a buffer it is given rather than one it
+// allocates, after checking the length against the field's bound. A GETATTR then decodes
+// without touching the heap.
 template <typename T>
 class Decoded {
  public:
+  static constexpr size_t kInlineBytes = 64;
+  static constexpr size_t kInlineFields = 2;
+
   explicit Decoded(Routine<T> routine) : routine_(routine) { std::memset(&value_, 0, sizeof(T)); }
-  ~Decoded() { xdr_free(as_proc(routine_), reinterpret_cast<char*>(&value_)); }
+  ~Decoded() {
+    // Storage of this object is not XDR's to free.
+    for (size_t i = 0; i < inline_used_; ++i)
+      if (*inline_fields_[i] == inline_[i]) *inline_fields_[i] = nullptr;
+    xdr_free(as_proc(routine_), reinterpret_cast<char*>(&value_));
+  }
   Decoded(const Decoded&) = delete;
   Decoded& operator=(const Decoded&) = delete;
+
+  // Before decode(): `field` (the data pointer of a variable-length opaque member of the value,
+  // still null) receives its bytes in this object's storage. `max_bytes` must be the bound
+  // that member's XDR routine enforces; a field with a larger one, or one beyond the storage
+  // for kInlineFields, is left to XDR's allocation.
+  void decode_inline(char** field, size_t max_bytes) {
+    if (max_bytes > kInlineBytes || inline_used_ == kInlineFields || *field != nullptr) return;
+    *field = inline_[inline_used_];
+    inline_fields_[inline_used_++] = field;
+  }
 
   bool decode(std::span<const uint8_t> bytes) { return decode_into(as_proc(routine_), &value_, bytes); }
 
@@ -59,6 +82,9 @@ class Decoded {
  private:
   Routine<T> routine_;
   T value_;
+  char inline_[kInlineFields][kInlineBytes];
+  char** inline_fields_[kInlineFields] = {};
+  size_t inline_used_ = 0;
 };
 
 }  // namespace nasd::nfs::xdr
