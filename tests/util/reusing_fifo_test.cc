@@ -50,5 +50,18 @@ TEST(ReusingFifo, KeepsItsStorageWhenItEmpties) {
   }
 }
 
+// A popped element is released at once also while others wait behind it (a sent reply must not
+// pin its cache blocks until the queue empties).
+TEST(ReusingFifo, ReleasesThePoppedFrontWhileOthersWait) {
+  ReusingFifo<std::shared_ptr<int>> fifo;
+  auto first = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = first;
+  fifo.push_back(std::move(first));
+  fifo.push_back(std::make_shared<int>(2));
+  fifo.pop_front();
+  EXPECT_TRUE(watch.expired()) << "the popped front is held until the queue empties";
+  EXPECT_EQ(*fifo.front(), 2);
+}
+
 }  // namespace
 }  // namespace nasd::util
