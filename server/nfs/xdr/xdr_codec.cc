@@ -1,5 +1,7 @@
 #include "server/nfs/xdr/xdr_codec.h"
 
+#include <cstring>
+
 namespace nasd::nfs::xdr {
 
 bool decode_into(xdrproc_t routine, void* value, std::span<const uint8_t> bytes) {
@@ -29,9 +31,23 @@ bool append_encoded(xdrproc_t routine, const void* value, std::vector<uint8_t>* 
 }
 
 bool encodes_back_to(xdrproc_t routine, const void* value, std::span<const uint8_t> bytes) {
-  std::vector<uint8_t> again;
-  if (!append_encoded(routine, value, &again)) return false;
-  return again.size() <= bytes.size() && std::memcmp(again.data(), bytes.data(), again.size()) == 0;
+  // Encoded into a buffer of bytes.size(): an encoding that does not fit fails, and one that
+  // does is compared with the bytes it must begin. Arguments of the usual size are encoded into
+  // this thread's scratch buffer, so the check allocates nothing; a large one (a WRITE's data)
+  // gets a buffer of its own rather than pinning its size to the thread.
+  constexpr size_t kScratchBytes = 64 * 1024;
+  thread_local std::vector<uint8_t> scratch;
+  std::vector<uint8_t> large;
+  std::vector<uint8_t>& again = bytes.size() <= kScratchBytes ? scratch : large;
+  if (again.size() < bytes.size()) again.resize(bytes.size());
+  XDR stream;
+  xdrmem_create(&stream, reinterpret_cast<char*>(again.data()), static_cast<u_int>(bytes.size()),
+                XDR_ENCODE);
+  const bool ok = routine(&stream, const_cast<void*>(value));  // XDR_ENCODE only reads it
+  const size_t written = ok ? xdr_getpos(&stream) : 0;
+  xdr_destroy(&stream);
+  return ok && written <= bytes.size() &&
+         (written == 0 || std::memcmp(again.data(), bytes.data(), written) == 0);
 }
 
 }  // namespace nasd::nfs::xdr
