@@ -18,10 +18,15 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace nasd::util {
 
 struct ByteSlices {
-  std::vector<std::span<const uint8_t>> parts;
+  // Up to kInlineParts pieces (a READ of up to 32 KiB of scattered blocks) are kept in place:
+  // a READ answered from the cache then allocates no list.
+  static constexpr size_t kInlineParts = 8;
+  boost::container::small_vector<std::span<const uint8_t>, kInlineParts> parts;
   std::shared_ptr<const void> owner;  // keeps what `parts` point at valid and unchanged
 
   bool empty() const { return bytes_ == 0; }

@@ -29,6 +29,8 @@
 #include <mutex>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace nasd::fs::lfs {
 
 // One buffer of a pool and its reference count; never moves while the pool lives.
@@ -90,7 +92,8 @@ struct BlockPins {
   BlockPins& operator=(const BlockPins&) = delete;
 
   std::shared_ptr<BlockPool> pool;
-  std::vector<BlockBuffer*> held;
+  // In place for a READ of up to 8 blocks: no allocation besides the pins object itself.
+  boost::container::small_vector<BlockBuffer*, 8> held;
 };
 
 }  // namespace nasd::fs::lfs
