@@ -254,14 +254,12 @@ CallDispatcher::Reply CallDispatcher::finish(const CallContext& call,
 
 CallDispatcher::ReplySlot CallDispatcher::take_slot() {
   ReplySlot slot{spare_reply(), {}};
-  slot.results = std::move(slot.reply->body);
-  slot.results.clear();
+  slot.results = std::move(slot.reply->body);  // a spare's body is empty (reply_pool.h)
   return slot;
 }
 
 void CallDispatcher::give_back(ReplySlot&& slot) {
-  slot.results.clear();
-  slot.reply->body = std::move(slot.results);
+  slot.reply->body = std::move(slot.results);  // recycle_reply empties it
   recycle_reply(std::move(slot.reply));
 }
 
