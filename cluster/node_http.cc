@@ -153,6 +153,8 @@ http::MetricFamilies Node::metric_families() const {
   size_t cache = m.gauge("nasd_volume_block_cache_bytes", "Bytes in the block cache");
   size_t hits = m.counter("nasd_volume_block_cache_hits_total", "Block cache hits");
   size_t misses = m.counter("nasd_volume_block_cache_misses_total", "Block cache misses");
+  size_t adopted = m.counter("nasd_volume_block_cache_adopted_pages_total",
+                             "WRITE pages kept as cache blocks without a copy");
   for (const auto& v : hosted_->reports()) {
     const auto& r = v.report;
     http::Labels l{{"volume", v.name}};
@@ -172,6 +174,7 @@ http::MetricFamilies Node::metric_families() const {
     m.add(cache, l, double(r.block_cache_bytes));
     m.add(hits, l, double(r.block_cache_hits));
     m.add(misses, l, double(r.block_cache_misses));
+    m.add(adopted, l, double(r.block_cache_adoptions));
   }
 
   // NVRAM.

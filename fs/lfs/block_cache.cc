@@ -5,8 +5,8 @@
 
 namespace nasd::fs::lfs {
 
-CachedBlock::CachedBlock(uint64_t i, uint64_t k, BlockPool* pool)
-    : ino(i), key(k), pool_(pool), buf_(pool->acquire_buffer()) {
+CachedBlock::CachedBlock(uint64_t i, uint64_t k, BlockPool* pool, BlockBuffer* adopted)
+    : ino(i), key(k), pool_(pool), buf_(adopted ? adopted : pool->acquire_buffer()) {
   data = buf_->data;
 }
 
@@ -19,6 +19,12 @@ void CachedBlock::unshare(bool keep_contents) {
   pool_->unref(buf_);
   buf_ = own;
   data = own->data;
+}
+
+void CachedBlock::take_buffer(BlockBuffer* adopted) {
+  pool_->unref(buf_);
+  buf_ = adopted;
+  data = adopted->data;
 }
 
 BlockCache::~BlockCache() {
@@ -76,9 +82,9 @@ CachedBlock* BlockCache::find_shared(uint64_t ino, uint64_t key) {
   return b;
 }
 
-CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill) {
-  auto owned = std::make_unique<CachedBlock>(ino, key, pool_.get());
-  if (fill == Fill::Zero) std::memset(owned->data, 0, kBlockSize);
+CachedBlock* BlockCache::insert(uint64_t ino, uint64_t key, Fill fill, BlockBuffer* adopted) {
+  auto owned = std::make_unique<CachedBlock>(ino, key, pool_.get(), adopted);
+  if (fill == Fill::Zero && !adopted) std::memset(owned->data, 0, kBlockSize);
   CachedBlock* b = owned.get();
   Extent* e = extent_of(ino, key, true);
   std::unique_ptr<CachedBlock>& s = e->slot[key & (kExtentBlocks - 1)];

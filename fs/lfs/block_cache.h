@@ -36,7 +36,9 @@ namespace nasd::fs::lfs {
 struct CachedBlock : public boost::intrusive::list_base_hook<> {
   // `data` comes from `pool` and goes back to it when the block is destroyed (or, when a pin
   // still holds it then, when the pin goes).
-  CachedBlock(uint64_t i, uint64_t k, BlockPool* pool);
+  // `adopted` (held by the caller, who gives its reference to the block) becomes the block's
+  // buffer; null takes a fresh one from `pool`.
+  CachedBlock(uint64_t i, uint64_t k, BlockPool* pool, BlockBuffer* adopted = nullptr);
   ~CachedBlock();
   CachedBlock(const CachedBlock&) = delete;
   CachedBlock& operator=(const CachedBlock&) = delete;
@@ -52,6 +54,10 @@ struct CachedBlock : public boost::intrusive::list_base_hook<> {
   // own (copying the bytes when `keep_contents`), so the pin keeps seeing the old bytes. Call
   // with the volume's exclusive lock held (no new pin can appear meanwhile).
   void unshare(bool keep_contents);
+  // Makes `adopted` (its reference given by the caller) this block's buffer in place of the
+  // current one, as a WRITE that covers the whole block would overwrite it: a pin on the old
+  // buffer keeps the old bytes, as unshare() would. Call with the volume's exclusive lock held.
+  void take_buffer(BlockBuffer* adopted);
 
   uint64_t ino;
   uint64_t key;             // file block number, or a block-map node key
@@ -80,8 +86,16 @@ class BlockCache {
   // What a new block holds: zeroes, or garbage the caller overwrites in full before anyone
   // reads it (a block read from disk, a WRITE covering the whole block).
   enum class Fill { Zero, Uninitialized };
-  // Inserts a clean block (the key must not be cached).
-  CachedBlock* insert(uint64_t ino, uint64_t key, Fill fill = Fill::Zero);
+  // Inserts a clean block (the key must not be cached). With `adopted` (a buffer from adopt(),
+  // whose reference the block takes) the block's bytes are that buffer's and `fill` is ignored.
+  CachedBlock* insert(uint64_t ino, uint64_t key, Fill fill = Fill::Zero,
+                      BlockBuffer* adopted = nullptr);
+  // A buffer for a block that is the page `page` of `run` (a call record's page lent by
+  // util::LentPageRun), for insert() or CachedBlock::take_buffer(): zero-copy WRITE.
+  BlockBuffer* adopt(uint8_t* page, util::PageRun* run) {
+    adoptions_++;
+    return pool_->adopt(page, run);
+  }
   void mark_dirty(CachedBlock* b);
   void mark_clean(CachedBlock* b);
   void erase(CachedBlock* b);
@@ -100,6 +114,7 @@ class BlockCache {
 
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
+  uint64_t adoptions() const { return adoptions_; }  // pages adopted, ever
   const BlockPool& pool() const { return *pool_; }
   // For pins that may outlive the cache (BlockPool::unref after the volume closed).
   const std::shared_ptr<BlockPool>& shared_pool() const { return pool_; }
@@ -134,7 +149,7 @@ class BlockCache {
   Memo memo_[2];
   List lru_;    // clean blocks, least recently used first
   List dirty_;  // dirty blocks, in no particular order
-  uint64_t hits_ = 0, misses_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, adoptions_ = 0;
   std::mutex touch_mu_;  // find_shared()'s LRU moves (exclusive callers need no lock)
 };
 

@@ -38,12 +38,44 @@ BlockBuffer* BlockPool::acquire_buffer() {
   return b;
 }
 
+BlockBuffer* BlockPool::adopt(uint8_t* page, util::PageRun* run) {
+  assert(run != nullptr && run->holds_page(page));
+  BlockBuffer* b;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (free_descs_.empty()) {
+      adoption_descs_.push_back(std::make_unique<BlockBuffer>());
+      free_descs_.push_back(adoption_descs_.back().get());
+    }
+    b = free_descs_.back();
+    free_descs_.pop_back();
+    adopted_in_use_++;
+  }
+  run->ref();
+  b->data = page;
+  b->run = run;
+  b->refs.store(1, std::memory_order_relaxed);
+  return b;
+}
+
 void BlockPool::unref(BlockBuffer* b) {
   if (!b) return;
   // acq_rel: whoever drops the last reference sees every write made through the others.
   const uint32_t before = b->refs.fetch_sub(1, std::memory_order_acq_rel);
   assert(before > 0);
   if (before != 1) return;
+  if (util::PageRun* run = b->run) {
+    b->run = nullptr;
+    b->data = nullptr;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      assert(adopted_in_use_ > 0);
+      adopted_in_use_--;
+      free_descs_.push_back(b);
+    }
+    run->unref();
+    return;
+  }
   std::lock_guard<std::mutex> g(mu_);
   assert(in_use_ > 0);
   assert(std::find(free_.begin(), free_.end(), b) == free_.end());
@@ -78,6 +110,11 @@ void BlockPool::release(uint8_t* block) {
 size_t BlockPool::in_use() const {
   std::lock_guard<std::mutex> g(mu_);
   return in_use_;
+}
+
+size_t BlockPool::adopted_in_use() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return adopted_in_use_;
 }
 
 size_t BlockPool::free_count() const {

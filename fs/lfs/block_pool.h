@@ -20,6 +20,12 @@
 // builds. Thread-safe (one mutex around the free list), so references may be dropped on any
 // thread; the pool itself must outlive every reference (hold it by shared_ptr). Buffers are
 // returned uninitialised; the caller zeroes them when it needs to.
+//
+// Adopted pages (zero-copy WRITE, util/page_run.h): a buffer may also describe one page of a
+// call record's util::PageRun, which the cache then keeps as a block's buffer instead of a copy
+// of it. Such a buffer holds one reference to its run; its last unref() drops that reference
+// (the run goes back to its own pool when nobody else holds it) and keeps the descriptor for
+// the next adoption, so adopting allocates nothing in the steady state.
 #pragma once
 
 #include <atomic>
@@ -31,12 +37,15 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "util/page_run.h"
+
 namespace nasd::fs::lfs {
 
 // One buffer of a pool and its reference count; never moves while the pool lives.
 struct BlockBuffer {
   uint8_t* data = nullptr;
   std::atomic<uint32_t> refs{0};
+  util::PageRun* run = nullptr;  // set for an adopted page: the run `data` lies in
 };
 
 class BlockPool {
@@ -50,6 +59,9 @@ class BlockPool {
   // A buffer of block_size() bytes aligned to block_size(), holding one reference;
   // throws std::bad_alloc.
   BlockBuffer* acquire_buffer();
+  // A buffer describing the page at `page` of `run` (run->holds_page(page)), holding one
+  // reference; it holds one reference to the run until its last unref(). Throws std::bad_alloc.
+  BlockBuffer* adopt(uint8_t* page, util::PageRun* run);
   // One more reference to a buffer the caller already holds one to.
   static void ref(BlockBuffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
   // Drops one reference; the last one gives the buffer back (its contents are garbage then).
@@ -62,6 +74,7 @@ class BlockPool {
 
   size_t block_size() const { return block_size_; }
   size_t in_use() const;
+  size_t adopted_in_use() const;  // buffers describing adopted pages, now held
   size_t free_count() const;
   size_t slabs() const;
 
@@ -79,6 +92,10 @@ class BlockPool {
   std::vector<std::unique_ptr<BlockBuffer[]>> buffers_;  // buffers_[i] describes slabs_[i]
   std::vector<BlockBuffer*> free_;  // LIFO: the warmest buffer is reused first
   size_t in_use_ = 0;
+  // Descriptors for adopted pages: every one made (they never move) and the unused ones.
+  std::vector<std::unique_ptr<BlockBuffer>> adoption_descs_;
+  std::vector<BlockBuffer*> free_descs_;
+  size_t adopted_in_use_ = 0;
 };
 
 // Pins taken for one reader (BlockPool::ref'd buffers), dropped together when it goes: the

@@ -5,8 +5,11 @@
 
 #include "fs/lfs/background.h"
 #include "fs/lfs/lfs_volume.h"
+#include "util/page_run.h"
 
 namespace nasd::fs::lfs {
+
+static_assert(kBlockSize == util::PageRun::kPageSize, "an adopted page is one block");
 
 namespace {
 constexpr uint32_t kMaxTransfer = 64u << 20;  // far above any NFS transfer size
@@ -195,15 +198,27 @@ std::optional<Status> LfsVolume::write_locked(const OpContext& ctx, InodeId id, 
   } else if ((st = store_->reserve(fresh)) != Status::Ok) {
     return fail(st);
   }
+  // Zero-copy: a whole block whose bytes are a page of the call record lent to this thread
+  // becomes the cached block itself (util/page_run.h).
+  util::PageRun* lent = util::LentPageRun::current();
   uint64_t pos = offset, done = 0;
   while (done < data.size()) {
     uint64_t lblk = pos / kBlockSize;
     size_t in_block = pos % kBlockSize;
     size_t chunk = std::min<uint64_t>(kBlockSize - in_block, data.size() - done);
+    const uint8_t* src = data.data() + done;
+    if (chunk == kBlockSize && lent && lent->holds_page(src)) {
+      // const_cast: the lender gave the page away for this (LentPageRun's contract).
+      if ((st = store_->adopt_block(c, lblk, const_cast<uint8_t*>(src), lent)) != Status::Ok)
+        return fail(st);
+      done += chunk;
+      pos += chunk;
+      continue;
+    }
     uint8_t* blk;
     if ((st = store_->modify_block(c, lblk, chunk == kBlockSize, &blk)) != Status::Ok)
       return fail(st);
-    std::memcpy(blk + in_block, data.data() + done, chunk);
+    std::memcpy(blk + in_block, src, chunk);
     done += chunk;
     pos += chunk;
   }

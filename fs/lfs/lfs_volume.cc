@@ -404,7 +404,8 @@ std::string LfsVolume::status_text() {
   const BlockCache& bc = store_->block_cache();
   const InodeCache& ic = store_->inode_cache();
   o << "  block cache: " << (bc.bytes() >> 20) << " MiB of " << (bc.budget() >> 20) << " MiB, "
-    << bc.dirty_count() << " dirty, hit rate " << rate(bc.hits(), bc.misses()) << "%\n";
+    << bc.dirty_count() << " dirty, hit rate " << rate(bc.hits(), bc.misses()) << "%, "
+    << bc.adoptions() << " pages of WRITEs kept without a copy\n";
   o << "  inode cache: " << ic.size() << " inodes, " << ic.dirty_count() << " dirty, hit rate "
     << rate(ic.hits(), ic.misses()) << "%\n";
   o << "  durable journal seq: " << store_->durable_seq() << "\n";
@@ -433,6 +434,7 @@ LfsVolume::Report LfsVolume::report() {
   r.cleaner_blocks_copied = s.cleaner_blocks_copied;
   r.block_cache_bytes = bc.bytes();
   r.block_cache_hits = bc.hits();
+  r.block_cache_adoptions = bc.adoptions();
   r.block_cache_misses = bc.misses();
   return r;
 }

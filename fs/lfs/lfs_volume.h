@@ -64,6 +64,7 @@ class LfsVolume : public JournalTarget {
     uint64_t log_flushes = 0, log_syncs = 0, checkpoints = 0;
     uint64_t cleaner_passes = 0, cleaned_segments = 0, cleaner_blocks_copied = 0;
     uint64_t block_cache_bytes = 0, block_cache_hits = 0, block_cache_misses = 0;
+    uint64_t block_cache_adoptions = 0;  // blocks that became a WRITE's received pages
   };
   Report report();
   // Runs the cleaner now on up to `segments` segments (tests, admin); returns how many freed.

@@ -110,6 +110,10 @@ class Store {
   Status prefetch(CachedInode* c, uint64_t first, uint64_t count);
   // A block to modify (read first unless `overwrite_all`); the inode becomes dirty.
   Status modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data);
+  // A whole-block overwrite without a copy: the block's bytes become `page`, one page of the
+  // call record lent to this thread (util::LentPageRun; run->holds_page(page)), which the
+  // cache keeps from now on. Otherwise as modify_block(c, lblk, true, ...).
+  Status adopt_block(CachedInode* c, uint64_t lblk, uint8_t* page, util::PageRun* run);
   // True when the block has storage (on disk or pending), i.e. writing it allocates nothing.
   Status is_allocated(CachedInode* c, uint64_t lblk, bool* allocated);
   // Drops every block at or beyond the block holding byte `new_size` (and zeroes the tail).
@@ -232,6 +236,9 @@ class Store {
   bool load_checkpoint(std::string* err);
   void roll_forward();
   void apply_group(const std::vector<LogUnit>& group);
+  // modify_block() and adopt_block(): `page` (of `run`) null for the former.
+  Status change_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t* page,
+                      util::PageRun* run, uint8_t** data);
 
   // The cache lookups of the read paths: the shared-reader variant inside a CacheOnlyReads scope.
   CachedBlock* cached_block(uint64_t ino, uint64_t key);

@@ -152,9 +152,22 @@ Status Store::prefetch(CachedInode* c, uint64_t first, uint64_t count) {
 }
 
 Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t** data) {
+  return change_block(c, lblk, overwrite_all, nullptr, nullptr, data);
+}
+
+Status Store::adopt_block(CachedInode* c, uint64_t lblk, uint8_t* page, util::PageRun* run) {
+  uint8_t* data;
+  return change_block(c, lblk, true, page, run, &data);
+}
+
+Status Store::change_block(CachedInode* c, uint64_t lblk, bool overwrite_all, uint8_t* page,
+                           util::PageRun* run, uint8_t** data) {
   if (failed_) return Status::Io;
   CachedBlock* b = bcache_.find(c->inode.ino, lblk);
-  if (b) {
+  if (b && page) {
+    // The old buffer goes; a READ reply or a flush still holding it keeps the old bytes.
+    b->take_buffer(bcache_.adopt(page, run));
+  } else if (b) {
     // A READ reply still being sent may be reading this buffer: write a copy instead.
     b->unshare(!overwrite_all);
   } else {
@@ -166,7 +179,8 @@ Status Store::modify_block(CachedInode* c, uint64_t lblk, bool overwrite_all, ui
     if (from_disk && CacheOnlyReads::active()) return CacheOnlyReads::refuse();
     b = bcache_.insert(c->inode.ino, lblk,
                        overwrite_all || from_disk ? BlockCache::Fill::Uninitialized
-                                                  : BlockCache::Fill::Zero);
+                                                  : BlockCache::Fill::Zero,
+                       page ? bcache_.adopt(page, run) : nullptr);
     b->addr = addr;
     if (addr == kNoAddr) {
       b->fresh = true;

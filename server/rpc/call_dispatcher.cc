@@ -63,6 +63,19 @@ Service* CallDispatcher::find(uint32_t prog) const {
   return nullptr;
 }
 
+std::optional<size_t> CallDispatcher::locate_payload(std::span<const uint8_t> head) const {
+  const DecodedCall decoded = decode_call_header(head);
+  if (decoded.status != CallHeaderStatus::Ok) return std::nullopt;
+  const Service* service = find(decoded.call.prog);
+  if (service == nullptr || decoded.call.vers < service->low_version() ||
+      decoded.call.vers > service->high_version() || decoded.call.proc >= service->num_procs())
+    return std::nullopt;
+  const std::optional<size_t> in_args =
+      service->bulk_payload_offset(decoded.call, head.subspan(decoded.args_offset));
+  if (!in_args) return std::nullopt;
+  return decoded.args_offset + *in_args;
+}
+
 CallDispatcher::Outcome CallDispatcher::reject(TransportCounter counter, EncodedReply reply) {
   stats_->count(counter);
   return {Outcome::SendNow, std::make_shared<const EncodedReply>(std::move(reply))};
@@ -148,6 +161,7 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
       // answer arrives, so it never visits the executor.
       std::optional<util::ResumableCall::Run> resumable_run;
       if (resumable) resumable_run.emplace(resumable, /*may_park=*/true);
+      util::LentPageRun lent(record.pages());  // a volume may keep the payload's pages
       try {
         result = service->dispatch_inline(call, call_args, &slot.results);
       } catch (const std::exception&) {
@@ -191,6 +205,7 @@ void CallDispatcher::run(const std::shared_ptr<Call>& c, bool may_park) {
   {
     std::optional<util::ResumableCall::Run> resumable_run;
     if (c->resumable) resumable_run.emplace(c->resumable, may_park);
+    util::LentPageRun lent(c->record.pages());
     try {
       result = c->service->dispatch(c->call, args, &slot.results);
     } catch (const std::exception&) {
@@ -282,6 +297,7 @@ bool CallDispatcher::resume_inline(const std::shared_ptr<Call>& c) {
     // may_park false: this thread brings answers in and must not send; a wait whose answer is
     // not in yet makes the attempt "would block" and the call goes to the executor.
     util::ResumableCall::Run resumable_run(c->resumable, /*may_park=*/false);
+    util::LentPageRun lent(c->record.pages());
     try {
       result = c->service->dispatch_inline(c->call, args, &slot.results);
     } catch (const std::exception&) {

@@ -88,6 +88,13 @@ class CallDispatcher {
                   [&on_reply] { return std::move(on_reply); });
   }
 
+  // Where the bulk payload of a call whose record starts with `head` begins in its record
+  // (Service::bulk_payload_offset), for the transport's RecordReassembler. Any bytes; cheap.
+  std::optional<size_t> locate_payload(std::span<const uint8_t> head) const;
+  PayloadLocator payload_locator() const {
+    return [this](std::span<const uint8_t> head) { return locate_payload(head); };
+  }
+
   // After this, calls parked on an answer from elsewhere (Service::resumable) are dropped when
   // their answer arrives instead of being run again: the transport that would send their
   // replies is going away. Waits for a resumption under way. Idempotent; call it before the

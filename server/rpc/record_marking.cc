@@ -6,17 +6,18 @@
 namespace nasd::rpc {
 
 namespace {
-thread_local Record t_spare_record;
+thread_local Record::Bytes t_spare_record;
 }  // namespace
 
 void recycle_record(Record&& record) {
+  if (record.pages() != nullptr) return;  // a page run goes back to its own pool
   if (record.capacity() == 0 || record.capacity() > kMaxSpareRecordBytes) return;
   if (record.capacity() <= t_spare_record.capacity()) return;  // keep the larger one
-  t_spare_record = std::move(record);
+  t_spare_record = record.take_bytes();
   t_spare_record.clear();
 }
 
-Record spare_record() { return std::move(t_spare_record); }
+Record spare_record() { return Record(std::move(t_spare_record)); }
 
 void write_record_mark(uint8_t* out, uint32_t length) {
   uint32_t mark = kLastFragmentBit | length;
@@ -26,9 +27,26 @@ void write_record_mark(uint8_t* out, uint32_t length) {
   out[3] = static_cast<uint8_t>(mark);
 }
 
-RecordReassembler::RecordReassembler(size_t max_record_bytes) : max_record_(max_record_bytes) {}
+RecordReassembler::RecordReassembler(size_t max_record_bytes, PayloadLocator locator)
+    : max_record_(max_record_bytes), locator_(std::move(locator)) {}
 
-bool RecordReassembler::start_fragment() {
+void RecordReassembler::size_for_fragment(std::span<const uint8_t> following) {
+  if (locator_ && filled_ == 0 && last_fragment_ && fragment_left_ >= kMinPageRunRecord) {
+    const std::optional<size_t> payload =
+        locator_(following.first(std::min(following.size(), fragment_left_)));
+    if (payload && *payload < fragment_left_) {
+      constexpr size_t kPage = util::PageRun::kPageSize;
+      const size_t lead = (kPage - *payload % kPage) % kPage;
+      partial_ = Record(util::PageRunRef(util::PageRun::acquire(lead + fragment_left_)), lead,
+                        fragment_left_);
+      return;
+    }
+  }
+  if (partial_.capacity() == 0) partial_ = spare_record();
+  partial_.resize(filled_ + fragment_left_);
+}
+
+bool RecordReassembler::start_fragment(std::span<const uint8_t> following) {
   uint32_t mark = (uint32_t{header_[0]} << 24) | (uint32_t{header_[1]} << 16) |
                   (uint32_t{header_[2]} << 8) | uint32_t{header_[3]};
   header_filled_ = 0;
@@ -45,8 +63,7 @@ bool RecordReassembler::start_fragment() {
   // The announced length is within the bound, so size the record for it now (uninitialised):
   // the body is then written once, by feed() or by a recv() into body_window(), never moved
   // again at a doubling.
-  if (partial_.capacity() == 0) partial_ = spare_record();
-  partial_.resize(filled_ + fragment_left_);
+  size_for_fragment(following);
   if (fragment_left_ == 0) finish_fragment();
   return true;
 }
@@ -69,7 +86,7 @@ bool RecordReassembler::feed(std::span<const uint8_t> bytes) {
       std::copy_n(bytes.data() + pos, take, header_ + header_filled_);
       header_filled_ += take;
       pos += take;
-      if (header_filled_ == kRecordMarkSize && !start_fragment()) return false;
+      if (header_filled_ == kRecordMarkSize && !start_fragment(bytes.subspan(pos))) return false;
       continue;
     }
     size_t take = std::min(fragment_left_, bytes.size() - pos);

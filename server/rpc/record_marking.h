@@ -11,16 +11,20 @@
 // whole fragment, and a transport may recv() the rest of a large body straight into it
 // (body_window / body_received) instead of into a staging buffer that feed() then copies from.
 // A 1 MiB WRITE is then copied once, by the kernel, between the socket and its record.
+//
+// Placing a bulk payload: given a PayloadLocator, a large single-fragment record whose first
+// bytes tell where its bulk payload starts (a WRITE's data) is assembled in a util::PageRun,
+// placed so that the payload starts on a page boundary: the volume may then keep the payload's
+// pages as its cache blocks instead of copying them (record.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <new>
+#include <functional>
+#include <optional>
 #include <span>
-#include <type_traits>
-#include <vector>
 
+#include "server/rpc/record.h"
 #include "util/reusing_fifo.h"
 
 namespace nasd::rpc {
@@ -28,29 +32,13 @@ namespace nasd::rpc {
 inline constexpr uint32_t kLastFragmentBit = 0x80000000u;
 inline constexpr size_t kRecordMarkSize = 4;
 
-// std::allocator whose value-initialisation of a byte does nothing: sizing a record for its
-// announced fragment does not zero memory that the socket is about to overwrite.
-template <typename T>
-struct NoInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = NoInitAllocator<U>;
-  };
-  NoInitAllocator() = default;
-  template <typename U>
-  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
-// One complete RPC record (call header and arguments).
-using Record = std::vector<uint8_t, NoInitAllocator<uint8_t>>;
+// Where a record's bulk payload starts, as an offset into the record, given its first bytes
+// (all that arrived with the fragment's header, perhaps not the whole record); nullopt when it
+// has none or the bytes do not tell. Runs on the transport thread: cheap, never blocks, any
+// bytes.
+using PayloadLocator = std::function<std::optional<size_t>(std::span<const uint8_t> head)>;
+// Smaller records are not worth a page run: they go to the thread's spare buffer.
+inline constexpr size_t kMinPageRunRecord = 64 * 1024;
 
 // A thread's spare record buffer. A call answered on the event loop that received it gives its
 // record's buffer back here, and the next record that loop assembles fills it instead of
@@ -66,7 +54,7 @@ void write_record_mark(uint8_t* out, uint32_t length);
 
 class RecordReassembler {
  public:
-  explicit RecordReassembler(size_t max_record_bytes);
+  explicit RecordReassembler(size_t max_record_bytes, PayloadLocator locator = {});
 
   // Consumes all of `bytes`. Returns false when a record exceeded the bound, now or earlier.
   bool feed(std::span<const uint8_t> bytes);
@@ -87,6 +75,7 @@ class RecordReassembler {
 
  private:
   size_t max_record_;
+  PayloadLocator locator_;
   bool failed_ = false;
   uint8_t header_[kRecordMarkSize]{};
   size_t header_filled_ = 0;
@@ -99,7 +88,11 @@ class RecordReassembler {
   size_t filled_ = 0;
   util::ReusingFifo<Record> ready_;
 
-  bool start_fragment();
+  // `following`: the bytes that arrived after the fragment's header (for the locator).
+  bool start_fragment(std::span<const uint8_t> following);
+  // Sizes partial_ for the fragment announced: in a page run when the locator places a bulk
+  // payload, otherwise in the spare buffer.
+  void size_for_fragment(std::span<const uint8_t> following);
   void finish_fragment();
 };
 

@@ -108,6 +108,18 @@ class Service {
     (void)args;
     return true;
   }
+  // Where a call's bulk payload starts in its arguments, when the procedure has one that a
+  // volume may keep as it is instead of copying it (a WRITE's data); `args` are the first bytes
+  // of the arguments, maybe not all of them. The transport then receives the record so that the
+  // payload starts on a page boundary (record.h). nullopt: none, or the bytes do not tell.
+  // Called on the transport thread before the record is complete, with the header decoded but
+  // not checked against exports or credentials: cheap, never blocks, safe with any bytes.
+  virtual std::optional<size_t> bulk_payload_offset(const CallContext& call,
+                                                    std::span<const uint8_t> args) const {
+    (void)call;
+    (void)args;
+    return std::nullopt;
+  }
   // True when dispatch() may be run again from the start for the same call
   // (util/resumable_call.h): everything it does before the call waits for an answer from
   // elsewhere has no effect a client could see twice. The dispatcher then lets such a call park

@@ -43,7 +43,7 @@ TcpConnection::TcpConnection(EventLoop& loop, CallDispatcher& dispatcher, CallSt
       origin_(origin),
       limits_(limits),
       on_closed_(std::move(on_closed)),
-      reassembler_(limits.max_record),
+      reassembler_(limits.max_record, dispatcher.payload_locator()),
       recv_buf_(limits.recv_buffer) {
   stats_.count(TransportCounter::ConnectionsAccepted);
   stats_.connection_opened();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include "tests/rpc/rpc_test_client.h"
@@ -59,9 +60,87 @@ TEST(RecordReassembler, FillsTheBufferOfARecycledRecord) {
   // Without a spare the next record has a buffer of its own; a huge one is never kept.
   ASSERT_TRUE(r.feed(as_record(msg)));
   EXPECT_NE(r.pop_record().data(), second.data());
-  Record huge(kMaxSpareRecordBytes + 1);
+  Record huge(Record::Bytes(kMaxSpareRecordBytes + 1));
   recycle_record(std::move(huge));
   EXPECT_EQ(spare_record().capacity(), 0u);
+}
+
+// A locator that finds a payload at byte 100 of records whose first byte is 0xAB, and counts
+// how often it was asked.
+struct FixedLocator {
+  size_t* asked;
+  std::optional<size_t> operator()(std::span<const uint8_t> head) const {
+    ++*asked;
+    if (head.empty() || head[0] != 0xAB) return std::nullopt;
+    return 100;
+  }
+};
+
+std::vector<uint8_t> located_record(size_t n) {
+  auto msg = pattern(n, 5);
+  msg[0] = 0xAB;
+  return msg;
+}
+
+// A large record whose payload the locator finds is assembled in a page run with the payload
+// on a page boundary, whether its body arrives through feed() or straight into body_window().
+TEST(RecordReassembler, PlacesALocatedPayloadOnAPageBoundary) {
+  for (bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "body received in place" : "body fed");
+    size_t asked = 0;
+    RecordReassembler r(1 << 20, FixedLocator{&asked});
+    const auto msg = located_record(200 * 1024 + 3);
+    const auto bytes = as_record(msg);
+    const size_t first = 4 + 1000;  // the header and the first bytes, as one recv brings them
+    ASSERT_TRUE(r.feed({bytes.data(), first}));
+    if (in_place) {
+      std::span<uint8_t> window = r.body_window(1);
+      ASSERT_EQ(window.size(), bytes.size() - first);
+      std::copy(bytes.begin() + first, bytes.end(), window.begin());
+      r.body_received(window.size());
+    } else {
+      ASSERT_TRUE(r.feed({bytes.data() + first, bytes.size() - first}));
+    }
+    ASSERT_TRUE(r.has_record());
+    Record record = r.pop_record();
+    ASSERT_NE(record.pages(), nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(record.data() + 100) % util::PageRun::kPageSize, 0u);
+    EXPECT_EQ(bytes_of(record), msg);
+    EXPECT_EQ(asked, 1u);
+    (void)spare_record();
+    recycle_record(std::move(record));  // a run goes back to its own pool, not to the spare
+    EXPECT_EQ(spare_record().capacity(), 0u);
+  }
+}
+
+// Everything else keeps the plain buffer: no payload found, a small record, a record of
+// several fragments, or a head too short to tell.
+TEST(RecordReassembler, OtherRecordsStayInPlainBuffers) {
+  size_t asked = 0;
+  RecordReassembler r(1 << 20, FixedLocator{&asked});
+  auto unlocated = pattern(200 * 1024, 1);
+  unlocated[0] = 0x01;
+  ASSERT_TRUE(r.feed(as_record(unlocated)));
+  Record a = r.pop_record();
+  EXPECT_EQ(a.pages(), nullptr);
+  EXPECT_EQ(bytes_of(a), unlocated);
+  EXPECT_EQ(asked, 1u);
+
+  ASSERT_TRUE(r.feed(as_record(located_record(kMinPageRunRecord - 1))));
+  EXPECT_EQ(r.pop_record().pages(), nullptr);
+  EXPECT_EQ(asked, 1u) << "a small record needs no locator";
+
+  const auto split = located_record(200 * 1024);
+  ASSERT_TRUE(r.feed(as_record(split, {150 * 1024})));
+  Record b = r.pop_record();
+  EXPECT_EQ(b.pages(), nullptr);
+  EXPECT_EQ(bytes_of(b), split);
+
+  // Only the header arrived with the first recv: nothing to locate, so a plain buffer.
+  const auto late = as_record(located_record(200 * 1024));
+  ASSERT_TRUE(r.feed({late.data(), 4}));
+  ASSERT_TRUE(r.feed({late.data() + 4, late.size() - 4}));
+  EXPECT_EQ(r.pop_record().pages(), nullptr);
 }
 
 TEST(RecordReassembler, ManyFragmentsFedOneByteAtATime) {

@@ -82,6 +82,29 @@ bool Nfs3Service::may_cache(const rpc::CallContext& call, std::span<const uint8_
   return policy && policy->allows(call.peer) && policy->port_allowed(call.peer);
 }
 
+std::optional<size_t> Nfs3Service::bulk_payload_offset(const rpc::CallContext& call,
+                                                       std::span<const uint8_t> args) const {
+  if (call.vers != 3 || call.proc != NFSPROC3_WRITE) return std::nullopt;
+  // WRITE3args: nfs_fh3 (length, bytes padded to 4), offset (8), count (4), stable (4), then
+  // the data's length (4) and the data. Only read here, never trusted: the call is decoded and
+  // checked as usual once it is complete.
+  auto be32 = [&](size_t at) {
+    return (uint32_t{args[at]} << 24) | (uint32_t{args[at + 1]} << 16) |
+           (uint32_t{args[at + 2]} << 8) | args[at + 3];
+  };
+  if (args.size() < 4) return std::nullopt;
+  const uint32_t fh_len = be32(0);
+  if (fh_len > NFS3_FHSIZE) return std::nullopt;
+  const size_t at_offset = 4 + (size_t{fh_len} + 3) / 4 * 4;
+  const size_t at_data = at_offset + 8 + 4 + 4 + 4;
+  if (args.size() < at_data) return std::nullopt;
+  const uint64_t offset = (uint64_t{be32(at_offset)} << 32) | be32(at_offset + 4);
+  // Pages of the payload become file blocks only where the file offset is block aligned too.
+  constexpr uint64_t kBlock = 4096;
+  if (offset % kBlock != 0 || be32(at_data - 4) < kBlock) return std::nullopt;
+  return at_data;
+}
+
 rpc::DispatchResult Nfs3Service::dispatch(const rpc::CallContext& call,
                                           std::span<const uint8_t> args,
                                           std::vector<uint8_t>* results) {

@@ -30,6 +30,10 @@ class Nfs3Service : public rpc::Service {
   // True when the call's first argument, which for every NFSv3 procedure is a file handle,
   // verifies and names an export that lists the caller and accepts its source port.
   bool may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const override;
+  // A WRITE's data at a block-aligned file offset: where it starts in the arguments, so that
+  // the volume may keep the received pages as its cache blocks (rpc::Service).
+  std::optional<size_t> bulk_payload_offset(const rpc::CallContext& call,
+                                            std::span<const uint8_t> args) const override;
   // Every procedure checks and decodes before its one Volume call, with nothing a second run
   // would repeat; so a call whose volume is forwarded may park (util/resumable_call.h).
   bool resumable() const override { return true; }

@@ -1,0 +1,95 @@
+#include "util/page_run.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace nasd::util {
+
+// Free runs by capacity, the most recently freed last (its pages are the likeliest to be still
+// mapped and cached). Leaked on purpose: runs are given back from threads that may outlive
+// static destruction order.
+struct PageRunPool {
+  std::mutex mu;
+  std::map<size_t, std::vector<PageRun*>> free;
+  size_t pooled_bytes = 0;
+  uint64_t allocated = 0;
+
+  static PageRunPool& get() {
+    static auto* pool = new PageRunPool;
+    return *pool;
+  }
+
+  PageRun* take(size_t capacity) {
+    {
+      std::lock_guard lock(mu);
+      auto it = free.find(capacity);
+      if (it != free.end() && !it->second.empty()) {
+        PageRun* run = it->second.back();
+        it->second.pop_back();
+        pooled_bytes -= capacity;
+        return run;
+      }
+      allocated++;
+    }
+    auto* data = static_cast<uint8_t*>(std::aligned_alloc(PageRun::kPageSize, capacity));
+    if (data == nullptr) throw std::bad_alloc();
+    return new PageRun(data, capacity);
+  }
+
+  void give(PageRun* run) {
+    {
+      std::lock_guard lock(mu);
+      if (pooled_bytes + run->capacity() <= PageRun::kMaxPooledBytes) {
+        free[run->capacity()].push_back(run);
+        pooled_bytes += run->capacity();
+        return;
+      }
+    }
+    delete run;
+  }
+};
+
+namespace {
+thread_local PageRun* t_lent = nullptr;
+}  // namespace
+
+PageRun::~PageRun() { std::free(data_); }
+
+PageRun* PageRun::acquire(size_t bytes) {
+  const size_t capacity = (std::max<size_t>(bytes, 1) + kGranule - 1) / kGranule * kGranule;
+  PageRun* run = PageRunPool::get().take(capacity);
+  run->refs_.store(1, std::memory_order_relaxed);
+  return run;
+}
+
+void PageRun::unref() {
+  // acq_rel: whoever drops the last reference sees every write made through the others.
+  const uint32_t before = refs_.fetch_sub(1, std::memory_order_acq_rel);
+  assert(before > 0);
+  if (before == 1) PageRunPool::get().give(this);
+}
+
+size_t PageRun::pooled_bytes() {
+  PageRunPool& pool = PageRunPool::get();
+  std::lock_guard lock(pool.mu);
+  return pool.pooled_bytes;
+}
+
+uint64_t PageRun::runs_allocated() {
+  PageRunPool& pool = PageRunPool::get();
+  std::lock_guard lock(pool.mu);
+  return pool.allocated;
+}
+
+LentPageRun::LentPageRun(PageRun* run) : previous_(t_lent) { t_lent = run; }
+
+LentPageRun::~LentPageRun() { t_lent = previous_; }
+
+PageRun* LentPageRun::current() { return t_lent; }
+
+}  // namespace nasd::util
