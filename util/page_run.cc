@@ -56,7 +56,32 @@ struct PageRunPool {
 
 namespace {
 thread_local PageRun* t_lent = nullptr;
+std::atomic<size_t> g_adopted_pages{0};
+std::atomic<size_t> g_adopting_bytes{0};
 }  // namespace
+
+void PageRun::ref_adopted() {
+  if (adopted_.fetch_add(1, std::memory_order_relaxed) == 0)
+    g_adopting_bytes.fetch_add(capacity_, std::memory_order_relaxed);
+  g_adopted_pages.fetch_add(1, std::memory_order_relaxed);
+  ref();
+}
+
+void PageRun::unref_adopted() {
+  g_adopted_pages.fetch_sub(1, std::memory_order_relaxed);
+  if (adopted_.fetch_sub(1, std::memory_order_relaxed) == 1)
+    g_adopting_bytes.fetch_sub(capacity_, std::memory_order_relaxed);
+  unref();
+}
+
+bool PageRun::may_adopt() {
+  return g_adopting_bytes.load(std::memory_order_relaxed) <=
+         2 * g_adopted_pages.load(std::memory_order_relaxed) * kPageSize + kAdoptionSlack;
+}
+
+size_t PageRun::adopted_pages() { return g_adopted_pages.load(std::memory_order_relaxed); }
+
+size_t PageRun::adopting_bytes() { return g_adopting_bytes.load(std::memory_order_relaxed); }
 
 PageRun::~PageRun() { std::free(data_); }
 

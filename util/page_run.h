@@ -48,6 +48,21 @@ class PageRun {
   }
 
   void ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // A reference held by a cache block that adopted one of the run's pages, and its release
+  // (which also drops the reference). Counted apart, for the bound below.
+  void ref_adopted();
+  void unref_adopted();
+
+  // The memory bound of adoption. A run stays whole while any of its pages is cached, so a
+  // cache that kept one page of each run could hold far more memory than its budget counts.
+  // Adopting is therefore allowed only while the runs that hold adopted pages add up to at most
+  // twice those pages plus kAdoptionSlack; past that, volumes copy (as before) until evictions
+  // free whole runs. Memory held by adopted runs thus never exceeds twice the adopted bytes at
+  // the last adoption plus the slack: at most twice the caches' budgets, plus the slack.
+  static constexpr size_t kAdoptionSlack = 64u << 20;
+  static bool may_adopt();
+  static size_t adopted_pages();     // pages held by cache blocks now
+  static size_t adopting_bytes();    // capacity of the runs that hold them
   // Drops one reference; the last one gives the run back to the pool (its bytes are garbage
   // from then on).
   void unref();
@@ -65,6 +80,7 @@ class PageRun {
   uint8_t* data_;
   size_t capacity_;
   std::atomic<uint32_t> refs_{0};
+  std::atomic<uint32_t> adopted_{0};  // of refs_, those held by cache blocks
 };
 
 // Owns one reference to a run (or none); movable, not copyable.

@@ -51,7 +51,7 @@ BlockBuffer* BlockPool::adopt(uint8_t* page, util::PageRun* run) {
     free_descs_.pop_back();
     adopted_in_use_++;
   }
-  run->ref();
+  run->ref_adopted();
   b->data = page;
   b->run = run;
   b->refs.store(1, std::memory_order_relaxed);
@@ -73,7 +73,7 @@ void BlockPool::unref(BlockBuffer* b) {
       adopted_in_use_--;
       free_descs_.push_back(b);
     }
-    run->unref();
+    run->unref_adopted();
     return;
   }
   std::lock_guard<std::mutex> g(mu_);

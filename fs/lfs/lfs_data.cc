@@ -201,6 +201,7 @@ std::optional<Status> LfsVolume::write_locked(const OpContext& ctx, InodeId id, 
   // Zero-copy: a whole block whose bytes are a page of the call record lent to this thread
   // becomes the cached block itself (util/page_run.h).
   util::PageRun* lent = util::LentPageRun::current();
+  if (lent && !util::PageRun::may_adopt()) lent = nullptr;  // its memory bound: copy
   uint64_t pos = offset, done = 0;
   while (done < data.size()) {
     uint64_t lblk = pos / kBlockSize;

@@ -27,11 +27,14 @@ void write_record_mark(uint8_t* out, uint32_t length) {
   out[3] = static_cast<uint8_t>(mark);
 }
 
-RecordReassembler::RecordReassembler(size_t max_record_bytes, PayloadLocator locator)
-    : max_record_(max_record_bytes), locator_(std::move(locator)) {}
+RecordReassembler::RecordReassembler(size_t max_record_bytes, PayloadLocator locator,
+                                     size_t min_run_record)
+    : max_record_(max_record_bytes),
+      locator_(std::move(locator)),
+      min_run_record_(std::max<size_t>(min_run_record, 1)) {}
 
 void RecordReassembler::size_for_fragment(std::span<const uint8_t> following) {
-  if (locator_ && filled_ == 0 && last_fragment_ && fragment_left_ >= kMinPageRunRecord) {
+  if (locator_ && filled_ == 0 && last_fragment_ && fragment_left_ >= min_run_record_) {
     const std::optional<size_t> payload =
         locator_(following.first(std::min(following.size(), fragment_left_)));
     if (payload && *payload < fragment_left_) {

@@ -54,7 +54,9 @@ void write_record_mark(uint8_t* out, uint32_t length);
 
 class RecordReassembler {
  public:
-  explicit RecordReassembler(size_t max_record_bytes, PayloadLocator locator = {});
+  // Records of at least `min_run_record` bytes (one fragment) are offered to `locator`.
+  explicit RecordReassembler(size_t max_record_bytes, PayloadLocator locator = {},
+                             size_t min_run_record = kMinPageRunRecord);
 
   // Consumes all of `bytes`. Returns false when a record exceeded the bound, now or earlier.
   bool feed(std::span<const uint8_t> bytes);
@@ -76,6 +78,7 @@ class RecordReassembler {
  private:
   size_t max_record_;
   PayloadLocator locator_;
+  size_t min_run_record_;
   bool failed_ = false;
   uint8_t header_[kRecordMarkSize]{};
   size_t header_filled_ = 0;

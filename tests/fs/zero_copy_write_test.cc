@@ -111,6 +111,27 @@ TEST(ZeroCopyWrite, EverythingElseIsCopied) {
   EXPECT_EQ(read_at(*vol, f, 24 * kPage, data.size()), data);
 }
 
+// Past adoption's memory bound (runs holding far more than their cached pages) a WRITE copies.
+TEST(ZeroCopyWrite, PastTheMemoryBoundTheDataIsCopied) {
+  ScratchDir dir;
+  auto vol = make_volume(small_options(dir.path()));
+  InodeId f = create_file(*vol, vol->root(), "f");
+  std::vector<PageRun*> sparse;  // runs of which one page each stays cached elsewhere
+  while (PageRun::may_adopt()) {
+    sparse.push_back(PageRun::acquire(1u << 20));
+    sparse.back()->ref_adopted();
+    sparse.back()->unref();
+  }
+  const auto data = pattern(4 * kPage, 7);
+  LentRecord rec(data);
+  ASSERT_EQ(write_lent(*vol, f, 0, rec.payload, rec.run.get()), Status::Ok);
+  EXPECT_EQ(vol->report().block_cache_adoptions, 0u);
+  for (PageRun* run : sparse) run->unref_adopted();
+  ASSERT_EQ(write_lent(*vol, f, 0, rec.payload, rec.run.get()), Status::Ok);
+  EXPECT_EQ(vol->report().block_cache_adoptions, 4u);
+  EXPECT_EQ(read_at(*vol, f, 0, data.size()), data);
+}
+
 // A READ reply still being sent from the old block keeps its bytes when a WRITE adopts a new
 // page for that block.
 TEST(ZeroCopyWrite, AReplyPinningTheOldBlockKeepsItsBytes) {

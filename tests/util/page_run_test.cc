@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace nasd::util {
 namespace {
@@ -45,6 +46,29 @@ TEST(PageRun, TheLastReferenceReturnsTheRunForReuse) {
   EXPECT_EQ(again.get()->data(), memory);
   EXPECT_EQ(PageRun::runs_allocated(), allocated);
   EXPECT_EQ(again.get()->refs(), 1u);
+}
+
+// Runs that keep only one adopted page each: past twice the adopted bytes plus the slack,
+// adoption stops, and it resumes once whole runs are freed.
+TEST(PageRun, AdoptionStopsWhileRunsHoldFarMoreThanTheirAdoptedPages) {
+  ASSERT_EQ(PageRun::adopted_pages(), 0u);
+  ASSERT_TRUE(PageRun::may_adopt());
+  std::vector<PageRun*> runs;
+  while (PageRun::may_adopt() && runs.size() < 1000) {
+    PageRun* run = PageRun::acquire(1u << 20);
+    run->ref_adopted();  // one page of it cached
+    run->unref();        // the record is gone
+    runs.push_back(run);
+  }
+  const size_t limit_runs = PageRun::kAdoptionSlack / ((1u << 20) - 2 * PageRun::kPageSize);
+  EXPECT_EQ(runs.size(), limit_runs + 1);
+  EXPECT_EQ(PageRun::adopted_pages(), runs.size());
+  EXPECT_EQ(PageRun::adopting_bytes(), runs.size() << 20);
+  // Evictions free whole runs: adoption comes back.
+  for (PageRun* run : runs) run->unref_adopted();
+  EXPECT_TRUE(PageRun::may_adopt());
+  EXPECT_EQ(PageRun::adopted_pages(), 0u);
+  EXPECT_EQ(PageRun::adopting_bytes(), 0u);
 }
 
 TEST(LentPageRun, LendsToThisThreadOnlyAndNests) {

@@ -195,6 +195,8 @@ void run_call(World& world, uint8_t selector, uint8_t flags, std::vector<uint8_t
   std::vector<uint8_t> results;
   rpc::Service& service = is_nfs ? static_cast<rpc::Service&>(*world.nfs) : *world.mount;
   service.may_cache(call, args);  // the reply cache's admission check decodes a handle too
+  // The transport's payload locator reads a WRITE's head before the call is complete.
+  if (auto at = service.bulk_payload_offset(call, args); at && *at > args.size()) __builtin_trap();
   rpc::DispatchResult r = service.dispatch(call, args, &results);
   r.tail.copy_to(&results);  // as the transport sends it
   if (r.kind == rpc::DispatchResult::Accepted && r.accept == rpc::AcceptStat::Success)

@@ -1,10 +1,12 @@
 // libFuzzer target: arbitrary bytes as a TCP stream through the record reassembler, each
 // completed record through the call header decoder, and a reply encoded for the outcome --
 // the path every untrusted byte takes before any service sees it. The first input byte picks
-// how the stream is cut into recv() chunks so that fragment boundaries land everywhere.
+// how the stream is cut into recv() chunks so that fragment boundaries land everywhere. Longer
+// records are assembled in page runs with a payload placed where their bytes say.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "server/rpc/call_header.h"
@@ -46,7 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   size_t chunk = size_t{data[0]} + 1;
   std::span<const uint8_t> stream(data + 1, size - 1);
-  nasd::rpc::RecordReassembler reassembler(kFuzzMaxRecord);
+  // Records of 64 bytes or more go through a payload locator as a large WRITE would: placed in
+  // a page run at an offset the record's own bytes choose.
+  auto locator = [](std::span<const uint8_t> head) -> std::optional<size_t> {
+    const nasd::rpc::DecodedCall d = nasd::rpc::decode_call_header(head);
+    if (d.status != nasd::rpc::CallHeaderStatus::Ok) return std::nullopt;
+    return d.args_offset + (d.args_offset < head.size() ? head[d.args_offset] : 0);
+  };
+  nasd::rpc::RecordReassembler reassembler(kFuzzMaxRecord, locator, 64);
   // Odd chunk sizes also take the transport's receive-in-place path (body_window) whenever a
   // fragment announces a long enough rest.
   const bool in_place = (data[0] & 1) != 0;
