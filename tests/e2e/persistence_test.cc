@@ -66,5 +66,49 @@ TEST_F(PersistenceTest, AcknowledgedWorkSurvivesKill9) {
     ADD_FAILURE() << problem;
 }
 
+// Large WRITEs whose pages the volume kept as its cache blocks without a copy (the zero-copy
+// path: record received in a page run, journalled, adopted) are read back whole, before and
+// after kill -9: what the cache kept is the client's data, and the journal holds its own copy.
+TEST_F(PersistenceTest, LargeWritesKeptWithoutACopySurviveKill9) {
+  NASD_E2E_NEEDS_OWN_SERVER("kills the server with kill -9 and reads its admin socket");
+  if (is_ganesha()) GTEST_SKIP() << "nasd's own write path";
+  if (server().choice().admin_binary.empty())
+    GTEST_SKIP() << "no nasd-admin binary (build target `nasd-admin` or set NASD_ADMIN_BIN)";
+  Fh file = make_file(root(), "big");
+  constexpr size_t kChunk = 1u << 20;
+  std::string data(8 * kChunk, '\0');
+  uint32_t x = 12345;
+  for (char& c : data) c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  for (size_t off = 0; off < data.size(); off += kChunk) {
+    WRITE3res w = nfs().write(file, off, data.substr(off, kChunk),
+                              off == 0 ? FILE_SYNC : UNSTABLE);
+    ASSERT_EQ(w.status, NFS3_OK) << "WRITE at " << off;
+  }
+  ASSERT_EQ(nfs().commit(file, 0, 0).status, NFS3_OK);
+
+  CommandResult r = run_command(
+      {server().choice().admin_binary, "--socket", server().admin_socket().string(), "volumes"},
+      std::chrono::seconds(20), scratch().path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t at = r.output.find(" pages of WRITEs kept without a copy");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const size_t from = r.output.rfind(' ', at - 1) + 1;
+  const uint64_t adopted = std::stoull(r.output.substr(from, at - from));
+  RecordProperty("adopted_pages", static_cast<int>(adopted));
+  EXPECT_GE(adopted, 8u * 256u) << "the WRITEs were copied: " << r.output;
+
+  auto read_all = [&] {
+    std::string back;
+    for (size_t off = 0; off < data.size(); off += kChunk)
+      back += nfs().read(file, off, kChunk).data;
+    return back;
+  };
+  EXPECT_TRUE(read_all() == data) << "read back differs before the crash";
+  server().kill9();
+  server().start();
+  reconnect();
+  EXPECT_TRUE(read_all() == data) << "read back differs after kill -9";
+}
+
 }  // namespace
 }  // namespace nasd::e2e
