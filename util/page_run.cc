@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <sys/mman.h>
 #include <map>
 #include <mutex>
 #include <new>
@@ -13,6 +14,21 @@ namespace nasd::util {
 // Free runs by capacity, the most recently freed last (its pages are the likeliest to be still
 // mapped and cached). Leaked on purpose: runs are given back from threads that may outlive
 // static destruction order.
+// Maps a fresh run's pages writable in one call, and stores once into each. Otherwise the
+// socket's receive faults them in one by one inside the kernel's copy (measured on this kind of
+// virtual machine: about a fifth of a sequential WRITE's server CPU while the cache grows and
+// runs are not yet coming back to the pool); the same reason as nvram/region.cc's
+// prepare_for_stores.
+void populate(uint8_t* data, size_t size) {
+#ifdef MADV_POPULATE_WRITE
+  (void)madvise(data, size, MADV_POPULATE_WRITE);  // an older kernel: the stores below fault
+#endif
+  for (size_t off = 0; off < size; off += PageRun::kPageSize) {
+    volatile uint8_t* p = data + off;
+    *p = 0;
+  }
+}
+
 struct PageRunPool {
   std::mutex mu;
   std::map<size_t, std::vector<PageRun*>> free;
@@ -38,6 +54,7 @@ struct PageRunPool {
     }
     auto* data = static_cast<uint8_t*>(std::aligned_alloc(PageRun::kPageSize, capacity));
     if (data == nullptr) throw std::bad_alloc();
+    populate(data, capacity);
     return new PageRun(data, capacity);
   }
 
