@@ -1,24 +1,21 @@
 #include "util/page_run.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
-#include <sys/mman.h>
-#include <map>
 #include <mutex>
 #include <new>
 #include <vector>
 
 namespace nasd::util {
+namespace {
 
-// Free runs by capacity, the most recently freed last (its pages are the likeliest to be still
-// mapped and cached). Leaked on purpose: runs are given back from threads that may outlive
-// static destruction order.
 // Maps a fresh run's pages writable in one call, and stores once into each. Otherwise the
-// socket's receive faults them in one by one inside the kernel's copy (measured on this kind of
-// virtual machine: about a fifth of a sequential WRITE's server CPU while the cache grows and
-// runs are not yet coming back to the pool); the same reason as nvram/region.cc's
-// prepare_for_stores.
+// socket's receive faults them in one by one inside the kernel's copy (on this kind of virtual
+// machine about a fifth of a sequential WRITE's server CPU while runs are not yet coming back
+// to the pool); the same reason as nvram/region.cc's prepare_for_stores.
 void populate(uint8_t* data, size_t size) {
 #ifdef MADV_POPULATE_WRITE
   (void)madvise(data, size, MADV_POPULATE_WRITE);  // an older kernel: the stores below fault
@@ -29,9 +26,18 @@ void populate(uint8_t* data, size_t size) {
   }
 }
 
+}  // namespace
+
+// Free runs, the most recently freed last: its pages are the likeliest to be still mapped and
+// cached. A request takes the most recent run that fits it with at most a quarter to spare.
+// When the pool is full the oldest runs are freed to make room, so that runs of a size nobody
+// asks for any more cannot keep the warm ones out (they did: the pool filled with them and
+// every WRITE then got a fresh run). At most kMaxPooledBytes / kGranule runs, so the scans are
+// short. Leaked on purpose: runs are given back from threads that may outlive static
+// destruction order.
 struct PageRunPool {
   std::mutex mu;
-  std::map<size_t, std::vector<PageRun*>> free;
+  std::vector<PageRun*> free;
   size_t pooled_bytes = 0;
   uint64_t allocated = 0;
 
@@ -43,11 +49,11 @@ struct PageRunPool {
   PageRun* take(size_t capacity) {
     {
       std::lock_guard lock(mu);
-      auto it = free.find(capacity);
-      if (it != free.end() && !it->second.empty()) {
-        PageRun* run = it->second.back();
-        it->second.pop_back();
-        pooled_bytes -= capacity;
+      for (size_t i = free.size(); i-- > 0;) {
+        PageRun* run = free[i];
+        if (run->capacity() < capacity || run->capacity() > capacity + capacity / 4) continue;
+        free.erase(free.begin() + static_cast<std::ptrdiff_t>(i));
+        pooled_bytes -= run->capacity();
         return run;
       }
       allocated++;
@@ -59,15 +65,22 @@ struct PageRunPool {
   }
 
   void give(PageRun* run) {
+    std::vector<PageRun*> dropped;
     {
       std::lock_guard lock(mu);
+      size_t n = 0;
+      while (n < free.size() && pooled_bytes + run->capacity() > PageRun::kMaxPooledBytes)
+        pooled_bytes -= free[n++]->capacity();
+      dropped.assign(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(n));
+      free.erase(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(n));
       if (pooled_bytes + run->capacity() <= PageRun::kMaxPooledBytes) {
-        free[run->capacity()].push_back(run);
+        free.push_back(run);
         pooled_bytes += run->capacity();
-        return;
+      } else {
+        dropped.push_back(run);  // larger than the whole pool
       }
     }
-    delete run;
+    for (PageRun* old : dropped) delete old;  // outside the lock
   }
 };
 

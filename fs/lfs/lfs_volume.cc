@@ -1,5 +1,6 @@
 // LfsVolume: lifecycle, shared helpers, attribute calls and durability.
 #include "fs/lfs/lfs_volume.h"
+#include "util/page_run.h"
 
 #include <sys/stat.h>
 
@@ -406,6 +407,10 @@ std::string LfsVolume::status_text() {
   o << "  block cache: " << (bc.bytes() >> 20) << " MiB of " << (bc.budget() >> 20) << " MiB, "
     << bc.dirty_count() << " dirty, hit rate " << rate(bc.hits(), bc.misses()) << "%, "
     << bc.adoptions() << " pages of WRITEs kept without a copy\n";
+  o << "  received-WRITE runs (all volumes): " << util::PageRun::adopted_pages()
+    << " pages cached from " << (util::PageRun::adopting_bytes() >> 20) << " MiB of runs, "
+    << util::PageRun::runs_allocated() << " runs allocated, "
+    << (util::PageRun::pooled_bytes() >> 20) << " MiB free in the pool\n";
   o << "  inode cache: " << ic.size() << " inodes, " << ic.dirty_count() << " dirty, hit rate "
     << rate(ic.hits(), ic.misses()) << "%\n";
   o << "  durable journal seq: " << store_->durable_seq() << "\n";

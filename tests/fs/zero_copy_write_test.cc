@@ -87,6 +87,25 @@ TEST(ZeroCopyWrite, TheRunGoesBackWhenTheLastAdoptedBlockLeavesTheCache) {
   EXPECT_EQ(PageRun::pooled_bytes(), pooled + run->capacity());
 }
 
+// Rewriting a file with new WRITEs frees the earlier WRITEs' runs as soon as all their pages
+// are replaced, so a steady rewrite reuses warm runs instead of fresh memory.
+TEST(ZeroCopyWrite, ARewrittenRunGoesBackToThePool) {
+  ScratchDir dir;
+  auto vol = make_volume(small_options(dir.path()));
+  InodeId f = create_file(*vol, vol->root(), "f");
+  const auto first = pattern(9 * kPage, 8), second = pattern(9 * kPage, 9);
+  LentRecord a(first);
+  PageRun* run_a = a.run.get();
+  ASSERT_EQ(write_lent(*vol, f, 0, a.payload, run_a), Status::Ok);
+  a.run.reset();
+  EXPECT_EQ(run_a->refs(), 9u);
+  const size_t pooled = PageRun::pooled_bytes();
+  LentRecord b(second);
+  ASSERT_EQ(write_lent(*vol, f, 0, b.payload, b.run.get()), Status::Ok);
+  EXPECT_EQ(PageRun::pooled_bytes(), pooled + run_a->capacity()) << "the first run was kept";
+  EXPECT_EQ(read_at(*vol, f, 0, second.size()), second);
+}
+
 // Only whole, page-aligned blocks of the lent run are adopted: a WRITE at an unaligned offset,
 // data outside the run, or no run lent at all are copied.
 TEST(ZeroCopyWrite, EverythingElseIsCopied) {

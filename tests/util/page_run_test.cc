@@ -48,6 +48,29 @@ TEST(PageRun, TheLastReferenceReturnsTheRunForReuse) {
   EXPECT_EQ(again.get()->refs(), 1u);
 }
 
+// A pool full of runs of a size nobody asks for any more still takes back, and hands out
+// again, the run of the size in use: the oldest runs make room.
+TEST(PageRun, RunsOfAnotherSizeDoNotKeepTheWarmRunOut) {
+  std::vector<PageRun*> stale;
+  while (stale.size() * PageRun::kGranule * 16 <= PageRun::kMaxPooledBytes + PageRun::kGranule * 16)
+    stale.push_back(PageRun::acquire(16 * PageRun::kGranule));
+  for (PageRun* run : stale) run->unref();  // the pool is now full of them
+  EXPECT_GE(PageRun::pooled_bytes() + 16 * PageRun::kGranule, PageRun::kMaxPooledBytes);
+
+  constexpr size_t kInUse = 17 * PageRun::kGranule;
+  PageRun* warm = PageRun::acquire(kInUse);
+  uint8_t* memory = warm->data();
+  warm->unref();
+  const uint64_t allocated = PageRun::runs_allocated();
+  for (int i = 0; i < 10; i++) {
+    PageRun* again = PageRun::acquire(kInUse);
+    EXPECT_EQ(again->data(), memory) << "round " << i;
+    again->unref();
+  }
+  EXPECT_EQ(PageRun::runs_allocated(), allocated);
+  EXPECT_LE(PageRun::pooled_bytes(), PageRun::kMaxPooledBytes);
+}
+
 // Runs that keep only one adopted page each: past twice the adopted bytes plus the slack,
 // adoption stops, and it resumes once whole runs are freed.
 TEST(PageRun, AdoptionStopsWhileRunsHoldFarMoreThanTheirAdoptedPages) {
@@ -60,10 +83,14 @@ TEST(PageRun, AdoptionStopsWhileRunsHoldFarMoreThanTheirAdoptedPages) {
     run->unref();        // the record is gone
     runs.push_back(run);
   }
-  const size_t limit_runs = PageRun::kAdoptionSlack / ((1u << 20) - 2 * PageRun::kPageSize);
-  EXPECT_EQ(runs.size(), limit_runs + 1);
+  size_t bytes = 0;
+  for (PageRun* run : runs) bytes += run->capacity();
   EXPECT_EQ(PageRun::adopted_pages(), runs.size());
-  EXPECT_EQ(PageRun::adopting_bytes(), runs.size() << 20);
+  EXPECT_EQ(PageRun::adopting_bytes(), bytes);
+  // Stopped at the first run past the bound, not before.
+  const size_t before_last = bytes - runs.back()->capacity();
+  EXPECT_LE(before_last, 2 * (runs.size() - 1) * PageRun::kPageSize + PageRun::kAdoptionSlack);
+  EXPECT_GT(bytes, 2 * runs.size() * PageRun::kPageSize + PageRun::kAdoptionSlack);
   // Evictions free whole runs: adoption comes back.
   for (PageRun* run : runs) run->unref_adopted();
   EXPECT_TRUE(PageRun::may_adopt());
