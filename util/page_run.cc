@@ -32,8 +32,8 @@ void populate(uint8_t* data, size_t size) {
 // cached. A request takes the most recent run that fits it with at most a quarter to spare.
 // When the pool is full the oldest runs are freed to make room, so that runs of a size nobody
 // asks for any more cannot keep the warm ones out (they did: the pool filled with them and
-// every WRITE then got a fresh run). At most kMaxPooledBytes / kGranule runs, so the scans are
-// short. Leaked on purpose: runs are given back from threads that may outlive static
+// every WRITE then got a fresh run). Only records of 64 KiB or more get runs, so the pool holds
+// at most about a thousand and the scans are short. Leaked on purpose: runs are given back from threads that may outlive static
 // destruction order.
 struct PageRunPool {
   std::mutex mu;
@@ -105,8 +105,9 @@ void PageRun::unref_adopted() {
 }
 
 bool PageRun::may_adopt() {
+  const size_t adopted = g_adopted_pages.load(std::memory_order_relaxed) * kPageSize;
   return g_adopting_bytes.load(std::memory_order_relaxed) <=
-         2 * g_adopted_pages.load(std::memory_order_relaxed) * kPageSize + kAdoptionSlack;
+         adopted + adopted / 100 * kAdoptionOverheadPercent + kAdoptionSlack;
 }
 
 size_t PageRun::adopted_pages() { return g_adopted_pages.load(std::memory_order_relaxed); }

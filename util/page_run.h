@@ -31,8 +31,9 @@ namespace nasd::util {
 class PageRun {
  public:
   static constexpr size_t kPageSize = 4096;
-  // Runs are sized in steps of this, so that records of nearby sizes reuse each other's runs.
-  static constexpr size_t kGranule = 64 * 1024;
+  // Runs are sized in whole pages: a 64 KiB WRITE's run wastes at most the page before its
+  // payload and the one after. Records of nearby sizes still share runs (see the pool).
+  static constexpr size_t kGranule = kPageSize;
   // The pool keeps at most this many bytes of free runs; more are freed.
   static constexpr size_t kMaxPooledBytes = 64u << 20;
 
@@ -55,10 +56,13 @@ class PageRun {
 
   // The memory bound of adoption. A run stays whole while any of its pages is cached, so a
   // cache that kept one page of each run could hold far more memory than its budget counts.
-  // Adopting is therefore allowed only while the runs that hold adopted pages add up to at most
-  // twice those pages plus kAdoptionSlack; past that, volumes copy (as before) until evictions
-  // free whole runs. Memory held by adopted runs thus never exceeds twice the adopted bytes at
-  // the last adoption plus the slack: at most twice the caches' budgets, plus the slack.
+  // Adopting is therefore allowed only while the runs that hold adopted pages exceed those pages
+  // by at most kAdoptionOverheadPercent plus kAdoptionSlack; past that, volumes copy (as
+  // before) until evictions free whole runs. Memory held by adopted runs thus never exceeds
+  // the adopted bytes at the last adoption by more than that: beyond the caches' budgets, at
+  // most half of them plus the slack. (A run fresh from a WRITE of 64 KiB or more is within
+  // 13% of its pages: the page before the payload and the one after.)
+  static constexpr size_t kAdoptionOverheadPercent = 50;
   static constexpr size_t kAdoptionSlack = 64u << 20;
   static bool may_adopt();
   static size_t adopted_pages();     // pages held by cache blocks now

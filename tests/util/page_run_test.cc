@@ -52,12 +52,12 @@ TEST(PageRun, TheLastReferenceReturnsTheRunForReuse) {
 // again, the run of the size in use: the oldest runs make room.
 TEST(PageRun, RunsOfAnotherSizeDoNotKeepTheWarmRunOut) {
   std::vector<PageRun*> stale;
-  while (stale.size() * PageRun::kGranule * 16 <= PageRun::kMaxPooledBytes + PageRun::kGranule * 16)
-    stale.push_back(PageRun::acquire(16 * PageRun::kGranule));
+  constexpr size_t kStale = 256 * 1024, kInUse = 384 * 1024;  // too far apart to share runs
+  while (stale.size() * kStale <= PageRun::kMaxPooledBytes + kStale)
+    stale.push_back(PageRun::acquire(kStale));
   for (PageRun* run : stale) run->unref();  // the pool is now full of them
-  EXPECT_GE(PageRun::pooled_bytes() + 16 * PageRun::kGranule, PageRun::kMaxPooledBytes);
+  EXPECT_GE(PageRun::pooled_bytes() + kStale, PageRun::kMaxPooledBytes);
 
-  constexpr size_t kInUse = 17 * PageRun::kGranule;
   PageRun* warm = PageRun::acquire(kInUse);
   uint8_t* memory = warm->data();
   warm->unref();
@@ -71,7 +71,7 @@ TEST(PageRun, RunsOfAnotherSizeDoNotKeepTheWarmRunOut) {
   EXPECT_LE(PageRun::pooled_bytes(), PageRun::kMaxPooledBytes);
 }
 
-// Runs that keep only one adopted page each: past twice the adopted bytes plus the slack,
+// Runs that keep only one adopted page each: past the adopted bytes plus the overhead and slack,
 // adoption stops, and it resumes once whole runs are freed.
 TEST(PageRun, AdoptionStopsWhileRunsHoldFarMoreThanTheirAdoptedPages) {
   ASSERT_EQ(PageRun::adopted_pages(), 0u);
@@ -89,8 +89,12 @@ TEST(PageRun, AdoptionStopsWhileRunsHoldFarMoreThanTheirAdoptedPages) {
   EXPECT_EQ(PageRun::adopting_bytes(), bytes);
   // Stopped at the first run past the bound, not before.
   const size_t before_last = bytes - runs.back()->capacity();
-  EXPECT_LE(before_last, 2 * (runs.size() - 1) * PageRun::kPageSize + PageRun::kAdoptionSlack);
-  EXPECT_GT(bytes, 2 * runs.size() * PageRun::kPageSize + PageRun::kAdoptionSlack);
+  auto bound = [](size_t pages) {
+    const size_t adopted = pages * PageRun::kPageSize;
+    return adopted + adopted / 100 * PageRun::kAdoptionOverheadPercent + PageRun::kAdoptionSlack;
+  };
+  EXPECT_LE(before_last, bound(runs.size() - 1));
+  EXPECT_GT(bytes, bound(runs.size()));
   // Evictions free whole runs: adoption comes back.
   for (PageRun* run : runs) run->unref_adopted();
   EXPECT_TRUE(PageRun::may_adopt());
