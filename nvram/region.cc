@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "nvram/crc32c.h"
+#include "util/page_prep.h"
 
 namespace nasd::nvram {
 
@@ -33,37 +34,18 @@ uint64_t random_uuid() {
   return (uint64_t(rd()) << 32) ^ rd() ^ 1;  // never 0: 0 means "no region" on the wire
 }
 
-// Makes every page of a writable shared mapping ready for stores, without changing a byte.
-// MAP_POPULATE is not enough: for a shared file mapping the kernel maps the pages read-only
-// (it does not dirty them "for nothing"), so the first store into each page still took a
-// write-protect fault (ext4's page_mkwrite) on the event loop: the page faults the issue 12
-// profile kept finding in the journal copy although the region was populated.
-// MADV_POPULATE_WRITE (Linux 5.14) maps them writable and dirty. On this kind of virtual
-// machine the first store into each guest page still costs ~1 us more after that (measured:
-// a first lap of the log at 300 us per MiB, later laps at 40), so each page also gets one
-// store of the byte it already holds. Neither changes the region's contents, so a crash in
-// the middle leaves the region exactly as it was; the cost (~90 ms for 256 MiB) moves to
-// start-up, once.
-void prepare_for_stores(uint8_t* base, uint64_t size) {
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-#ifdef MADV_POPULATE_WRITE
-  (void)madvise(base, size, MADV_POPULATE_WRITE);  // an older kernel: the stores below fault
-#endif
-  for (uint64_t off = 0; off < size; off += page) {
-    volatile uint8_t* p = base + off;
-    *p = *p;
-  }
-}
-
 uint8_t* map_file(const std::string& path, int fd, uint64_t size, bool writable, bool populate = true) {
   int prot = PROT_READ | (writable ? PROT_WRITE : 0);
   // Populated up front: otherwise the first record through each page pays a fault in which the
   // kernel zeroes the page (20% of the server's CPU on a fresh node's first sequential writes,
-  // issue 12 profile). The cost moves to start-up, once (prepare_for_stores). A read-only
-  // view (inspection tools) is not populated.
+  // issue 12 profile). MAP_POPULATE alone maps a shared file's pages read-only, so each first
+  // store still took ext4's write-protect fault on the event loop; util::prepare_for_stores
+  // maps them writable without changing a byte (a first lap of the log measured 300 us per MiB
+  // without it, later laps 40). The cost (~90 ms for 256 MiB) moves to start-up, once. A
+  // read-only view (inspection tools) is not populated.
   void* p = mmap(nullptr, size, prot, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) fail(path, "mmap", errno);
-  if (writable && populate) prepare_for_stores(static_cast<uint8_t*>(p), size);
+  if (writable && populate) util::prepare_for_stores(static_cast<uint8_t*>(p), size);
   return static_cast<uint8_t*>(p);
 }
 

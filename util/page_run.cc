@@ -1,7 +1,5 @@
 #include "util/page_run.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
@@ -9,31 +7,18 @@
 #include <new>
 #include <vector>
 
+#include "util/page_prep.h"
+
 namespace nasd::util {
-namespace {
-
-// Maps a fresh run's pages writable in one call, and stores once into each. Otherwise the
-// socket's receive faults them in one by one inside the kernel's copy (on this kind of virtual
-// machine about a fifth of a sequential WRITE's server CPU while runs are not yet coming back
-// to the pool); the same reason as nvram/region.cc's prepare_for_stores.
-void populate(uint8_t* data, size_t size) {
-#ifdef MADV_POPULATE_WRITE
-  (void)madvise(data, size, MADV_POPULATE_WRITE);  // an older kernel: the stores below fault
-#endif
-  for (size_t off = 0; off < size; off += PageRun::kPageSize) {
-    volatile uint8_t* p = data + off;
-    *p = 0;
-  }
-}
-
-}  // namespace
 
 // Free runs, the most recently freed last: its pages are the likeliest to be still mapped and
 // cached. A request takes the most recent run that fits it with at most a quarter to spare.
 // When the pool is full the oldest runs are freed to make room, so that runs of a size nobody
 // asks for any more cannot keep the warm ones out (they did: the pool filled with them and
 // every WRITE then got a fresh run). Only records of 64 KiB or more get runs, so the pool holds
-// at most about a thousand and the scans are short. Leaked on purpose: runs are given back from threads that may outlive static
+// at most about a thousand and the scans are short. A fresh run is prepared for stores at once
+// (util/page_prep.h): otherwise the socket's receive faults its pages in one by one inside the
+// kernel's copy. Leaked on purpose: runs are given back from threads that may outlive static
 // destruction order.
 struct PageRunPool {
   std::mutex mu;
@@ -60,7 +45,7 @@ struct PageRunPool {
     }
     auto* data = static_cast<uint8_t*>(std::aligned_alloc(PageRun::kPageSize, capacity));
     if (data == nullptr) throw std::bad_alloc();
-    populate(data, capacity);
+    prepare_for_stores(data, capacity);
     return new PageRun(data, capacity);
   }
 

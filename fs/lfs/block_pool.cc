@@ -49,7 +49,6 @@ BlockBuffer* BlockPool::adopt(uint8_t* page, util::PageRun* run) {
     }
     b = free_descs_.back();
     free_descs_.pop_back();
-    adopted_in_use_++;
   }
   run->ref_adopted();
   b->data = page;
@@ -69,8 +68,6 @@ void BlockPool::unref(BlockBuffer* b) {
     b->data = nullptr;
     {
       std::lock_guard<std::mutex> g(mu_);
-      assert(adopted_in_use_ > 0);
-      adopted_in_use_--;
       free_descs_.push_back(b);
     }
     run->unref_adopted();
@@ -110,11 +107,6 @@ void BlockPool::release(uint8_t* block) {
 size_t BlockPool::in_use() const {
   std::lock_guard<std::mutex> g(mu_);
   return in_use_;
-}
-
-size_t BlockPool::adopted_in_use() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return adopted_in_use_;
 }
 
 size_t BlockPool::free_count() const {

@@ -74,7 +74,6 @@ class BlockPool {
 
   size_t block_size() const { return block_size_; }
   size_t in_use() const;
-  size_t adopted_in_use() const;  // buffers describing adopted pages, now held
   size_t free_count() const;
   size_t slabs() const;
 
@@ -95,7 +94,6 @@ class BlockPool {
   // Descriptors for adopted pages: every one made (they never move) and the unused ones.
   std::vector<std::unique_ptr<BlockBuffer>> adoption_descs_;
   std::vector<BlockBuffer*> free_descs_;
-  size_t adopted_in_use_ = 0;
 };
 
 // Pins taken for one reader (BlockPool::ref'd buffers), dropped together when it goes: the

@@ -13,6 +13,12 @@ namespace {
 
 using nfs3::Nfs3Call;
 
+// The big-endian 32-bit XDR word at `at` (the caller checked that it is there).
+uint32_t word_at(std::span<const uint8_t> bytes, size_t at) {
+  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) |
+         (uint32_t{bytes[at + 2]} << 8) | bytes[at + 3];
+}
+
 rpc::DispatchResult proc_null(Nfs3Call&) { return {}; }
 
 struct ProcEntry {
@@ -74,7 +80,7 @@ bool Nfs3Service::cacheable(uint32_t proc) const {
 bool Nfs3Service::may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const {
   // nfs_fh3: a 4-byte big-endian length (at most NFS3_FHSIZE) and the handle's bytes.
   if (args.size() < 4) return false;
-  uint32_t len = (uint32_t{args[0]} << 24) | (uint32_t{args[1]} << 16) | (uint32_t{args[2]} << 8) | args[3];
+  const uint32_t len = word_at(args, 0);
   if (len > NFS3_FHSIZE || args.size() - 4 < len) return false;
   HandleTarget named;
   if (deps_->handles->decode(args.subspan(4, len), &named) != fs::Status::Ok) return false;
@@ -88,20 +94,16 @@ std::optional<size_t> Nfs3Service::bulk_payload_offset(const rpc::CallContext& c
   // WRITE3args: nfs_fh3 (length, bytes padded to 4), offset (8), count (4), stable (4), then
   // the data's length (4) and the data. Only read here, never trusted: the call is decoded and
   // checked as usual once it is complete.
-  auto be32 = [&](size_t at) {
-    return (uint32_t{args[at]} << 24) | (uint32_t{args[at + 1]} << 16) |
-           (uint32_t{args[at + 2]} << 8) | args[at + 3];
-  };
   if (args.size() < 4) return std::nullopt;
-  const uint32_t fh_len = be32(0);
+  const uint32_t fh_len = word_at(args, 0);
   if (fh_len > NFS3_FHSIZE) return std::nullopt;
   const size_t at_offset = 4 + (size_t{fh_len} + 3) / 4 * 4;
   const size_t at_data = at_offset + 8 + 4 + 4 + 4;
   if (args.size() < at_data) return std::nullopt;
-  const uint64_t offset = (uint64_t{be32(at_offset)} << 32) | be32(at_offset + 4);
+  const uint64_t offset = (uint64_t{word_at(args, at_offset)} << 32) | word_at(args, at_offset + 4);
   // Pages of the payload become file blocks only where the file offset is block aligned too.
   constexpr uint64_t kBlock = 4096;
-  if (offset % kBlock != 0 || be32(at_data - 4) < kBlock) return std::nullopt;
+  if (offset % kBlock != 0 || word_at(args, at_data - 4) < kBlock) return std::nullopt;
   return at_data;
 }
 
