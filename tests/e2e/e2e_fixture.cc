@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <stdexcept>
 
 namespace nasd::e2e {
@@ -255,6 +256,13 @@ fattr3 E2eTest::attrs_of(const Fh& fh) {
   GETATTR3res r = nfs().getattr(fh);
   if (r.status != NFS3_OK) throw RpcError("GETATTR: " + st(r.status));
   return r.GETATTR3res_u.resok.obj_attributes;
+}
+
+std::string pattern(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
 }
 
 }  // namespace nasd::e2e

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +37,9 @@
                  << ::nasd::e2e::E2eTest::target_description()
 
 namespace nasd::e2e {
+
+// `n` pseudo-random bytes, the same for the same seed: file contents a test can recognise.
+std::string pattern(size_t n, uint32_t seed);
 
 class E2eTest : public ::testing::Test {
  public:

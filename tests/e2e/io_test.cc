@@ -1,6 +1,5 @@
 // READ, WRITE (all three stabilities) and COMMIT, including the write verifier's contract:
 // constant while the server runs, equal to COMMIT's, different after a restart.
-#include <random>
 
 #include "tests/e2e/e2e_fixture.h"
 
@@ -8,13 +7,6 @@ namespace nasd::e2e {
 namespace {
 
 using IoTest = E2eTest;
-
-std::string pattern(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
 
 TEST_F(IoTest, ReadReportsEofAndStopsAtTheEnd) {
   Fh f = make_file(root(), "f", "0123456789");

@@ -76,9 +76,7 @@ TEST_F(PersistenceTest, LargeWritesKeptWithoutACopySurviveKill9) {
     GTEST_SKIP() << "no nasd-admin binary (build target `nasd-admin` or set NASD_ADMIN_BIN)";
   Fh file = make_file(root(), "big");
   constexpr size_t kChunk = 1u << 20;
-  std::string data(8 * kChunk, '\0');
-  uint32_t x = 12345;
-  for (char& c : data) c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  const std::string data = pattern(8 * kChunk, 12345);
   for (size_t off = 0; off < data.size(); off += kChunk) {
     WRITE3res w = nfs().write(file, off, data.substr(off, kChunk),
                               off == 0 ? FILE_SYNC : UNSTABLE);
