@@ -233,7 +233,7 @@ void Journal::release_recovered(uint32_t volume, uint64_t replayed, uint64_t err
 uint64_t Journal::max_payload() const { return nvram::max_payload(region_->log_size()); }
 
 uint64_t Journal::complete_end_locked() const {
-  return copying_.empty() ? reserved_end_ : *copying_.begin();
+  return copying_.first().value_or(reserved_end_);
 }
 
 bool Journal::over_threshold_locked() const {
@@ -347,7 +347,7 @@ bool Journal::try_reserve_locked(uint64_t footprint, uint64_t* out) {
   const uint64_t pos = place_record(reserved_end_, footprint, log_size);
   if (pos + footprint - head_ > log_size) return false;
   if (pos != reserved_end_) write_skip(*region_, reserved_end_, pos, epoch_);
-  copying_.insert(pos);
+  copying_.add(pos);
   reserved_end_ = pos + footprint;
   ++live_records_;
   *out = pos;
@@ -355,9 +355,7 @@ bool Journal::try_reserve_locked(uint64_t footprint, uint64_t* out) {
 }
 
 void Journal::finish_copy_locked(uint64_t pos) {
-  const bool was_first = *copying_.begin() == pos;
-  copying_.erase(pos);
-  if (was_first) {
+  if (copying_.copied(pos)) {
     // The complete prefix grew: a commit leader or the feeder may now go further.
     commit_cv_.notify_all();
     feed_cv_.notify_one();

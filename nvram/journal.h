@@ -42,6 +42,7 @@
 #include "nvram/journal_options.h"
 #include "nvram/mirror.h"
 #include "nvram/record.h"
+#include "nvram/records_in_copy.h"
 #include "nvram/region.h"
 #include "nvram/stats.h"
 #include "nvram/unmirrored_gate.h"
@@ -199,7 +200,7 @@ class Journal : private Mirror::Listener {
   std::condition_variable space_cv_;   // log space freed
   uint64_t head_ = 0;                  // oldest live record
   uint64_t reserved_end_ = 0;          // where the next record goes
-  std::set<uint64_t> copying_;         // records reserved but not yet completely copied
+  RecordsInCopy copying_;              // records reserved but not yet completely copied
   uint64_t committed_ = 0;             // commit marker
   bool commit_running_ = false;
   uint64_t live_records_ = 0;

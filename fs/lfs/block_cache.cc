@@ -3,7 +3,29 @@
 #include <cstring>
 #include <set>
 
+#include <boost/pool/singleton_pool.hpp>
+
 namespace nasd::fs::lfs {
+
+namespace {
+struct CachedBlockPoolTag {};
+// The pool never gives its memory back: it stays at the most blocks ever cached at once, which
+// the cache's budget bounds.
+using CachedBlockPool = boost::singleton_pool<CachedBlockPoolTag, sizeof(CachedBlock)>;
+}  // namespace
+
+void* CachedBlock::operator new(size_t size) {
+  if (size != sizeof(CachedBlock)) return ::operator new(size);
+  void* p = CachedBlockPool::malloc();
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void CachedBlock::operator delete(void* p, size_t size) {
+  if (!p) return;
+  if (size != sizeof(CachedBlock)) return ::operator delete(p);
+  CachedBlockPool::free(p);
+}
 
 CachedBlock::CachedBlock(uint64_t i, uint64_t k, BlockPool* pool, BlockBuffer* adopted)
     : ino(i), key(k), pool_(pool), buf_(adopted ? adopted : pool->acquire_buffer()) {

@@ -42,6 +42,10 @@ struct CachedBlock : public boost::intrusive::list_base_hook<> {
   ~CachedBlock();
   CachedBlock(const CachedBlock&) = delete;
   CachedBlock& operator=(const CachedBlock&) = delete;
+  // From a pool of block descriptors (Boost.Pool): a WRITE that adds a block to a file
+  // allocates nothing once the cache has held as many blocks before.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
 
   // A reference to `data` for someone who reads it after the volume's lock is gone (a READ
   // reply being sent): the bytes stay as they are until BlockPool::unref(). Call with the

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <optional>
 
+#include <boost/pool/pool_alloc.hpp>
+
 #include "fs/lfs/background.h"
 #include "fs/lfs/lfs_volume.h"
 #include "util/page_run.h"
@@ -82,7 +84,9 @@ Status LfsVolume::read_pinned_locked(const OpContext& ctx, InodeId id, uint64_t 
   if (st != Status::Ok || n == 0) return st;
   uint64_t first_blk = offset / kBlockSize, last_blk = (offset + n - 1) / kBlockSize;
   if ((st = store_->prefetch(c, first_blk, last_blk - first_blk + 1)) != Status::Ok) return st;
-  auto pins = std::make_shared<BlockPins>(store_->block_pool());
+  // From a pool of pins objects (Boost.Pool): a READ answered from the cache allocates nothing.
+  auto pins = std::allocate_shared<BlockPins>(boost::fast_pool_allocator<BlockPins>(),
+                                              store_->block_pool());
   pins->held.reserve(last_blk - first_blk + 1);
   data->parts.reserve(last_blk - first_blk + 1);
   st = for_each_block_piece(offset, n, [&](uint64_t lblk, size_t in_block, size_t chunk,

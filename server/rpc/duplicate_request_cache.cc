@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <netinet/in.h>
 
+#include <boost/container/static_vector.hpp>
 #include <boost/intrusive/list.hpp>
+#include <boost/intrusive/unordered_set.hpp>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
+
+#include "server/rpc/reply_pool.h"
 
 namespace nasd::rpc {
 namespace {
@@ -69,7 +73,9 @@ DrcKey DrcKey::make(const CallContext& call, std::span<const uint8_t> args) {
   return key;
 }
 
-struct DrcEntry : boost::intrusive::list_base_hook<> {
+namespace bi = boost::intrusive;
+
+struct DrcEntry : bi::list_base_hook<>, bi::unordered_set_base_hook<bi::store_hash<true>> {
   DrcKey key;
   bool done = false;
   bool recovered = false;  // the reply was rebuilt from the journal: it is what happened
@@ -77,108 +83,209 @@ struct DrcEntry : boost::intrusive::list_base_hook<> {
   DuplicateRequestCache::Clock::time_point completed_at{};
 };
 
+namespace {
+
+// The bucket hash. The shard is chosen by the key hash's low bits, so every key of one shard
+// shares them: the buckets are told apart by the bits above.
+struct EntryHash {
+  size_t operator()(const DrcKey& k) const { return DrcKeyHash{}(k) >> 8; }
+  size_t operator()(const DrcEntry& e) const { return (*this)(e.key); }
+};
+struct EntryEqual {
+  bool operator()(const DrcEntry& a, const DrcEntry& b) const { return a.key == b.key; }
+  bool operator()(const DrcKey& k, const DrcEntry& e) const { return k == e.key; }
+  bool operator()(const DrcEntry& e, const DrcKey& k) const { return k == e.key; }
+};
+using EntrySet = bi::unordered_set<DrcEntry, bi::hash<EntryHash>, bi::equal<EntryEqual>,
+                                   bi::power_2_buckets<true>, bi::constant_time_size<true>>;
+
+size_t bucket_count_for(size_t capacity) {
+  size_t n = 16;
+  while (n < capacity) n *= 2;
+  return n;
+}
+
+// Replies of entries dropped under a shard's lock, handed back to this thread's spare replies
+// once it is released (the cache held them, so nothing else may). Past the first few, a
+// dropped reply is freed as before.
+using Evicted = boost::container::static_vector<DuplicateRequestCache::Reply, 4>;
+
+void recycle(Evicted& evicted) {
+  for (auto& reply : evicted) recycle_reply(std::move(reply));
+  evicted.clear();
+}
+
+}  // namespace
+
+// Entries are made on demand and never freed before the cache: a dropped entry goes to the
+// shard's spares and the next call takes it, so a cache at its capacity (the steady state
+// under load) allocates no entry, where a node-based map allocated one per cacheable call
+// (issue 12: no per-call allocation on the hot path). The buckets are sized once for the
+// shard's capacity; running calls may push a shard past it briefly (complete() without
+// begin(), recovered replies), which only lengthens a chain.
 struct DuplicateRequestCache::Shard {
+  explicit Shard(size_t capacity)
+      : buckets(new EntrySet::bucket_type[bucket_count_for(capacity)]),
+        entries(EntrySet::bucket_traits(buckets.get(), bucket_count_for(capacity))) {}
+  ~Shard() {
+    lru.clear();  // unlink before the entries go
+    entries.clear();
+  }
+
   std::mutex mu;
-  std::unordered_map<DrcKey, DrcEntry, DrcKeyHash> entries;
+  std::unique_ptr<EntrySet::bucket_type[]> buckets;
+  EntrySet entries;
   // Completed entries only, front = most recently used. A running call's entry is in
   // `entries` but not here, so no eviction can reach it.
-  boost::intrusive::list<DrcEntry> lru;
+  bi::list<DrcEntry> lru;
+  std::vector<std::unique_ptr<DrcEntry>> made;  // every entry of this shard (they never move)
+  std::vector<DrcEntry*> spares;                // made, not in `entries`
 
-  ~Shard() { lru.clear(); }  // unlink before the map frees the entries
-
-  void erase(DrcEntry& e) {
-    if (e.is_linked()) lru.erase(lru.iterator_to(e));
-    DrcKey key = e.key;
-    entries.erase(key);
+  DrcEntry* find(const DrcKey& key) {
+    auto it = entries.find(key, EntryHash{}, EntryEqual{});
+    return it == entries.end() ? nullptr : &*it;
+  }
+  DrcEntry& add(const DrcKey& key) {
+    if (spares.empty()) {
+      made.push_back(std::make_unique<DrcEntry>());
+      spares.push_back(made.back().get());
+    }
+    DrcEntry& e = *spares.back();
+    spares.pop_back();
+    e.key = key;
+    e.done = e.recovered = false;
+    e.completed_at = {};
+    entries.insert(e);
+    return e;
+  }
+  DrcEntry& find_or_add(const DrcKey& key) {
+    DrcEntry* e = find(key);
+    return e ? *e : add(key);
+  }
+  void erase(DrcEntry& e, Evicted* evicted) {
+    if (e.bi::list_base_hook<>::is_linked()) lru.erase(lru.iterator_to(e));
+    entries.erase(entries.iterator_to(e));
+    if (e.reply && evicted->size() < evicted->capacity()) evicted->push_back(std::move(e.reply));
+    e.reply.reset();
+    spares.push_back(&e);
   }
   void touch(DrcEntry& e) {
-    if (e.is_linked()) lru.erase(lru.iterator_to(e));
+    if (e.bi::list_base_hook<>::is_linked()) lru.erase(lru.iterator_to(e));
     lru.push_front(e);
   }
   // Drops expired completed entries from the cold end, then the coldest completed entries
   // over capacity. Running calls' entries are never dropped.
-  void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl) {
-    while (!lru.empty() && lru.back().completed_at + ttl <= now) erase(lru.back());
-    while (entries.size() > capacity && !lru.empty()) erase(lru.back());
+  void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl,
+            Evicted* evicted) {
+    while (!lru.empty() && lru.back().completed_at + ttl <= now) erase(lru.back(), evicted);
+    while (entries.size() > capacity && !lru.empty()) erase(lru.back(), evicted);
   }
 };
 
 DuplicateRequestCache::DuplicateRequestCache(Options options)
     : options_(options),
-      per_shard_capacity_(std::max<size_t>(1, (options.capacity + kShards - 1) / kShards)),
-      shards_(new Shard[kShards]) {}
+      per_shard_capacity_(std::max<size_t>(1, (options.capacity + kShards - 1) / kShards)) {
+  shards_.reserve(kShards);
+  for (size_t i = 0; i < kShards; ++i) shards_.push_back(std::make_unique<Shard>(per_shard_capacity_));
+}
 
 DuplicateRequestCache::~DuplicateRequestCache() = default;
 
 DuplicateRequestCache::Shard& DuplicateRequestCache::shard_for(const DrcKey& key) {
-  return shards_[DrcKeyHash{}(key) % kShards];
+  return *shards_[DrcKeyHash{}(key) % kShards];
 }
 
 DuplicateRequestCache::Lookup DuplicateRequestCache::begin(const DrcKey& key,
                                                            Clock::time_point now) {
   Shard& s = shard_for(key);
-  std::lock_guard lock(s.mu);
-  auto it = s.entries.find(key);
-  if (it != s.entries.end()) {
-    DrcEntry& e = it->second;
-    if (!e.done) return {State::InProgress, nullptr};
-    if (e.completed_at + options_.ttl > now) {
-      s.touch(e);
-      return {State::Done, e.reply};
+  Evicted evicted;
+  Lookup result;
+  {
+    std::lock_guard lock(s.mu);
+    result = begin_locked(s, key, now, &evicted);
+  }
+  recycle(evicted);
+  return result;
+}
+
+DuplicateRequestCache::Lookup DuplicateRequestCache::begin_locked(Shard& s, const DrcKey& key,
+                                                                  Clock::time_point now,
+                                                                  Evicted* evicted) {
+  if (DrcEntry* e = s.find(key)) {
+    if (!e->done) return {State::InProgress, nullptr};
+    if (e->completed_at + options_.ttl > now) {
+      s.touch(*e);
+      return {State::Done, e->reply};
     }
-    s.erase(e);  // expired: the call runs again
+    s.erase(*e, evicted);  // expired: the call runs again
   }
   // Room for one more running call: only completed entries can make it.
-  s.trim(per_shard_capacity_ - 1, now, options_.ttl);
+  s.trim(per_shard_capacity_ - 1, now, options_.ttl, evicted);
   if (s.entries.size() >= per_shard_capacity_) return {State::Full, nullptr};
-  auto [pos, inserted] = s.entries.try_emplace(key);
-  pos->second.key = key;
+  s.add(key);
   return {State::New, nullptr};
 }
 
 void DuplicateRequestCache::complete(const DrcKey& key, Reply reply, Clock::time_point now) {
   Shard& s = shard_for(key);
-  std::lock_guard lock(s.mu);
-  auto [pos, inserted] = s.entries.try_emplace(key);
-  DrcEntry& e = pos->second;
-  if (inserted) e.key = key;  // complete() without begin(): keep the reply anyway
-  s.touch(e);
-  // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
-  // to a node that no longer has it) must not replace the reply the journal recorded.
-  if (e.recovered) return;
-  e.done = true;
-  e.reply = std::move(reply);
-  e.completed_at = now;
-  s.trim(per_shard_capacity_, now, options_.ttl);
+  Evicted evicted;
+  {
+    std::lock_guard lock(s.mu);
+    DrcEntry& e = s.find_or_add(key);  // complete() without begin(): keep the reply anyway
+    s.touch(e);
+    // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
+    // to a node that no longer has it) must not replace the reply the journal recorded.
+    if (e.recovered) return;
+    e.done = true;
+    e.reply = std::move(reply);
+    e.completed_at = now;
+    s.trim(per_shard_capacity_, now, options_.ttl, &evicted);
+  }
+  recycle(evicted);
 }
 
 void DuplicateRequestCache::insert_completed(const DrcKey& key, Reply reply,
                                              Clock::time_point now) {
   Shard& s = shard_for(key);
-  std::lock_guard lock(s.mu);
-  auto [pos, inserted] = s.entries.try_emplace(key);
-  DrcEntry& e = pos->second;
-  if (inserted) e.key = key;
-  s.touch(e);  // completed now, so it belongs on the LRU list
-  e.done = true;
-  e.recovered = true;
-  e.reply = std::move(reply);
-  e.completed_at = now;
-  s.trim(per_shard_capacity_, now, options_.ttl);
+  Evicted evicted;
+  {
+    std::lock_guard lock(s.mu);
+    DrcEntry& e = s.find_or_add(key);
+    s.touch(e);  // completed now, so it belongs on the LRU list
+    e.done = true;
+    e.recovered = true;
+    e.reply = std::move(reply);
+    e.completed_at = now;
+    s.trim(per_shard_capacity_, now, options_.ttl, &evicted);
+  }
+  recycle(evicted);
 }
 
 void DuplicateRequestCache::abandon(const DrcKey& key) {
   Shard& s = shard_for(key);
-  std::lock_guard lock(s.mu);
-  auto it = s.entries.find(key);
-  if (it != s.entries.end() && !it->second.done) s.erase(it->second);
+  Evicted evicted;
+  {
+    std::lock_guard lock(s.mu);
+    DrcEntry* e = s.find(key);
+    if (e && !e->done) s.erase(*e, &evicted);
+  }
+  recycle(evicted);
+}
+
+size_t DuplicateRequestCache::entries_made() const {
+  size_t n = 0;
+  for (const auto& shard : shards_) {
+    std::lock_guard lock(shard->mu);
+    n += shard->made.size();
+  }
+  return n;
 }
 
 size_t DuplicateRequestCache::size() const {
   size_t n = 0;
-  for (size_t i = 0; i < kShards; ++i) {
-    std::lock_guard lock(shards_[i].mu);
-    n += shards_[i].entries.size();
+  for (const auto& shard : shards_) {
+    std::lock_guard lock(shard->mu);
+    n += shard->entries.size();
   }
   return n;
 }

@@ -17,7 +17,10 @@
 // Only completed entries are ever evicted: an entry whose call is still running is what stops
 // a retransmission from running the call a second time, so it stays until complete() or
 // abandon(). When a shard is full of running calls, begin() answers Full and the call is
-// dropped (the client retransmits). Who may take an entry at all is the transport's decision
+// dropped (the client retransmits).
+//
+// Allocation-free in the steady state: entries are reused, and the reply of an entry dropped
+// by a call goes back to that thread's spare replies (reply_pool.h) for its next call. Who may take an entry at all is the transport's decision
 // (rpc::Service::may_cache): only callers that passed the credential and export checks.
 #pragma once
 
@@ -29,6 +32,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
+
+#include <boost/container/static_vector.hpp>
 
 #include "server/rpc/call_header.h"
 #include "server/rpc/service.h"
@@ -86,14 +92,18 @@ class DuplicateRequestCache {
 
   size_t size() const;
   size_t capacity() const { return options_.capacity; }
+  // Entries ever made: they are reused, so this stops growing once the cache is full.
+  size_t entries_made() const;
 
  private:
   struct Shard;
   Shard& shard_for(const DrcKey& key);
+  Lookup begin_locked(Shard& s, const DrcKey& key, Clock::time_point now,
+                      boost::container::static_vector<Reply, 4>* evicted);
 
   Options options_;
   size_t per_shard_capacity_;
-  std::unique_ptr<Shard[]> shards_;
+  std::vector<std::unique_ptr<Shard>> shards_;
 };
 
 }  // namespace nasd::rpc

@@ -1,5 +1,7 @@
 #include "server/rpc/duplicate_request_cache.h"
 
+#include "server/rpc/reply_pool.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
@@ -204,6 +206,33 @@ TEST(DuplicateRequestCache, RecordedReplyWinsOverACopyThatRanDuringRecovery) {
   drc.complete(running, reply(2));                    // the copy's late JUKEBOX
   EXPECT_EQ(drc.begin(running).reply, recorded_running);
   EXPECT_EQ(drc.begin(answered).reply, recorded_answered);
+}
+
+// Issue 12: no per-call allocation on the hot path. A cache at its capacity takes each new
+// call's entry from the entries it dropped, and the reply it drops goes back to the dropping
+// thread's spare replies, where the next call's reply is taken from.
+TEST(DuplicateRequestCache, AFullCacheReusesItsEntriesAndGivesDroppedRepliesBack) {
+  DuplicateRequestCache::Options o;
+  o.capacity = 160;  // 10 per shard
+  DuplicateRequestCache drc(o);
+  // Each reply the cache gets has a body of this capacity; one made new has none, and one that
+  // came back through the spares keeps it (recycle_reply empties the body, keeps its storage).
+  constexpr size_t kMarkCapacity = 1000;
+  size_t made_when_full = 0, fresh_after_full = 0;
+  for (uint32_t xid = 0; xid < 4000; ++xid) {
+    DrcKey key = DrcKey::make(call_from("10.0.0.1", 800, xid), kArgs);
+    ASSERT_EQ(drc.begin(key).state, State::New);
+    std::shared_ptr<EncodedReply> r = spare_reply();  // as CallDispatcher::take_slot does
+    if (xid > 1000 && r->body.capacity() < kMarkCapacity) ++fresh_after_full;
+    *r = encode_accepted_reply(xid, AcceptStat::Success, {});
+    r->body.reserve(kMarkCapacity);
+    r->pooled = true;
+    drc.complete(key, std::move(r));
+    if (xid == 1000) made_when_full = drc.entries_made();
+  }
+  EXPECT_GT(made_when_full, 0u);
+  EXPECT_EQ(drc.entries_made(), made_when_full) << "a full cache made new entries";
+  EXPECT_EQ(fresh_after_full, 0u) << "replies the cache dropped were not given back";
 }
 
 }  // namespace

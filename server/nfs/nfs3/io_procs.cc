@@ -10,17 +10,22 @@ namespace nasd::nfs::nfs3 {
 namespace {
 
 // WRITE's arguments, decoded without copying the payload: `data` points into the call's
-// argument bytes, which outlive the procedure.
+// argument bytes, which outlive the procedure. The handle is decoded into `handle` (XDR
+// checks its length against NFS3_FHSIZE first), so decoding allocates nothing.
 struct WriteArgs {
   nfs_fh3 file{};
   offset3 offset = 0;
   count3 count = 0;
   stable_how stable = UNSTABLE;
   std::span<const uint8_t> data;
+  char handle[NFS3_FHSIZE];
 
-  WriteArgs() = default;
+  WriteArgs() { file.data.data_val = handle; }
   WriteArgs(const WriteArgs&) = delete;
-  ~WriteArgs() { xdr_free(xdr::as_proc(xdr_nfs_fh3), reinterpret_cast<char*>(&file)); }
+  ~WriteArgs() {
+    if (file.data.data_val == handle) file.data.data_val = nullptr;  // not XDR's to free
+    xdr_free(xdr::as_proc(xdr_nfs_fh3), reinterpret_cast<char*>(&file));
+  }
 };
 
 bool decode_write_args(std::span<const uint8_t> bytes, WriteArgs* out) {

@@ -2,7 +2,15 @@
 
 #include <cstring>
 
+#include "server/nfs/xdr/wire_peek.h"
+
 namespace nasd::nfs::nfs3 {
+
+std::optional<uint32_t> name_length_after_handle(std::span<const uint8_t> args) {
+  const std::optional<xdr::LeadingHandle> dir = xdr::peek_leading_handle(args);
+  if (!dir) return std::nullopt;
+  return xdr::peek_word(args, dir->end);
+}
 
 nfsstat3 Nfs3Call::open(const nfs_fh3& fh, Target* out) const {
   HandleTarget named;

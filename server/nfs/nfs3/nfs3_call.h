@@ -68,6 +68,26 @@ inline std::array<nfs_fh3*, 1> handles_of(FSSTAT3args& a) { return {&a.fsroot}; 
 inline std::array<nfs_fh3*, 1> handles_of(FSINFO3args& a) { return {&a.fsroot}; }
 inline std::array<nfs_fh3*, 1> handles_of(PATHCONF3args& a) { return {&a.object}; }
 
+// The name that follows the first handle in each argument type that starts with a directory
+// and a name (diropargs3): Nfs3Call::decode() has XDR write it into the decoded value's own
+// storage when it is short enough (xdr::Decoded::decode_inline_string), so a LOOKUP decodes
+// without an allocation. Other types decode their strings as XDR does.
+template <typename T>
+char** leading_name_of(T&) { return nullptr; }
+inline char** leading_name_of(LOOKUP3args& a) { return &a.what.name; }
+inline char** leading_name_of(CREATE3args& a) { return &a.where.name; }
+inline char** leading_name_of(MKDIR3args& a) { return &a.where.name; }
+inline char** leading_name_of(SYMLINK3args& a) { return &a.where.name; }
+inline char** leading_name_of(MKNOD3args& a) { return &a.where.name; }
+inline char** leading_name_of(REMOVE3args& a) { return &a.object.name; }
+inline char** leading_name_of(RMDIR3args& a) { return &a.object.name; }
+inline char** leading_name_of(RENAME3args& a) { return &a.from.name; }
+
+// The length word of the string after the handle that starts `args` (XDR: the handle's
+// length, its bytes padded to 4, then the string's length), read as XDR's decoding will read
+// it; nullopt when the bytes end first or the handle is longer than any (decoding fails then).
+std::optional<uint32_t> name_length_after_handle(std::span<const uint8_t> args);
+
 class Nfs3Call {
  public:
   // `identity` (optional) names this call for the journal (fs/call_identity.h); open() fills
@@ -89,6 +109,9 @@ class Nfs3Call {
     // xdr_nfs_fh3 bounds a handle by NFS3_FHSIZE before writing it.
     static_assert(NFS3_FHSIZE <= xdr::Decoded<T>::kInlineBytes);
     for (nfs_fh3* fh : handles_of(*args)) args.decode_inline(&fh->data.data_val, NFS3_FHSIZE);
+    if (char** name = leading_name_of(*args))
+      if (std::optional<uint32_t> length = name_length_after_handle(args_))
+        args.decode_inline_string(name, *length);
     if (!args.decode(args_)) return false;
     // Two pointers: std::function keeps them in place, without an allocation per call.
     decoded_intact_ = [&args, this] { return args.encodes_back_to(args_); };

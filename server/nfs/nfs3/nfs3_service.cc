@@ -6,18 +6,13 @@
 #include "server/nfs/nfs3/nfs3_call.h"
 #include "server/nfs/nfs3/procedures.h"
 #include "server/nfs/nfs3/recovered_replies.h"
+#include "server/nfs/xdr/wire_peek.h"
 #include "server/rpc/duplicate_request_cache.h"
 
 namespace nasd::nfs {
 namespace {
 
 using nfs3::Nfs3Call;
-
-// The big-endian 32-bit XDR word at `at` (the caller checked that it is there).
-uint32_t word_at(std::span<const uint8_t> bytes, size_t at) {
-  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) |
-         (uint32_t{bytes[at + 2]} << 8) | bytes[at + 3];
-}
 
 rpc::DispatchResult proc_null(Nfs3Call&) { return {}; }
 
@@ -78,12 +73,10 @@ bool Nfs3Service::cacheable(uint32_t proc) const {
 }
 
 bool Nfs3Service::may_cache(const rpc::CallContext& call, std::span<const uint8_t> args) const {
-  // nfs_fh3: a 4-byte big-endian length (at most NFS3_FHSIZE) and the handle's bytes.
-  if (args.size() < 4) return false;
-  const uint32_t len = word_at(args, 0);
-  if (len > NFS3_FHSIZE || args.size() - 4 < len) return false;
+  const std::optional<xdr::LeadingHandle> fh = xdr::peek_leading_handle(args);
+  if (!fh) return false;
   HandleTarget named;
-  if (deps_->handles->decode(args.subspan(4, len), &named) != fs::Status::Ok) return false;
+  if (deps_->handles->decode(fh->handle, &named) != fs::Status::Ok) return false;
   Exports::Policy policy = deps_->exports->for_handle(named.volume_id, named.export_id, call.peer);
   return policy && policy->allows(call.peer) && policy->port_allowed(call.peer);
 }
@@ -94,16 +87,17 @@ std::optional<size_t> Nfs3Service::bulk_payload_offset(const rpc::CallContext& c
   // WRITE3args: nfs_fh3 (length, bytes padded to 4), offset (8), count (4), stable (4), then
   // the data's length (4) and the data. Only read here, never trusted: the call is decoded and
   // checked as usual once it is complete.
-  if (args.size() < 4) return std::nullopt;
-  const uint32_t fh_len = word_at(args, 0);
-  if (fh_len > NFS3_FHSIZE) return std::nullopt;
-  const size_t at_offset = 4 + (size_t{fh_len} + 3) / 4 * 4;
+  const std::optional<xdr::LeadingHandle> fh = xdr::peek_leading_handle(args);
+  if (!fh) return std::nullopt;
+  const size_t at_offset = fh->end;
   const size_t at_data = at_offset + 8 + 4 + 4 + 4;
-  if (args.size() < at_data) return std::nullopt;
-  const uint64_t offset = (uint64_t{word_at(args, at_offset)} << 32) | word_at(args, at_offset + 4);
+  const std::optional<uint32_t> high = xdr::peek_word(args, at_offset),
+                                low = xdr::peek_word(args, at_offset + 4),
+                                data_length = xdr::peek_word(args, at_data - 4);
+  if (!high || !low || !data_length) return std::nullopt;
   // Pages of the payload become file blocks only where the file offset is block aligned too.
   constexpr uint64_t kBlock = 4096;
-  if (offset % kBlock != 0 || word_at(args, at_data - 4) < kBlock) return std::nullopt;
+  if (((uint64_t{*high} << 32) | *low) % kBlock != 0 || *data_length < kBlock) return std::nullopt;
   return at_data;
 }
 

@@ -43,18 +43,23 @@ bool append(Routine<T> routine, const T& value, std::vector<uint8_t>* out) {
 // Small bounded opaque fields (file handles: at most 64 bytes) can be decoded into storage of
 // this object instead (decode_inline): XDR writes into a buffer it is given rather than one it
 // allocates, after checking the length against the field's bound. A GETATTR then decodes
-// without touching the heap.
+// without touching the heap. One string whose length is known before decoding (a directory
+// entry's name, read from the wire by the caller) can be decoded into this object too
+// (decode_inline_string), so a LOOKUP does not touch it either.
 template <typename T>
 class Decoded {
  public:
   static constexpr size_t kInlineBytes = 64;
   static constexpr size_t kInlineFields = 2;
+  // A name of up to 255 bytes (NAME_MAX, and the longest name a volume takes) and its NUL.
+  static constexpr size_t kInlineStringBytes = 256;
 
   explicit Decoded(Routine<T> routine) : routine_(routine) { std::memset(&value_, 0, sizeof(T)); }
   ~Decoded() {
     // Storage of this object is not XDR's to free.
     for (size_t i = 0; i < inline_used_; ++i)
       if (*inline_fields_[i] == inline_[i]) *inline_fields_[i] = nullptr;
+    if (string_field_ && *string_field_ == string_) *string_field_ = nullptr;
     xdr_free(as_proc(routine_), reinterpret_cast<char*>(&value_));
   }
   Decoded(const Decoded&) = delete;
@@ -68,6 +73,17 @@ class Decoded {
     if (max_bytes > kInlineBytes || inline_used_ == kInlineFields || *field != nullptr) return;
     *field = inline_[inline_used_];
     inline_fields_[inline_used_++] = field;
+  }
+
+  // Before decode(): the string member `field` (still null) is decoded into this object's
+  // storage when `wire_length`, the length word XDR will read for it from the bytes given to
+  // decode(), leaves room for its NUL. XDR's string routine writes length + 1 bytes into a
+  // buffer it is given without knowing its size, so the caller must have read that very word:
+  // any other length is left to XDR's allocation. Once per value.
+  void decode_inline_string(char** field, uint32_t wire_length) {
+    if (wire_length >= kInlineStringBytes || string_field_ != nullptr || *field != nullptr) return;
+    *field = string_;
+    string_field_ = field;
   }
 
   bool decode(std::span<const uint8_t> bytes) { return decode_into(as_proc(routine_), &value_, bytes); }
@@ -85,6 +101,8 @@ class Decoded {
   char inline_[kInlineFields][kInlineBytes];
   char** inline_fields_[kInlineFields] = {};
   size_t inline_used_ = 0;
+  char string_[kInlineStringBytes];
+  char** string_field_ = nullptr;
 };
 
 }  // namespace nasd::nfs::xdr
