@@ -57,7 +57,7 @@ void AnsweredCalls::remember(const Key& key, const fs::call::VolumeReply& reply)
 void AnsweredCalls::remember_locked(const Key& key, const fs::call::VolumeReply& reply) {
   const uint64_t serial = ++serial_;
   answers_[key] = {serial, reply};
-  order_.emplace_back(key, serial);
+  order_.push_back({key, serial});
   while (order_.size() > capacity_) {
     const auto& [old, at] = order_.front();
     // Only the entry this position put there: a later answer to the same key stays.

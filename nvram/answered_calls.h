@@ -30,15 +30,17 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include <boost/pool/pool_alloc.hpp>
+
 #include "fs/call/calls.h"
 #include "fs/call_identity.h"
+#include "util/reusing_fifo.h"
 
 namespace nasd::nvram {
 
@@ -97,9 +99,14 @@ class AnsweredCalls {
   const size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable ended_;
-  std::set<Key> running_;                                             // guarded by mu_
-  std::map<Key, std::pair<uint64_t, fs::call::VolumeReply>> answers_;  // guarded by mu_: serial
-  std::deque<std::pair<Key, uint64_t>> order_;                        // guarded by mu_: oldest first
+  // Node-pooled (Boost.Pool) and a FIFO that keeps its storage: a journalled call allocates
+  // no tree node and no queue block here.
+  std::set<Key, std::less<Key>, boost::fast_pool_allocator<Key>> running_;  // guarded by mu_
+  std::map<Key, std::pair<uint64_t, fs::call::VolumeReply>, std::less<Key>,
+           boost::fast_pool_allocator<
+               std::pair<const Key, std::pair<uint64_t, fs::call::VolumeReply>>>>
+      answers_;  // guarded by mu_: serial
+  util::ReusingFifo<std::pair<Key, uint64_t>> order_;  // guarded by mu_: oldest first
   uint64_t serial_ = 0;                                               // guarded by mu_
 };
 

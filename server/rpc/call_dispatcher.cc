@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <boost/pool/pool_alloc.hpp>
+
 #include "server/rpc/reply_pool.h"
 #include "util/resumable_call.h"
 
@@ -22,7 +24,8 @@ std::shared_ptr<util::ResumableCall> new_resumable() {
     call->recycle();
     return call;
   }
-  return std::make_shared<util::ResumableCall>();
+  return std::allocate_shared<util::ResumableCall>(
+      boost::fast_pool_allocator<util::ResumableCall>());
 }
 
 }  // namespace
@@ -140,7 +143,8 @@ CallDispatcher::Outcome CallDispatcher::handle(Record record,
   std::shared_ptr<util::ResumableCall> resumable;
   if (service->resumable()) resumable = new_resumable();
   auto make_pending = [&] {
-    auto pending = std::make_shared<Call>();
+    // Calls that leave the loop come from a pool (Boost.Pool), as do their resumable states.
+    auto pending = std::allocate_shared<Call>(boost::fast_pool_allocator<Call>());
     pending->service = service;
     pending->call = std::move(call);
     pending->args_offset = decoded.args_offset;
@@ -320,7 +324,7 @@ void CallDispatcher::close() {
   std::unique_lock lock(lifeline_->mu);
   if (!lifeline_->open) return;
   lifeline_->open = false;
-  std::map<const void*, DrcKey> forgotten;
+  decltype(lifeline_->parked_keys) forgotten;
   {
     std::lock_guard keys(lifeline_->keys_mu);
     lifeline_->keys_closed = true;

@@ -29,6 +29,8 @@
 #include <shared_mutex>
 #include <vector>
 
+#include <boost/pool/pool_alloc.hpp>
+
 #include "server/rpc/call_header.h"
 #include "server/rpc/call_stats.h"
 #include "server/rpc/duplicate_request_cache.h"
@@ -123,7 +125,10 @@ class CallDispatcher {
     // keys_closed (set by close()) makes a call that parks afterwards abandon its entry itself:
     // its run may have sent the request before close() and parked after it.
     std::mutex keys_mu;
-    std::map<const void*, DrcKey> parked_keys;
+    // Node-pooled: a call that parks with a cache entry allocates no tree node.
+    std::map<const void*, DrcKey, std::less<const void*>,
+             boost::fast_pool_allocator<std::pair<const void* const, DrcKey>>>
+        parked_keys;
     bool keys_closed = false;
     std::atomic<uint64_t> inline_resumes{0};
   };

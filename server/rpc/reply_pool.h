@@ -3,9 +3,14 @@
 // keeps some) comes back here, and the next call answered on that loop encodes into it:
 // neither the shared reply nor its body buffer is allocated again.
 //
+// A thread whose list is full gives further spares to a list shared by all threads, which a
+// thread whose own list is empty takes from: an executor thread encodes the replies of calls
+// that left the loop, and the loop sends them and gets them back.
+//
 // Invariants: a spare holds no tail (a READ's pinned cache blocks are released when it comes
-// back, not when it is reused), its body is empty, and only this thread holds it. At most
-// kMaxSpareReplies are kept, none with a body buffer above kMaxSpareReplyBody.
+// back, not when it is reused), its body is empty, and only one thread (or the shared list)
+// holds it. At most kMaxSpareReplies are kept per thread and kMaxSharedSpareReplies shared,
+// none with a body buffer above kMaxSpareReplyBody.
 #pragma once
 
 #include <memory>
@@ -15,6 +20,7 @@
 namespace nasd::rpc {
 
 inline constexpr size_t kMaxSpareReplies = 16;
+inline constexpr size_t kMaxSharedSpareReplies = 256;
 inline constexpr size_t kMaxSpareReplyBody = 64 * 1024;
 
 // A reply to fill (marked `pooled`): a spare of this thread's, or a new one. Its body is empty

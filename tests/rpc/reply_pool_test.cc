@@ -4,12 +4,14 @@
 
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace nasd::rpc {
 namespace {
 
+// Empties this thread's spares and the shared ones (the replies taken are freed).
 void drain_spares() {
-  for (size_t i = 0; i < kMaxSpareReplies + 1; ++i) (void)spare_reply();
+  for (size_t i = 0; i < kMaxSpareReplies + kMaxSharedSpareReplies + 1; ++i) (void)spare_reply();
 }
 
 // A sent reply nobody else holds is filled again by the next call on the thread: the same
@@ -70,6 +72,23 @@ TEST(ReplyPool, SparesStayOnTheirThread) {
   }).join();
   EXPECT_NE(elsewhere, object);
   EXPECT_EQ(spare_reply().get(), object);
+}
+
+// A thread whose own spares are full gives the next to the shared list, and a thread with
+// none of its own (an executor thread, whose replies the loop sends) takes it from there.
+TEST(ReplyPool, ASparePastTheThreadsLimitReachesAThreadWithoutSpares) {
+  drain_spares();
+  std::vector<std::shared_ptr<EncodedReply>> mine;
+  for (size_t i = 0; i < kMaxSpareReplies + 1; ++i) mine.push_back(spare_reply());
+  const EncodedReply* overflow = mine.back().get();
+  for (auto& r : mine) recycle_reply(std::shared_ptr<const EncodedReply>(std::move(r)));
+  const EncodedReply* taken = nullptr;
+  std::shared_ptr<EncodedReply> keep;
+  std::thread([&] {
+    keep = spare_reply();
+    taken = keep.get();
+  }).join();
+  EXPECT_EQ(taken, overflow) << "the thread without spares made a new reply";
 }
 
 }  // namespace
