@@ -272,22 +272,25 @@ void DuplicateRequestCache::abandon(const DrcKey& key) {
   recycle(evicted);
 }
 
-size_t DuplicateRequestCache::entries_made() const {
+namespace {
+// `count` of every shard, each read under its lock.
+template <class Shards, class Count>
+size_t sum_over(const Shards& shards, Count count) {
   size_t n = 0;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : shards) {
     std::lock_guard lock(shard->mu);
-    n += shard->made.size();
+    n += count(*shard);
   }
   return n;
 }
+}  // namespace
+
+size_t DuplicateRequestCache::entries_made() const {
+  return sum_over(shards_, [](const auto& shard) { return shard.made.size(); });
+}
 
 size_t DuplicateRequestCache::size() const {
-  size_t n = 0;
-  for (const auto& shard : shards_) {
-    std::lock_guard lock(shard->mu);
-    n += shard->entries.size();
-  }
-  return n;
+  return sum_over(shards_, [](const auto& shard) { return shard.entries.size(); });
 }
 
 }  // namespace nasd::rpc

@@ -14,6 +14,12 @@ void drain_spares() {
   for (size_t i = 0; i < kMaxSpareReplies + kMaxSharedSpareReplies + 1; ++i) (void)spare_reply();
 }
 
+// The reply a new thread's first spare_reply() hands out (it has no spares of its own).
+const EncodedReply* first_spare_on_another_thread(std::shared_ptr<EncodedReply>* keep) {
+  std::thread([keep] { *keep = spare_reply(); }).join();
+  return keep->get();
+}
+
 // A sent reply nobody else holds is filled again by the next call on the thread: the same
 // object and the same body buffer, with nothing of its last use (no bytes, no pinned tail).
 TEST(ReplyPool, ASentReplyIsReusedEmptyWithItsBuffer) {
@@ -64,13 +70,8 @@ TEST(ReplyPool, SparesStayOnTheirThread) {
   std::shared_ptr<const EncodedReply> r = spare_reply();
   const EncodedReply* object = r.get();
   recycle_reply(std::move(r));
-  const EncodedReply* elsewhere = nullptr;
   std::shared_ptr<EncodedReply> keep;
-  std::thread([&] {
-    keep = spare_reply();
-    elsewhere = keep.get();
-  }).join();
-  EXPECT_NE(elsewhere, object);
+  EXPECT_NE(first_spare_on_another_thread(&keep), object);
   EXPECT_EQ(spare_reply().get(), object);
 }
 
@@ -82,13 +83,9 @@ TEST(ReplyPool, ASparePastTheThreadsLimitReachesAThreadWithoutSpares) {
   for (size_t i = 0; i < kMaxSpareReplies + 1; ++i) mine.push_back(spare_reply());
   const EncodedReply* overflow = mine.back().get();
   for (auto& r : mine) recycle_reply(std::shared_ptr<const EncodedReply>(std::move(r)));
-  const EncodedReply* taken = nullptr;
   std::shared_ptr<EncodedReply> keep;
-  std::thread([&] {
-    keep = spare_reply();
-    taken = keep.get();
-  }).join();
-  EXPECT_EQ(taken, overflow) << "the thread without spares made a new reply";
+  EXPECT_EQ(first_spare_on_another_thread(&keep), overflow)
+      << "the thread without spares made a new reply";
 }
 
 }  // namespace
