@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 
 #include "util/reusing_fifo.h"
@@ -26,9 +27,8 @@ class RecordsInCopy {
 
   // Precondition: `pos` is above every position added before.
   void add(uint64_t pos) {
-    assert(queue_.empty() || pos > last_);
+    assert(queue_.empty() || pos > std::prev(queue_.end())->pos);
     queue_.push_back(Entry{pos, false});
-    last_ = pos;
   }
 
   // The lowest position still being copied; nullopt when none is.
@@ -40,7 +40,6 @@ class RecordsInCopy {
   // Marks the record at `pos` (added, not yet copied) copied. True when it was the first: the
   // complete prefix grew.
   bool copied(uint64_t pos) {
-    if (queue_.empty()) return false;
     auto it = std::lower_bound(queue_.begin(), queue_.end(), pos,
                                [](const Entry& e, uint64_t p) { return e.pos < p; });
     assert(it != queue_.end() && it->pos == pos && !it->copied);
@@ -57,7 +56,6 @@ class RecordsInCopy {
     bool copied = false;
   };
   util::ReusingFifo<Entry> queue_;
-  uint64_t last_ = 0;
 };
 
 }  // namespace nasd::nvram

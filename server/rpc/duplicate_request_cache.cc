@@ -105,16 +105,6 @@ size_t bucket_count_for(size_t capacity) {
   return n;
 }
 
-// Replies of entries dropped under a shard's lock, handed back to this thread's spare replies
-// once it is released (the cache held them, so nothing else may). Past the first few, a
-// dropped reply is freed as before.
-using Evicted = boost::container::static_vector<DuplicateRequestCache::Reply, 4>;
-
-void recycle(Evicted& evicted) {
-  for (auto& reply : evicted) recycle_reply(std::move(reply));
-  evicted.clear();
-}
-
 }  // namespace
 
 // Entries are made on demand and never freed before the cache: a dropped entry goes to the
@@ -140,6 +130,28 @@ struct DuplicateRequestCache::Shard {
   bi::list<DrcEntry> lru;
   std::vector<std::unique_ptr<DrcEntry>> made;  // every entry of this shard (they never move)
   std::vector<DrcEntry*> spares;                // made, not in `entries`
+  // Replies of entries dropped under the lock, for this thread's spare replies once it is
+  // released (Guard): the cache held them, so nothing else may. Past the first few, a dropped
+  // reply is freed as before.
+  boost::container::static_vector<Reply, 4> dropped;
+
+  // Holds the shard's lock; on leaving, releases it, then hands the dropped replies on.
+  class Guard {
+   public:
+    explicit Guard(Shard& s) : shard_(s), lock_(s.mu) {}
+    ~Guard() {
+      boost::container::static_vector<Reply, 4> replies = std::move(shard_.dropped);
+      shard_.dropped.clear();
+      lock_.unlock();
+      for (auto& reply : replies) recycle_reply(std::move(reply));
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    Shard& shard_;
+    std::unique_lock<std::mutex> lock_;
+  };
 
   DrcEntry* find(const DrcKey& key) {
     auto it = entries.find(key, EntryHash{}, EntryEqual{});
@@ -162,10 +174,10 @@ struct DuplicateRequestCache::Shard {
     DrcEntry* e = find(key);
     return e ? *e : add(key);
   }
-  void erase(DrcEntry& e, Evicted* evicted) {
+  void erase(DrcEntry& e) {
     if (e.bi::list_base_hook<>::is_linked()) lru.erase(lru.iterator_to(e));
     entries.erase(entries.iterator_to(e));
-    if (e.reply && evicted->size() < evicted->capacity()) evicted->push_back(std::move(e.reply));
+    if (e.reply && dropped.size() < dropped.capacity()) dropped.push_back(std::move(e.reply));
     e.reply.reset();
     spares.push_back(&e);
   }
@@ -175,10 +187,9 @@ struct DuplicateRequestCache::Shard {
   }
   // Drops expired completed entries from the cold end, then the coldest completed entries
   // over capacity. Running calls' entries are never dropped.
-  void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl,
-            Evicted* evicted) {
-    while (!lru.empty() && lru.back().completed_at + ttl <= now) erase(lru.back(), evicted);
-    while (entries.size() > capacity && !lru.empty()) erase(lru.back(), evicted);
+  void trim(size_t capacity, Clock::time_point now, std::chrono::milliseconds ttl) {
+    while (!lru.empty() && lru.back().completed_at + ttl <= now) erase(lru.back());
+    while (entries.size() > capacity && !lru.empty()) erase(lru.back());
   }
 };
 
@@ -198,29 +209,17 @@ DuplicateRequestCache::Shard& DuplicateRequestCache::shard_for(const DrcKey& key
 DuplicateRequestCache::Lookup DuplicateRequestCache::begin(const DrcKey& key,
                                                            Clock::time_point now) {
   Shard& s = shard_for(key);
-  Evicted evicted;
-  Lookup result;
-  {
-    std::lock_guard lock(s.mu);
-    result = begin_locked(s, key, now, &evicted);
-  }
-  recycle(evicted);
-  return result;
-}
-
-DuplicateRequestCache::Lookup DuplicateRequestCache::begin_locked(Shard& s, const DrcKey& key,
-                                                                  Clock::time_point now,
-                                                                  Evicted* evicted) {
+  Shard::Guard guard(s);
   if (DrcEntry* e = s.find(key)) {
     if (!e->done) return {State::InProgress, nullptr};
     if (e->completed_at + options_.ttl > now) {
       s.touch(*e);
       return {State::Done, e->reply};
     }
-    s.erase(*e, evicted);  // expired: the call runs again
+    s.erase(*e);  // expired: the call runs again
   }
   // Room for one more running call: only completed entries can make it.
-  s.trim(per_shard_capacity_ - 1, now, options_.ttl, evicted);
+  s.trim(per_shard_capacity_ - 1, now, options_.ttl);
   if (s.entries.size() >= per_shard_capacity_) return {State::Full, nullptr};
   s.add(key);
   return {State::New, nullptr};
@@ -228,48 +227,36 @@ DuplicateRequestCache::Lookup DuplicateRequestCache::begin_locked(Shard& s, cons
 
 void DuplicateRequestCache::complete(const DrcKey& key, Reply reply, Clock::time_point now) {
   Shard& s = shard_for(key);
-  Evicted evicted;
-  {
-    std::lock_guard lock(s.mu);
-    DrcEntry& e = s.find_or_add(key);  // complete() without begin(): keep the reply anyway
-    s.touch(e);
-    // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
-    // to a node that no longer has it) must not replace the reply the journal recorded.
-    if (e.recovered) return;
-    e.done = true;
-    e.reply = std::move(reply);
-    e.completed_at = now;
-    s.trim(per_shard_capacity_, now, options_.ttl, &evicted);
-  }
-  recycle(evicted);
+  Shard::Guard guard(s);
+  DrcEntry& e = s.find_or_add(key);  // complete() without begin(): keep the reply anyway
+  s.touch(e);
+  // A copy that ran while the volume was still being recovered (it answered JUKEBOX, or went
+  // to a node that no longer has it) must not replace the reply the journal recorded.
+  if (e.recovered) return;
+  e.done = true;
+  e.reply = std::move(reply);
+  e.completed_at = now;
+  s.trim(per_shard_capacity_, now, options_.ttl);
 }
 
 void DuplicateRequestCache::insert_completed(const DrcKey& key, Reply reply,
                                              Clock::time_point now) {
   Shard& s = shard_for(key);
-  Evicted evicted;
-  {
-    std::lock_guard lock(s.mu);
-    DrcEntry& e = s.find_or_add(key);
-    s.touch(e);  // completed now, so it belongs on the LRU list
-    e.done = true;
-    e.recovered = true;
-    e.reply = std::move(reply);
-    e.completed_at = now;
-    s.trim(per_shard_capacity_, now, options_.ttl, &evicted);
-  }
-  recycle(evicted);
+  Shard::Guard guard(s);
+  DrcEntry& e = s.find_or_add(key);
+  s.touch(e);  // completed now, so it belongs on the LRU list
+  e.done = true;
+  e.recovered = true;
+  e.reply = std::move(reply);
+  e.completed_at = now;
+  s.trim(per_shard_capacity_, now, options_.ttl);
 }
 
 void DuplicateRequestCache::abandon(const DrcKey& key) {
   Shard& s = shard_for(key);
-  Evicted evicted;
-  {
-    std::lock_guard lock(s.mu);
-    DrcEntry* e = s.find(key);
-    if (e && !e->done) s.erase(*e, &evicted);
-  }
-  recycle(evicted);
+  Shard::Guard guard(s);
+  DrcEntry* e = s.find(key);
+  if (e && !e->done) s.erase(*e);
 }
 
 namespace {

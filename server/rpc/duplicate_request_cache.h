@@ -34,8 +34,6 @@
 #include <span>
 #include <vector>
 
-#include <boost/container/static_vector.hpp>
-
 #include "server/rpc/call_header.h"
 #include "server/rpc/service.h"
 
@@ -98,8 +96,6 @@ class DuplicateRequestCache {
  private:
   struct Shard;
   Shard& shard_for(const DrcKey& key);
-  Lookup begin_locked(Shard& s, const DrcKey& key, Clock::time_point now,
-                      boost::container::static_vector<Reply, 4>* evicted);
 
   Options options_;
   size_t per_shard_capacity_;

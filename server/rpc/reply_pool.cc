@@ -28,14 +28,13 @@ std::shared_ptr<EncodedReply> take_shared_spare() {
   return reply;
 }
 
-// False when the shared list is full too.
-bool give_shared_spare(std::shared_ptr<EncodedReply>&& reply) {
+// When the shared list is full too, `reply` is freed.
+void give_shared_spare(std::shared_ptr<EncodedReply> reply) {
   SharedSpares& shared = shared_spares();
   std::lock_guard lock(shared.mu);
-  if (shared.replies.size() >= kMaxSharedSpareReplies) return false;
+  if (shared.replies.size() >= kMaxSharedSpareReplies) return;
   if (shared.replies.capacity() < kMaxSharedSpareReplies) shared.replies.reserve(kMaxSharedSpareReplies);
   shared.replies.push_back(std::move(reply));
-  return true;
 }
 }  // namespace
 
@@ -68,7 +67,7 @@ void recycle_reply(std::shared_ptr<const EncodedReply>&& reply) {
     t_spares.push_back(std::move(mutable_reply));
     return;
   }
-  (void)give_shared_spare(std::move(mutable_reply));  // or freed, when that is full too
+  give_shared_spare(std::move(mutable_reply));
 }
 
 }  // namespace nasd::rpc
