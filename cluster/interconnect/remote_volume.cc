@@ -340,6 +340,9 @@ bool RemoteVolume::describe() const {
       fs::Status::Ok) {
     return false;
   }
+  // An owner that has not opened the volume yet knows no root (older owners answered {0, 0}
+  // as if it were one): asked again next time rather than kept.
+  if (r.root == fs::InodeId{}) return false;
   std::lock_guard lock(describe_mu_);
   described_ = r;
   return true;

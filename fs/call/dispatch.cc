@@ -94,7 +94,12 @@ struct Executor {
     done(v.commit(ctx, a.id, a.offset, a.count, &r.wcc), std::move(r));
   }
   void operator()(const DescribeArgs&) {
-    done(fs::Status::Ok, DescribeResult{v.root(), v.limits()});
+    // A volume this node stands in for before it is opened here (or while nobody may serve it)
+    // has no root to tell: "not yet", or the forwarder would keep {0, 0} as the root and
+    // refuse every mount of the volume for good.
+    const fs::InodeId root = v.root();
+    if (root == fs::InodeId{}) return done(fs::Status::Jukebox, DescribeResult{});
+    done(fs::Status::Ok, DescribeResult{root, v.limits()});
   }
 };
 

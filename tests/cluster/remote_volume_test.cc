@@ -9,7 +9,9 @@
 
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/interconnect/peer_client.h"
+#include "cluster/interconnect/unavailable_volume.h"
 #include "fs/call/codec.h"
+#include "fs/call/dispatch.h"
 #include "cluster/interconnect/volume_server.h"
 #include "tests/cluster/codec_samples.h"
 #include "tests/cluster/echo_volume.h"
@@ -214,6 +216,25 @@ TEST_F(RemoteVolumeTest, RootLimitsAndVerifierComeFromTheOwner) {
   served_.set_verifier(0xbeef);  // the owner restarted
   remote_->getattr(ctx_, a_, &attr);
   EXPECT_EQ(remote_->write_verifier(), 0xbeefu);
+}
+
+// The start failure of the 4-node drill: a node asked the owner for a volume's root before the
+// owner had opened it, kept the {0, 0} of the owner's stand-in, and refused every mount of the
+// volume (MNT3ERR_SERVERFAULT) after the owner had opened it.
+TEST_F(RemoteVolumeTest, ARootAskedForBeforeTheOwnerOpenedTheVolumeIsAskedForAgain) {
+  constexpr uint32_t kLate = kVolume + 2;
+  UnavailableVolume not_yet_open(kLate, fs::InodeId{});
+  volumes_.add(&not_yet_open);
+  VolumeRequest describe{kLate, {}, DescribeArgs{}, std::nullopt};
+  EXPECT_EQ(execute_volume_call(not_yet_open, describe).status, fs::Status::Jukebox);
+  RemoteVolume remote(kLate, client_);
+  EXPECT_EQ(remote.root(), fs::InodeId{});
+  EXPECT_FALSE(remote.describe());
+
+  EchoVolume opened(kLate);
+  volumes_.add(&opened);
+  EXPECT_EQ(remote.root(), opened.root());
+  EXPECT_NE(remote.root(), fs::InodeId{});
 }
 
 TEST_F(RemoteVolumeTest, VolumeTheOwnerDoesNotHaveIsStale) {
