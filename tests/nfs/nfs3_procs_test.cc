@@ -350,5 +350,59 @@ TEST_F(Nfs3Procs, CommitReturnsTheWriteVerifier) {
   EXPECT_EQ(get_verifier_bytes(r->COMMIT3res_u.resok.verf), main_.write_verifier());
 }
 
+
+// A directory whose entry "late" is a junction to volume 21, as the cluster's /r answers.
+class JunctionDir : public test_support::MemoryFs {
+ public:
+  using MemoryFs::MemoryFs;
+  fs::Status lookup(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
+                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
+                    std::optional<fs::Attr>* dir_attr) override {
+    if (name != "late") return MemoryFs::lookup(ctx, dir, name, out, obj_attr, dir_attr);
+    *out = fs::junction_to(21);
+    return fs::Status::Ok;
+  }
+};
+
+// A forwarded volume whose owner has not told its root yet (interconnect::RemoteVolume).
+class RootNotYetKnown : public test_support::MemoryFs {
+ public:
+  using MemoryFs::MemoryFs;
+  fs::InodeId root() const override { return known ? MemoryFs::root() : fs::InodeId{}; }
+  bool known = false;
+};
+
+// A LOOKUP across a junction into a volume whose root is not known yet used to hand out a
+// handle of inode {0, 0}, which no volume ever answers: the client kept a dead handle.
+TEST_F(Nfs3Procs, ALookupIntoAVolumeWhoseRootIsNotKnownYetAsksTheClientToRetry) {
+  JunctionDir top(20);
+  RootNotYetKnown late(21);
+  resolver_->add(&top);
+  resolver_->add(&late);
+  exports_ = Exports::from_config(Config::parse(R"(
+[volume top]
+id = 20
+[volume late]
+id = 21
+[export /r]
+volume = top
+clients = *
+access = rw
+[export /r/late]
+volume = late
+clients = *
+access = rw
+)"));
+  nfs_ = std::make_unique<Nfs3Service>(resolver_, exports_, codec_);
+  FileHandle into;
+  EXPECT_EQ(lookup(root_handle(top), "late", &into), NFS3ERR_JUKEBOX);
+  late.known = true;
+  ASSERT_EQ(lookup(root_handle(top), "late", &into), NFS3_OK);
+  EXPECT_EQ(into.bytes, root_handle(late).bytes);
+  fattr3 attr{};
+  EXPECT_EQ(getattr(into, &attr), NFS3_OK);
+  EXPECT_EQ(attr.type, NF3DIR);
+}
+
 }  // namespace
 }  // namespace nasd::nfs::fixture

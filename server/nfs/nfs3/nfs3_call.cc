@@ -79,7 +79,12 @@ nfsstat3 Nfs3Call::handle_for(const Target& t, fs::InodeId inode, FileHandle* ou
     Exports::Policy entered = deps_.exports->for_crossing(*other, crossed, call_.peer);
     if (!entered) return NFS3ERR_ACCES;
     fs::Volume* v = deps_.volumes->find(*other);
-    *out = deps_.handles->encode(*other, v ? v->root() : fs::InodeId{}, entered->export_id);
+    if (v == nullptr) return NFS3ERR_NOENT;
+    // A volume whose owner has not told its root yet (not reachable, or not opened there):
+    // "try again", as MOUNT refuses it, rather than a handle of {0, 0} that never works.
+    const fs::InodeId root = v->root();
+    if (root == fs::InodeId{}) return NFS3ERR_JUKEBOX;
+    *out = deps_.handles->encode(*other, root, entered->export_id);
     return NFS3_OK;
   }
   *out = deps_.handles->encode(t.volume_id, inode, t.policy->export_id);
