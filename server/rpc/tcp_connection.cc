@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "server/rpc/reply_pool.h"
@@ -63,10 +64,22 @@ void TcpConnection::arm_recv() {
   // calls, several pipelined calls at once) into the staging buffer.
   std::span<uint8_t> window = reassembler_.body_window(kReceiveInPlaceMin);
   recv_in_place_ = !window.empty();
+  set_rcvlowat(recv_in_place_ ? window.size() : 1);
   if (recv_in_place_)
     recv_pending_ = loop_.recv(fd_, window.data(), window.size(), &recv_op_);
   else
     recv_pending_ = loop_.recv(fd_, recv_buf_.data(), recv_buf_.size(), &recv_op_);
+}
+
+void TcpConnection::set_rcvlowat(size_t bytes) {
+  // While a large fragment arrives, the kernel wakes this loop only once the rest of it is in
+  // the socket (it grows the receive buffer to fit, and caps the mark itself), instead of at
+  // every segment: a 1 MiB WRITE woke the loop about ten times. Back to 1 before any other
+  // receive, or a small call would wait for bytes that never come. A mark that cannot be set
+  // costs only the wake-ups.
+  const int want = static_cast<int>(std::min<size_t>(bytes, kMaxRcvLowat));
+  if (want == rcvlowat_) return;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) rcvlowat_ = want;
 }
 
 void TcpConnection::on_recv(int result) {

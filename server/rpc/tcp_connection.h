@@ -113,9 +113,13 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // A fragment body with at least this much still to come is received in place (into its
   // record, RecordReassembler::body_window) rather than through recv_buf_.
   static constexpr size_t kReceiveInPlaceMin = 16 << 10;
+  static constexpr size_t kMaxRcvLowat = 4 << 20;
   RecordReassembler reassembler_;
   std::vector<uint8_t> recv_buf_;
   bool recv_in_place_ = false;  // the pending recv writes into the reassembler's record
+  // The socket's SO_RCVLOWAT: the rest of the fragment while one is received in place, else 1.
+  int rcvlowat_ = 1;
+  void set_rcvlowat(size_t bytes);
   Op<&TcpConnection::on_recv> recv_op_{this};
   Op<&TcpConnection::on_send> send_op_{this};
   bool recv_pending_ = false;

@@ -294,6 +294,29 @@ TEST_F(LoopbackTest, LargeCallsReceivedInPlaceArriveIntact) {
   EXPECT_TRUE(got_small);
 }
 
+// While a large fragment is received in place the socket's low-water mark is the fragment's
+// rest (so the loop wakes once for it, not at every segment); a small call that comes alone
+// afterwards must not wait for that many bytes.
+TEST_F(LoopbackTest, ASmallCallAfterALargeOneIsNotHeldBackByItsLowWaterMark) {
+  TcpTestClient c(port_);
+  std::vector<uint8_t> payload(200000, 0x5a);
+  std::vector<uint8_t> big =
+      record(call(730, kEcho, echo_args(std::string(payload.begin(), payload.end()))));
+  // The head first and the rest after a pause: the rest is received in place.
+  ASSERT_TRUE(c.send_all({big.data(), 1000}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(c.send_all({big.data() + 1000, big.size() - 1000}));
+  auto rec = c.read_record(10000);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(parse_reply(*rec).xid, 730u);
+  ASSERT_TRUE(c.send_all(record(call(731, kEcho, echo_args("small")))));
+  rec = c.read_record(3000);
+  ASSERT_TRUE(rec) << "the small call was not answered";
+  ParsedReply r = parse_reply(*rec);
+  EXPECT_EQ(r.xid, 731u);
+  EXPECT_EQ(opaque_text(r.results), "small");
+}
+
 TEST_F(LoopbackTest, HalfClosedClientStillGetsReplies) {
   TcpTestClient c(port_);
   ASSERT_TRUE(c.send_all(record(call(800, kSleepEcho, sleep_args(100, "bye")))));
