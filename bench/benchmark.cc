@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bench/clock.h"
+#include "bench/disk_written.h"
 #include "bench/load_worker.h"
 #include "bench/process_cpu.h"
 #include "bench/report_math.h"
@@ -61,20 +62,35 @@ void watch_progress(const std::vector<std::unique_ptr<LoadWorker>>& workers, con
   }
 }
 
-// Reads the server's CPU time at the start and the end of every measured interval. A reading
-// that fails (the server died) leaves that step unmeasured (-1).
-void sample_server_cpu(pid_t pid, const Timeline& timeline, std::vector<double>* cpu_seconds) {
+// Reads the server's CPU time and the disk's bytes written at the start and the end of every
+// measured interval. A reading that fails (the server died) leaves that step unmeasured (-1).
+void sample_steps(pid_t pid, const std::string& disk, const Timeline& timeline,
+                  std::vector<double>* cpu_seconds, std::vector<double>* disk_mb_per_sec) {
   auto sleep_until = [](int64_t t) {
     int64_t now = monotonic_ns();
     if (t > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t - now));
   };
+  auto cpu = [pid]() -> std::optional<double> {
+    if (pid <= 0) return std::nullopt;
+    return process_cpu_seconds(pid);
+  };
+  auto written = [&disk]() -> std::optional<uint64_t> {
+    if (disk.empty()) return std::nullopt;
+    return disk_bytes_written(disk);
+  };
   cpu_seconds->assign(timeline.steps(), -1);
+  disk_mb_per_sec->assign(timeline.steps(), -1);
   for (size_t i = 0; i < timeline.steps(); ++i) {
     sleep_until(timeline.measure_start(i));
-    std::optional<double> before = process_cpu_seconds(pid);
+    std::optional<double> cpu_before = cpu();
+    std::optional<uint64_t> disk_before = written();
     sleep_until(timeline.step_end(i));
-    std::optional<double> after = process_cpu_seconds(pid);
-    if (before && after) (*cpu_seconds)[i] = *after - *before;
+    std::optional<double> cpu_after = cpu();
+    std::optional<uint64_t> disk_after = written();
+    if (cpu_before && cpu_after) (*cpu_seconds)[i] = *cpu_after - *cpu_before;
+    if (disk_before && disk_after && *disk_after >= *disk_before)
+      (*disk_mb_per_sec)[i] = static_cast<double>(*disk_after - *disk_before) / 1e6 /
+                              timeline.measure_seconds();
   }
 }
 
@@ -185,6 +201,9 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
     throw RunError("--server-pid " + std::to_string(config.server_pid) + ": cannot read /proc/" +
                    std::to_string(config.server_pid) + "/stat");
   }
+  if (!config.disk_device.empty() && !disk_bytes_written(config.disk_device)) {
+    throw RunError("--disk-device " + config.disk_device + ": not in /proc/diskstats");
+  }
 
   std::vector<std::unique_ptr<LoadWorker>> workers;
   for (size_t i = 0; i < config.processes; ++i) {
@@ -250,10 +269,12 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   std::atomic<bool> done{false};
   std::thread watcher;
   if (progress) watcher = std::thread([&] { watch_progress(workers, timeline, config, progress, done); });
-  std::vector<double> server_cpu;
+  std::vector<double> server_cpu, disk_mb_per_sec;
   std::thread cpu_sampler;
-  if (config.server_pid > 0) {
-    cpu_sampler = std::thread([&] { sample_server_cpu(config.server_pid, timeline, &server_cpu); });
+  if (config.server_pid > 0 || !config.disk_device.empty()) {
+    cpu_sampler = std::thread([&] {
+      sample_steps(config.server_pid, config.disk_device, timeline, &server_cpu, &disk_mb_per_sec);
+    });
   }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&, wp = w.get()] { wp->run(timeline, config.loads); });
@@ -265,6 +286,7 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   result.steps.resize(config.loads.size());
   for (size_t i = 0; i < server_cpu.size() && i < result.steps.size(); ++i) {
     result.steps[i].server_cpu_seconds = server_cpu[i];
+    result.steps[i].disk_written_mb_per_sec = disk_mb_per_sec[i];
   }
   for (const auto& w : workers) {
     for (size_t i = 0; i < result.steps.size(); ++i) result.steps[i].stats.merge(w->step_stats()[i]);

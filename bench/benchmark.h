@@ -55,6 +55,9 @@ struct RunConfig {
   // CPU over half a second) before the first step, for at most this long, so the steps measure
   // the server's steady state rather than the write-behind of the fileset just written. 0 = no wait.
   double settle_seconds = 0;
+  // A block device on this machine ("vda", as /proc/diskstats names it) whose bytes written over
+  // every measured interval go in the report and CSV (disk_written.h); "" = none.
+  std::string disk_device;
 };
 
 struct StepResult {
@@ -69,6 +72,9 @@ struct StepResult {
   double server_cpu_us_per_op() const {
     return server_cpu_seconds >= 0 && ok > 0 ? server_cpu_seconds * 1e6 / static_cast<double>(ok) : -1;
   }
+  // Bytes the --disk-device wrote over the measured interval, per second (10^6 bytes); < 0 when
+  // not measured.
+  double disk_written_mb_per_sec = -1;
   StepStats stats;
 };
 

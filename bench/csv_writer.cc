@@ -5,7 +5,7 @@
 namespace nasd::bench {
 
 void write_csv(std::ostream& out, const RunResult& r) {
-  out << "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op\n";
+  out << "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op,disk_written_mb_per_sec\n";
   out << std::fixed;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepResult& s = r.steps[i];
@@ -26,6 +26,9 @@ void write_csv(std::ostream& out, const RunResult& r) {
     } else {
       out << ',';
     }
+    // Empty when no disk was watched (no --disk-device).
+    out << ',';
+    if (s.disk_written_mb_per_sec >= 0) out << std::setprecision(1) << s.disk_written_mb_per_sec;
     out << '\n';
   }
 }

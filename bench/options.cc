@@ -99,6 +99,9 @@ Output:
                           over each measured interval goes in the report and CSV, per operation
   --settle-seconds S      with --server-pid: after building the fileset, wait (at most S) until the
                           server is idle (under 5% of a CPU over 0.5 s) before the first step
+  --disk-device NAME      a block device of this machine (as /proc/diskstats names it, e.g. vda):
+                          the bytes it wrote over each measured interval, per second, go in
+                          the report and CSV (is a server writing through to its disk?)
   --quiet                 no progress line on stderr
 )";
 }
@@ -180,6 +183,7 @@ Options parse_options(const std::vector<std::string>& args) {
        }},
       {"--listing-entries", [&](const std::string& v) { o.config.listing_entries = count("--listing-entries", v, 1, 1000000); }},
       {"--server-pid", [&](const std::string& v) { o.config.server_pid = static_cast<pid_t>(count("--server-pid", v, 1, 1 << 30)); }},
+      {"--disk-device", [&](const std::string& v) { o.config.disk_device = v; }},
       {"--settle-seconds", [&](const std::string& v) { o.config.settle_seconds = number("--settle-seconds", v, 0, 3600); }},
       {"--server-name", [&](const std::string& v) { o.labels.system_under_test = v; }},
       {"--notes", [&](const std::string& v) { o.labels.notes = v; }},

@@ -2,7 +2,8 @@
 # nasd against nfs-ganesha (VFS FSAL) on this machine, in one run: per NFS procedure the ops/s and
 # the server's own CPU time per operation, sequential 1 MiB transfers next to loopback TCP
 # bandwidth (iperf3, measured in the same run), and the SPECsfs2008-mix curve. Every figure is
-# printed as nasd, ganesha, nasd/ganesha and (for data moved) as a fraction of loopback.
+# printed as nasd, ganesha, nasd/ganesha and (for data moved) as a fraction of loopback; the
+# sequential WRITE also with what the disk under /tmp wrote meanwhile, next to what it can write.
 #
 #   bench/perf_vs_ganesha.sh BUILD_DIR [--full] [--only W1,W2] [--step-seconds S] [--warmup-seconds S]
 #       [--load OPS --steps N | --loads A,B,C] [--processes N] [--fileset-mib-per-op X]
@@ -154,6 +155,26 @@ for streams in 1 4 16; do
 done
 kill "$iperf_pid" 2>/dev/null || true; wait "$iperf_pid" 2>/dev/null || true; iperf_pid=""
 
+# The disk under /tmp, where both servers keep their data: what it writes while the sequential
+# WRITE points run (nasd-loadgen --disk-device), next to what it can write (O_DIRECT, 4 MiB
+# blocks, measured here). A server that puts what it acknowledges on disk at the disk's pace
+# cannot go faster than this; one that keeps it in the page cache can, for a while.
+disk="" disk_mb_s=""
+if wanted seq_write_1m; then
+  disk=$(lsblk -no KNAME "$(findmnt -no SOURCE --target /tmp 2>/dev/null)" 2>/dev/null | head -n 1 || true)
+  [[ -n $disk ]] && grep -q " $disk " /proc/diskstats || disk=""
+  if [[ -n $disk ]]; then
+    probe=$(mktemp /tmp/nasd-perf-disk.XXXXXX)
+    blocks=$([[ $full == 1 ]] && echo 512 || echo 64)
+    t0=$(date +%s%N)
+    if dd if=/dev/zero of="$probe" bs=4M count="$blocks" oflag=direct status=none 2>/dev/null; then
+      disk_mb_s=$(awk -v b=$((blocks * 4194304)) -v ns=$(( $(date +%s%N) - t0 )) 'BEGIN { printf "%.1f", b / (ns / 1e9) / 1e6 }')
+    fi
+    rm -f "$probe"
+    log "disk $disk (under /tmp), O_DIRECT write of $((blocks * 4)) MiB: ${disk_mb_s:-no figure} MB/s"
+  fi
+fi
+
 start_server() {  # NAME LAUNCHER ARGS...: sets <NAME>_launcher, <NAME>_pid, <NAME>_target
   local name=$1; shift
   launcher_start "$out/$name-server" "$@" || { echo "$name did not start" >&2; exit 1; }
@@ -168,9 +189,9 @@ start_server nasd "$here/servers/nasd.sh" "$build" --nfs-port 32059 --mount-port
   --nvram-mode "$nasd_nvram" --volume-size "${volume_mib}M" ${nasd_cache:+--cache "$nasd_cache"}
 
 csv=$out/results.csv
-echo "workload,clients,figure,unit,nasd,ganesha,nasd_over_ganesha,loopback_mb_s,nasd_of_loopback,ganesha_of_loopback" >"$csv"
+echo "workload,clients,figure,unit,nasd,ganesha,nasd_over_ganesha,ceiling_mb_s,nasd_of_ceiling,ganesha_of_ceiling" >"$csv"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b + 0 > 0) printf "%.2f", a / b }'; }
-row() {  # WORKLOAD CLIENTS FIGURE UNIT NASD GANESHA [LOOPBACK]
+row() {  # WORKLOAD CLIENTS FIGURE UNIT NASD GANESHA [CEILING: loopback, or the disk's]
   local lb=${7-} nf="" gf=""
   [[ -z $lb ]] || { nf=$(ratio "$5" "$lb"); gf=$(ratio "$6" "$lb"); }
   echo "$1,$2,$3,$4,$5,$6,$(ratio "$5" "$6"),$lb,$nf,$gf" >>"$csv"
@@ -203,13 +224,18 @@ for p in "${POINTS[@]}"; do
   for c in $clients; do
     log "$name, $c clients"
     # shellcheck disable=SC2046
-    for server in ganesha nasd; do run_point "$server" "$name" "$c" $(point_args "$name" "$files" "$bytes" "$c" "$extra"); done
+    watch=()
+    [[ $name != seq_write_1m || -z $disk ]] || watch=(--disk-device "$disk")
+    for server in ganesha nasd; do run_point "$server" "$name" "$c" $(point_args "$name" "$files" "$bytes" "$c" "$extra") "${watch[@]}"; done
     n=$out/runs/nasd-$name-c$c.csv g=$out/runs/ganesha-$name-c$c.csv
     row "$name" "$c" ops_per_s "$unit" "$(per_unit "$n" 3 "$per" 0)" "$(per_unit "$g" 3 "$per" 0)"
     row "$name" "$c" cpu_us_per_op "usec per ${unit%/s}" "$(per_unit "$n" 15 "$per" 1)" "$(per_unit "$g" 15 "$per" 1)"
     if [[ $name == read_* || $name == write_* || $name == seq_* ]]; then
       lb=${loopback[$c]}
       row "$name" "$c" mb_per_s MB/s "$(field "$n" 13)" "$(field "$g" 13)" "$lb"
+    fi
+    if [[ $name == seq_write_1m && -n $disk ]]; then
+      row "$name" "$c" disk_written_mb_per_s MB/s "$(field "$n" 16)" "$(field "$g" 16)" "$disk_mb_s"
     fi
   done
 done
@@ -254,12 +280,14 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "points: $step_seconds s measured after $warmup_seconds s warmup; closed loop, one call in flight per client"
   echo
   awk -F, 'NR == 1 { printf "%-19s %7s %-20s %12s %12s %9s %10s %9s %9s\n", "workload", "clients", "figure", "nasd", "ganesha",
-                     "nasd/gan", "loopback", "nasd/lb", "gan/lb"; next }
+                     "nasd/gan", "ceiling", "nasd/ceil", "gan/ceil"; next }
            { printf "%-19s %7s %-20s %12s %12s %9s %10s %9s %9s\n", $1, $2, $3, $5, $6, $7, $8, $9, $10 }' "$csv"
   echo
   echo "ops/s: operations per second (create_remove: CREATE+REMOVE pairs; readdirplus_1000: whole listings)."
   echo "cpu_us_per_op: server process user+system CPU over the measured interval / operations."
-  echo "MB/s: 10^6 bytes of READ/WRITE payload per second; loopback: iperf3 over 127.0.0.1 with as many streams as clients (16 for 16)."
+  echo "MB/s: 10^6 bytes of READ/WRITE payload per second; ceiling: loopback TCP (iperf3 over 127.0.0.1 with as many streams as clients, 16 for 16),"
+  echo "  or for disk_written_mb_per_s the disk's own O_DIRECT write bandwidth${disk:+ ($disk, under /tmp: ${disk_mb_s:-no figure} MB/s)}."
+  echo "disk_written_mb_per_s: what that disk wrote per second during the point (both servers' data is on it; /proc/diskstats)."
 } >"$out/summary.txt"
 cat "$out/summary.txt"
 

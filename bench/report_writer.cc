@@ -59,6 +59,15 @@ void performance(std::ostream& out, const RunResult& r) {
     out << std::right << std::setw(13) << fixed(s.achieved_ops, 0) << std::setw(18) << fixed(s.mean_ms, 2)
         << std::setw(15) << fixed(s.requested_ops, 0) << "    " << (s.missed ? "MISSED" : "") << '\n';
   }
+  bool watched = std::any_of(r.steps.begin(), r.steps.end(), [](const StepResult& s) { return s.disk_written_mb_per_sec >= 0; });
+  if (watched) {
+    out << "\nDisk written (the --disk-device over each measured interval)\n"
+        << "    Throughput         MB/s data     Disk MB/s\n";
+    for (const StepResult& s : r.steps) {
+      out << std::right << std::setw(13) << fixed(s.achieved_ops, 0) << std::setw(18) << fixed(s.mb_per_sec, 1)
+          << std::setw(14) << (s.disk_written_mb_per_sec >= 0 ? fixed(s.disk_written_mb_per_sec, 1) : "-") << '\n';
+    }
+  }
   bool measured = std::any_of(r.steps.begin(), r.steps.end(), [](const StepResult& s) { return s.server_cpu_seconds >= 0; });
   if (!measured) return;
   out << "\nServer CPU (user + system of the server process over each measured interval)\n"

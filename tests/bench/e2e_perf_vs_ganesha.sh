@@ -60,8 +60,20 @@ for s in 1 4 16; do
   awk -F, -v s="$s" '$1 == "loopback_tcp" && $2 == s && $8 ~ /^[0-9.]+$/ && $8 > 0 { ok = 1 } END { exit !ok }' "$csv" ||
     fail "no loopback bandwidth for $s streams"
 done
+# The disk under /tmp, when the script found it: what it wrote during the sequential WRITEs
+# (both servers' figures) next to what it can write.
+disk_rows=0
+if grep -q 'O_DIRECT write of' "$work/stderr"; then
+  for c in 1 4; do
+    awk -F, -v c="$c" '$1 == "seq_write_1m" && $2 == c && $3 == "disk_written_mb_per_s" &&
+                       $5 ~ /^[0-9.]+$/ && $6 ~ /^[0-9.]+$/ && $8 ~ /^[0-9.]+$/ && $8 > 0 { ok = 1 }
+                       END { exit !ok }' "$csv" ||
+      fail "row seq_write_1m,$c,disk_written_mb_per_s missing or incomplete: $(grep "^seq_write_1m,$c,disk" "$csv" || true)"
+  done
+  disk_rows=2
+fi
 rows=$(($(wc -l <"$csv") - 1))
-[[ $rows == 67 ]] || fail "results.csv has $rows rows, expected 67"
+[[ $rows == $((67 + disk_rows)) ]] || fail "results.csv has $rows rows, expected $((67 + disk_rows))"
 grep -q '^machine: .*load average' "$work/out/summary.txt" || fail "summary.txt does not state the load average"
 grep -q 'nasd/gan' "$work/stdout" || fail "the table was not printed"
 [[ -s $work/out/ratios.png ]] || fail "no ratios.png"

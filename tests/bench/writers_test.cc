@@ -30,9 +30,9 @@ TEST(CsvWriterTest, OneRowPerStep) {
   std::ostringstream out;
   write_csv(out, r);
   EXPECT_EQ(out.str(),
-            "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op\n"
-            "1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000,,\n"
-            "2,200.0,150.0,2.000,2.000,2.000,1500,3,0,1,REMOVE=3,0,0.000,,\n");
+            "step,requested_ops,achieved_ops,mean_ms,p50_ms,p99_ms,ok,errors,late_issues,missed,errors_by_op,business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op,disk_written_mb_per_sec\n"
+            "1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000,,,\n"
+            "2,200.0,150.0,2.000,2.000,2.000,1500,3,0,1,REMOVE=3,0,0.000,,,\n");
 }
 
 TEST(CsvWriterTest, ServerCpuPerOperationWhenMeasured) {
@@ -41,12 +41,27 @@ TEST(CsvWriterTest, ServerCpuPerOperationWhenMeasured) {
   r.steps[0].server_cpu_seconds = 0.05;  // 50 ms over 1000 replies: 50 usec each
   std::ostringstream out;
   write_csv(out, r);
-  EXPECT_NE(out.str().find("\n1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000,0.050,50.00\n"), std::string::npos)
+  EXPECT_NE(out.str().find("\n1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000,0.050,50.00,\n"), std::string::npos)
       << out.str();
   std::ostringstream report;
   write_report(report, c, r, ReportLabels{});
   EXPECT_NE(report.str().find("Server CPU"), std::string::npos);
   EXPECT_NE(report.str().find("50.0"), std::string::npos);
+}
+
+TEST(CsvWriterTest, DiskWrittenWhenWatched) {
+  RunConfig c;
+  RunResult r = two_step_result(&c);
+  r.steps[1].disk_written_mb_per_sec = 987.65;
+  std::ostringstream out;
+  write_csv(out, r);
+  EXPECT_NE(out.str().find("\n1,100.0,100.0,0.500,0.500,0.500,1000,0,0,0,,0,0.000,,,\n"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find(",REMOVE=3,0,0.000,,,987.6\n"), std::string::npos) << out.str();
+  std::ostringstream report;
+  write_report(report, c, r, ReportLabels{});
+  EXPECT_NE(report.str().find("Disk written"), std::string::npos);
+  EXPECT_NE(report.str().find("987.6"), std::string::npos);
 }
 
 TEST(ReportWriterTest, HeadlineTableMissedAndErrors) {
