@@ -24,12 +24,46 @@ PartnerMirror::~PartnerMirror() { stop(); }
 
 void PartnerMirror::start() {
   std::lock_guard lock(mu_);
+  resume_wanted_ = false;
   if (!server_) start_locked();
 }
 
 void PartnerMirror::stop() {
+  std::thread resumer;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    resume_wanted_ = false;
+    resumer.swap(resumer_);
+  }
+  resume_cv_.notify_all();
+  if (resumer.joinable()) resumer.join();
   std::lock_guard lock(mu_);
   stop_locked();
+  stopping_ = false;  // start() may bring it up again
+}
+
+void PartnerMirror::resume_when_quiet() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (!resume_wanted_) {
+      resume_cv_.wait(lock);
+      continue;
+    }
+    if (std::chrono::steady_clock::now() < resume_at_) {
+      resume_cv_.wait_until(lock, resume_at_);  // a later copy moves resume_at_ on
+      continue;
+    }
+    resume_wanted_ = false;
+    try {
+      if (!server_) start_locked();
+    } catch (const std::exception& e) {
+      util::log("cluster").error("partner mirror " + path_ + ": not restarted after a takeover copy (" +
+                                 e.what() + "); trying again in 1 s");
+      resume_wanted_ = true;
+      resume_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
+  }
 }
 
 void PartnerMirror::start_locked() {
@@ -57,8 +91,8 @@ void PartnerMirror::stop_locked() {
 }
 
 PartnerMirror::Copy PartnerMirror::copy_to(const std::string& path, std::string* error) {
-  std::lock_guard lock(mu_);
-  const bool was_running = server_ != nullptr;
+  std::unique_lock lock(mu_);
+  const bool was_running = server_ != nullptr || resume_wanted_;
   stop_locked();
   Copy result = Copy::NothingMirrored;
   if (!std::filesystem::exists(path_)) {
@@ -73,7 +107,13 @@ PartnerMirror::Copy PartnerMirror::copy_to(const std::string& path, std::string*
   } else {
     result = Copy::Failed;
   }
-  if (was_running) start_locked();
+  if (was_running && !stopping_) {
+    resume_wanted_ = true;
+    resume_at_ = std::chrono::steady_clock::now() + kResumeAfter;
+    if (!resumer_.joinable())
+      resumer_ = util::contained_thread("cluster", "partner mirror resume", [this] { resume_when_quiet(); });
+    resume_cv_.notify_all();
+  }
   return result;
 }
 
@@ -86,7 +126,7 @@ std::string PartnerMirror::status() const {
   std::lock_guard lock(mu_);
   std::string out =
       "partner mirror: " + path_ + " on " + host_ + ":" + std::to_string(bound_port_);
-  if (!server_) return out + ", stopped";
+  if (!server_) return out + (resume_wanted_ ? ", paused for a takeover copy" : ", stopped");
   return out + ", holds records up to log position " + std::to_string(server_->tail()) +
          ", copied for takeover " + std::to_string(copies_) + " time(s), " +
          std::to_string(server_->refused()) + " connection(s) refused";

@@ -134,8 +134,48 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
     EXPECT_EQ(data, pattern(i, 6000)) << "f" << i;
   }
   b.close(7, true);
-  // The mirror keeps serving its partner after the copy.
+  // The mirror serves its partner again once no copy came for a moment.
+  for (int i = 0; i < 100 && mirror.status().find("holds records") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
+}
+
+// A takeover copies the mirror once per volume of the partner, one after the other: the link
+// stays paused between the copies instead of being restarted (which maps and scans the whole
+// region) after each one, and comes back once they stopped.
+TEST(Takeover, TheMirrorStaysPausedBetweenTheCopiesOfOneTakeoverAndResumesAfter) {
+  Scratch dir;
+  PartnerMirror mirror(dir.path + "/b-partner-nvram.img", nvram::DurabilityMode::Process,
+                       "127.0.0.1", 0, mirror_options());
+  mirror.start();
+  {
+    nvram::JournalOptions jo;
+    jo.path = dir.path + "/a-nvram.img";
+    jo.size = 16 << 20;
+    jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
+    jo.mirror_credentials = {kKey, "a"};
+    jo.mirror_peer = "b";
+    jo.mirror_policy = nvram::MirrorPolicy::Fail;
+    auto journal = nvram::Journal::open(jo);
+    for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(journal->accepts_mutations()) << "the mirror never connected";
+  }
+  util::LogCapture nvram_log("nvram");
+  std::string error;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(mirror.copy_to(dir.path + "/copy-" + std::to_string(i) + ".img", &error),
+              PartnerMirror::Copy::Copied) << error;
+    EXPECT_NE(mirror.status().find("paused for a takeover copy"), std::string::npos) << mirror.status();
+  }
+  // Each start of the mirror logs what its region holds: none between the copies.
+  EXPECT_FALSE(nvram_log.has("mirror region")) << "the mirror restarted between the copies";
+  for (int i = 0; i < 100 && mirror.status().find("holds records") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
+  EXPECT_TRUE(nvram_log.has("mirror region"));
+  mirror.stop();
+  EXPECT_NE(mirror.status().find("stopped"), std::string::npos) << mirror.status();
 }
 
 // Node a's NVRAM may hold records its partner's copy lacks: in flight when a died, so never
