@@ -39,7 +39,7 @@ awk '/^-+ -+/ { on = 1; next } on && NF >= 6 { print } on && NF < 6 { on = 0 }' 
 awk '{ if ($1 != NR || $5 != 10 * NR || $6 != "met" || $4 < 1 * NR) bad = 1 } END { exit bad }' "$work/table.txt" ||
   fail "a step did not meet its required rate, or its MB/s is implausible"
 [[ $(wc -l < "$work/results.csv") == 3 ]] || fail "expected a header and 2 rows in the CSV"
-head -1 "$work/results.csv" | grep -q 'business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op$' || fail "CSV lacks business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op"
+head -1 "$work/results.csv" | grep -q 'business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op,disk_written_mb_per_sec$' || fail "CSV lacks business_metric,mb_per_sec,server_cpu_s,server_cpu_us_per_op,disk_written_mb_per_sec"
 awk -F, 'NR > 1 { if ($8 != 0 || $12 != NR - 1) bad = 1 } END { exit bad }' "$work/results.csv" ||
   fail "CSV rows have errors or wrong business metrics"
 [[ -s $work/curve.png ]] || fail "no plot was drawn"
