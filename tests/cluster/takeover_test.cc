@@ -76,6 +76,22 @@ std::shared_ptr<nvram::Journal> node_a_journal(const Scratch& dir) {
   return nvram::Journal::open(jo);
 }
 
+// Node a's NVRAM journal mirrored to `mirror` (b's copy), once the mirror is connected; null
+// when it never connected. Acknowledged means in the mirror too (MirrorPolicy::Fail).
+std::shared_ptr<nvram::Journal> node_a_mirrored_journal(const Scratch& dir, const PartnerMirror& mirror) {
+  nvram::JournalOptions jo;
+  jo.path = dir.path + "/a-nvram.img";
+  jo.size = 16 << 20;
+  jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
+  jo.mirror_credentials = {kKey, "a"};
+  jo.mirror_peer = "b";
+  jo.mirror_policy = nvram::MirrorPolicy::Fail;
+  auto journal = nvram::Journal::open(jo);
+  for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return journal->accepts_mutations() ? journal : nullptr;
+}
+
 TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirrorCopy) {
   Scratch dir;
   const std::string shared = dir.path + "/san";
@@ -86,17 +102,8 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
 
   constexpr int kFiles = 40;
   {
-    nvram::JournalOptions jo;
-    jo.path = dir.path + "/a-nvram.img";
-    jo.size = 16 << 20;
-    jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
-    jo.mirror_credentials = {kKey, "a"};
-    jo.mirror_peer = "b";
-    jo.mirror_policy = nvram::MirrorPolicy::Fail;  // acknowledged = in the mirror too
-    auto journal = nvram::Journal::open(jo);
-    for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(journal->accepts_mutations()) << "the mirror never connected";
+    auto journal = node_a_mirrored_journal(dir, mirror);
+    ASSERT_TRUE(journal) << "the mirror never connected";
     HostedVolumes a(journal);
     std::shared_ptr<fs::Volume> v = a.open(*kConfig.section("volume", "v0"), kConfig, shared);
     fs::OpContext ctx = root_ctx();
@@ -148,19 +155,7 @@ TEST(Takeover, TheMirrorStaysPausedBetweenTheCopiesOfOneTakeoverAndResumesAfter)
   PartnerMirror mirror(dir.path + "/b-partner-nvram.img", nvram::DurabilityMode::Process,
                        "127.0.0.1", 0, mirror_options());
   mirror.start();
-  {
-    nvram::JournalOptions jo;
-    jo.path = dir.path + "/a-nvram.img";
-    jo.size = 16 << 20;
-    jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
-    jo.mirror_credentials = {kKey, "a"};
-    jo.mirror_peer = "b";
-    jo.mirror_policy = nvram::MirrorPolicy::Fail;
-    auto journal = nvram::Journal::open(jo);
-    for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(journal->accepts_mutations()) << "the mirror never connected";
-  }
+  ASSERT_TRUE(node_a_mirrored_journal(dir, mirror)) << "the mirror never connected";
   util::LogCapture nvram_log("nvram");
   std::string error;
   for (int i = 0; i < 4; ++i) {
