@@ -171,7 +171,12 @@ if wanted seq_write_1m; then
       disk_mb_s=$(awk -v b=$((blocks * 4194304)) -v ns=$(( $(date +%s%N) - t0 )) 'BEGIN { printf "%.1f", b / (ns / 1e9) / 1e6 }')
     fi
     rm -f "$probe"
-    log "disk $disk (under /tmp), O_DIRECT write of $((blocks * 4)) MiB: ${disk_mb_s:-no figure} MB/s"
+    if [[ -n $disk_mb_s ]]; then
+      log "disk $disk (under /tmp), O_DIRECT write of $((blocks * 4)) MiB: $disk_mb_s MB/s"
+    else
+      log "disk $disk (under /tmp): O_DIRECT writes refused, so no disk figures"
+      disk=""
+    fi
   fi
 fi
 

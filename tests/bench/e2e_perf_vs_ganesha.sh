@@ -63,7 +63,7 @@ done
 # The disk under /tmp, when the script found it: what it wrote during the sequential WRITEs
 # (both servers' figures) next to what it can write.
 disk_rows=0
-if grep -q 'O_DIRECT write of' "$work/stderr"; then
+if grep -q 'O_DIRECT write of .*: [0-9.]* MB/s' "$work/stderr"; then
   for c in 1 4; do
     awk -F, -v c="$c" '$1 == "seq_write_1m" && $2 == c && $3 == "disk_written_mb_per_s" &&
                        $5 ~ /^[0-9.]+$/ && $6 ~ /^[0-9.]+$/ && $8 ~ /^[0-9.]+$/ && $8 > 0 { ok = 1 }
