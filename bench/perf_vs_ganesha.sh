@@ -291,7 +291,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "ops/s: operations per second (create_remove: CREATE+REMOVE pairs; readdirplus_1000: whole listings)."
   echo "cpu_us_per_op: server process user+system CPU over the measured interval / operations."
   echo "MB/s: 10^6 bytes of READ/WRITE payload per second; ceiling: loopback TCP (iperf3 over 127.0.0.1 with as many streams as clients, 16 for 16),"
-  echo "  or for disk_written_mb_per_s the disk's own O_DIRECT write bandwidth${disk:+ ($disk, under /tmp: ${disk_mb_s:-no figure} MB/s)}."
+  echo "  or for disk_written_mb_per_s the disk's own O_DIRECT write bandwidth${disk:+ ($disk, under /tmp: $disk_mb_s MB/s)}."
   echo "disk_written_mb_per_s: what that disk wrote per second during the point (both servers' data is on it; /proc/diskstats)."
 } >"$out/summary.txt"
 cat "$out/summary.txt"
