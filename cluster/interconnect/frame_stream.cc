@@ -1,6 +1,7 @@
 #include "cluster/interconnect/frame_stream.h"
 
-#include <poll.h>
+#include <fcntl.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -57,6 +58,28 @@ void FrameReader::make_room(size_t n) {
   if (buffer_.size() < std::max(n, kBufferBytes)) buffer_.resize(std::max(n, kBufferBytes));
 }
 
+bool FrameReader::wait_in_recv(std::chrono::milliseconds timeout, std::string* error) {
+  if (timeout == recv_timeout_) return true;
+  if (recv_timeout_ == kTimeoutUnset) {
+    // recv() itself waits: the descriptor must block (a non-blocking one would answer EAGAIN
+    // at once, read here as a timeout). Checked once per reader.
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  // Negative: wait forever, which SO_RCVTIMEO spells 0. Zero never gets here (MSG_DONTWAIT).
+  timeval tv{};
+  if (timeout.count() > 0) {
+    tv.tv_sec = timeout.count() / 1000;
+    tv.tv_usec = (timeout.count() % 1000) * 1000;
+  }
+  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
+    *error = std::string("setsockopt(SO_RCVTIMEO): ") + std::strerror(errno);
+    return false;
+  }
+  recv_timeout_ = timeout;
+  return true;
+}
+
 ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
                              std::chrono::milliseconds stall_timeout, std::string* error) {
   if (end_ - begin_ >= n) return ReadStatus::Ok;
@@ -65,15 +88,19 @@ ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
   make_room(n);
   const bool had_bytes = end_ > 0;
   while (end_ < n) {
-    pollfd p{fd_, POLLIN, 0};
+    // The wait is recv's own (SO_RCVTIMEO), not a poll() before it: one system call per
+    // wake-up instead of two, on the threads that read every forwarded call and its answer.
+    // The timeout is set only when it changes (between frames and within one, it rarely does).
     const auto timeout = end_ == 0 && !had_bytes ? first_timeout : stall_timeout;
-    int rc = ::poll(&p, 1, timeout.count() < 0 ? -1 : static_cast<int>(timeout.count()));
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0) {
-      *error = std::string("poll: ") + std::strerror(errno);
+    int flags = 0;
+    if (timeout.count() == 0) {
+      flags = MSG_DONTWAIT;
+    } else if (!wait_in_recv(timeout, error)) {
       return ReadStatus::Error;
     }
-    if (rc == 0) {
+    ssize_t got = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, flags);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (end_ == 0) {
         *error = "timed out waiting for data";
         return ReadStatus::Timeout;
@@ -81,8 +108,6 @@ ReadStatus FrameReader::fill(size_t n, std::chrono::milliseconds first_timeout,
       *error = "peer stalled mid-frame";
       return ReadStatus::Error;
     }
-    ssize_t got = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, 0);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got < 0) {
       *error = std::string("recv: ") + std::strerror(errno);
       return ReadStatus::Error;

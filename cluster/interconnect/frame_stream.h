@@ -71,12 +71,16 @@ class FrameReader {
   // the rest without a pause longer than `stall_timeout`.
   ReadStatus fill(size_t n, std::chrono::milliseconds first_timeout,
                   std::chrono::milliseconds stall_timeout, std::string* error);
+  // Makes recv() wait at most `timeout` (negative: forever); false when the socket refused.
+  bool wait_in_recv(std::chrono::milliseconds timeout, std::string* error);
   std::span<const uint8_t> take(size_t n);
 
   const int fd_;
   std::vector<uint8_t> buffer_;
   size_t begin_ = 0;  // buffer_[begin_, end_) is read but not yet taken
   size_t end_ = 0;
+  static constexpr std::chrono::milliseconds kTimeoutUnset{-2};
+  std::chrono::milliseconds recv_timeout_ = kTimeoutUnset;  // the socket's SO_RCVTIMEO
 };
 
 bool send_frame(Socket& socket, MessageType type, uint64_t request_id,

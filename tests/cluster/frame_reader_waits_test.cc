@@ -1,0 +1,141 @@
+// FrameReader's blocking half waits inside recv() (SO_RCVTIMEO) rather than in a poll() before
+// it. The waits must still mean what they did: a silent peer is a Timeout after the idle
+// timeout and the stream stays usable; a peer that stops mid-frame is an Error after the stall
+// timeout; "forever" waits past any short timeout set before; and a descriptor handed over in
+// non-blocking mode still waits instead of timing out at once.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "cluster/interconnect/frame.h"
+#include "cluster/interconnect/frame_stream.h"
+
+namespace nasd::interconnect {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct SocketPair {
+  int writer = -1, reader = -1;
+  SocketPair() {
+    int fds[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    writer = fds[0];
+    reader = fds[1];
+  }
+  ~SocketPair() {
+    ::close(writer);
+    ::close(reader);
+  }
+};
+
+std::vector<uint8_t> frame_bytes(uint64_t id, size_t payload_size) {
+  std::vector<uint8_t> payload(payload_size, static_cast<uint8_t>(id));
+  const auto head = encode_frame_header(MessageType::Reply, id, payload);
+  std::vector<uint8_t> out(head.size() + payload.size());
+  std::copy(head.begin(), head.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<ptrdiff_t>(head.size()));
+  return out;
+}
+
+void write_all(int fd, const std::vector<uint8_t>& bytes, size_t from = 0,
+               size_t to = SIZE_MAX) {
+  to = std::min(to, bytes.size());
+  ASSERT_EQ(::write(fd, bytes.data() + from, to - from), static_cast<ssize_t>(to - from));
+}
+
+TEST(FrameReaderWaits, ASilentPeerTimesOutAfterTheIdleTimeoutAndTheStreamGoesOn) {
+  SocketPair sp;
+  FrameReader reader(sp.reader);
+  FrameLimits limits;
+  limits.idle_timeout = 100ms;
+  Frame f;
+  std::string error;
+  const auto t0 = Clock::now();
+  EXPECT_EQ(reader.read(limits, &f, &error), ReadStatus::Timeout);
+  const auto waited = Clock::now() - t0;
+  EXPECT_GE(waited, 80ms);
+  EXPECT_LT(waited, 3s);
+  write_all(sp.writer, frame_bytes(7, 100));
+  ASSERT_EQ(reader.read(limits, &f, &error), ReadStatus::Ok) << error;
+  EXPECT_EQ(f.header.request_id, 7u);
+  EXPECT_EQ(f.payload.size(), 100u);
+}
+
+TEST(FrameReaderWaits, APeerThatStopsMidFrameIsAnErrorAfterTheStallTimeout) {
+  SocketPair sp;
+  FrameReader reader(sp.reader);
+  FrameLimits limits;
+  limits.idle_timeout = 5s;
+  limits.stall_timeout = 100ms;
+  write_all(sp.writer, frame_bytes(1, 500), 0, 200);  // the header and part of the payload
+  Frame f;
+  std::string error;
+  const auto t0 = Clock::now();
+  EXPECT_EQ(reader.read(limits, &f, &error), ReadStatus::Error);
+  const auto waited = Clock::now() - t0;
+  EXPECT_GE(waited, 80ms);
+  EXPECT_LT(waited, 3s);  // the stall timeout, not the idle one
+  EXPECT_NE(error.find("stalled"), std::string::npos) << error;
+}
+
+TEST(FrameReaderWaits, AWaitForeverOutlastsTheShortTimeoutSetBefore) {
+  SocketPair sp;
+  FrameReader reader(sp.reader);
+  FrameLimits short_wait;
+  short_wait.idle_timeout = 50ms;
+  Frame f;
+  std::string error;
+  ASSERT_EQ(reader.read(short_wait, &f, &error), ReadStatus::Timeout);
+  std::thread late([&] {
+    std::this_thread::sleep_for(300ms);
+    write_all(sp.writer, frame_bytes(9, 10));
+  });
+  FrameLimits forever;  // idle_timeout negative: wait as long as it takes
+  const ReadStatus st = reader.read(forever, &f, &error);
+  late.join();
+  ASSERT_EQ(st, ReadStatus::Ok) << error;
+  EXPECT_EQ(f.header.request_id, 9u);
+}
+
+TEST(FrameReaderWaits, ANonBlockingDescriptorStillWaits) {
+  SocketPair sp;
+  ASSERT_EQ(::fcntl(sp.reader, F_SETFL, ::fcntl(sp.reader, F_GETFL) | O_NONBLOCK), 0);
+  FrameReader reader(sp.reader);
+  FrameLimits limits;
+  limits.idle_timeout = 5s;
+  std::thread late([&] {
+    std::this_thread::sleep_for(200ms);
+    write_all(sp.writer, frame_bytes(3, 10));
+  });
+  Frame f;
+  std::string error;
+  const ReadStatus st = reader.read(limits, &f, &error);
+  late.join();
+  ASSERT_EQ(st, ReadStatus::Ok) << error;
+  EXPECT_EQ(f.header.request_id, 3u);
+}
+
+TEST(FrameReaderWaits, APeerThatClosesBetweenFramesIsEndOfFile) {
+  SocketPair sp;
+  FrameReader reader(sp.reader);
+  write_all(sp.writer, frame_bytes(4, 10));
+  ::shutdown(sp.writer, SHUT_WR);
+  FrameLimits limits;
+  limits.idle_timeout = 5s;
+  Frame f;
+  std::string error;
+  ASSERT_EQ(reader.read(limits, &f, &error), ReadStatus::Ok) << error;
+  EXPECT_EQ(reader.read(limits, &f, &error), ReadStatus::Eof);
+}
+
+}  // namespace
+}  // namespace nasd::interconnect
