@@ -8,6 +8,7 @@
 #   bench/cluster_forwarding.sh BUILD_DIR [--nodes 2|4] [--load OPS --steps N | --loads A,B,C]
 #       [--step-seconds S] [--warmup-seconds S] [--processes N] [--fileset-mib-per-op X]
 #       [--mix NAME | --mix-file FILE] [--io-size BYTES] [--out DIR] [--no-failover]
+#       [--probe-seconds S]
 #
 # --nodes 2 (default): the HA pair of deploy/start-cluster.sh (node a owns v0 on 127.0.0.1:2049,
 # node b owns v1 on :2149; targets a:v0 b:v1, then a:v0 a:v1 b:v1 b:v0). --nodes 4: the ring of
@@ -18,11 +19,15 @@
 # ops/s and overall response time of both runs with their forwarded/local ratios, the server CPU
 # and context switches per NFS call of both, then both curves; reports, CSVs, the summary,
 # forwarding.png and the nodes' logs go to --out (default: a new /tmp/nasd-forwarding.*).
+# Last, the floor under the CPU ratio: bench/nasd-link-probe measures one interconnect round
+# trip with no volume work (bare TCP loopback and nasd's link, 1 and 16 in flight, S seconds
+# each, default 3; 0 leaves it out), and the script prints what forwarded/local would be if a
+# forwarded call cost only that round trip more than a local one.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 
-usage() { sed -n '8,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '8,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 && $1 != --* ]] || usage
 build=$(cd "$1" && pwd); shift
 
@@ -40,16 +45,20 @@ mib_per_op=0.05
 out=""
 nodes=2
 cluster_args=()
+probe_seconds=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
+    --probe-seconds) probe_seconds=$2; shift 2 ;;
     --no-failover) cluster_args=(--no-failover); shift ;;
     *) load_option "$1" "${2-}" && shift 2 || { echo "cluster_forwarding.sh: unknown argument $1" >&2; usage; } ;;
   esac
 done
 loadgen_args
 case "$nodes" in 2|4) ;; *) echo "cluster_forwarding.sh: --nodes 2 or 4, not '$nodes'" >&2; exit 2 ;; esac
+[[ $probe_seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  { echo "cluster_forwarding.sh: --probe-seconds takes a number of seconds, not '$probe_seconds'" >&2; exit 2; }
 
 loadgen=$build/bench/nasd-loadgen
 [[ -x $loadgen ]] || { echo "no $loadgen: build the nasd-loadgen target first" >&2; exit 1; }
@@ -174,6 +183,25 @@ run local "${local_targets[@]}"
 run forwarded "${forwarded_targets[@]}"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# link_floor: the floor under the CPU ratio above. Half of the forwarded run's calls cross the
+# interconnect, so even a forwarder that added nothing but one round trip of the link would
+# cost local + round trip / 2 per call. Measured after both runs, with no nasd running.
+link_floor() {
+  local probe=$build/bench/nasd-link-probe
+  [[ $probe_seconds != 0 && $probe_seconds != 0.0 ]] || return 0
+  [[ -x $probe ]] || { echo "(no $probe: the link's round trip was not measured)"; return 0; }
+  "$probe" --seconds "$probe_seconds" --in-flight 1,16 >"$out/link-probe.txt" ||
+    { echo "(nasd-link-probe failed: see $out/link-probe.txt)"; return 0; }
+  awk -v lc="$lc" -v fc="$fc" -v ln="$ln" -v fn="$fn" -v hz="$(getconf CLK_TCK)" '
+    $1 == "tcp" || $1 == "link" { rt[$1, $2] = $4 }
+    END {
+      l = ln > 0 ? lc * 1e6 / hz / ln : 0; f = fn > 0 ? fc * 1e6 / hz / fn : 0
+      printf "one interconnect round trip with no volume work (nasd-link-probe, CPU of both ends): bare TCP %.1f us, nasd link %.1f us with 1 in flight; %.1f and %.1f us with 16\n", rt["tcp", 1], rt["link", 1], rt["tcp", 16], rt["link", 16]
+      if (l > 0)
+        printf "forwarded/local CPU per call if a forwarded call cost only that link round trip more: %.2f (1 in flight) to %.2f (16 in flight); measured %.2f\n", 1 + rt["link", 1] / 2 / l, 1 + rt["link", 16] / 2 / l, f / l
+    }' "$out/link-probe.txt"
+}
+
 # summary: the headline of each run, and forwarded/local of both numbers.
 {
   peak() { report_headline "$1" | awk '{ print $1 }'; }
@@ -202,6 +230,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   awk -v lx="$lx" -v fx="$fx" -v ln="$ln" -v fn="$fn" 'BEGIN {
     l = ln > 0 ? lx / ln : 0; f = fn > 0 ? fx / fn : 0
     printf "server context switches per NFS call (all nodes): local %.2f, forwarded %.2f, forwarded/local %s\n", l, f, (l > 0 ? sprintf("%.2f", f / l) : "-") }'
+  link_floor
   echo
   step_table "$out/local.csv" local "$out/forwarded.csv" forwarded
 } | tee "$out/summary.txt"

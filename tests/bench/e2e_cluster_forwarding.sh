@@ -2,7 +2,8 @@
 # End-to-end: bench/cluster_forwarding.sh with a very short load (two steps of 2 s) against the
 # two-node (or four-node) cluster, checking that both runs (all-local, half forwarded) reached a
 # peak above zero with no errors and that the summary table came out with its forwarded/local
-# row, the load average and the server CPU per NFS call of both runs.
+# row, the load average, the server CPU per NFS call of both runs, and the link's own round trip
+# (bench/nasd-link-probe) with the floor of the CPU ratio it gives.
 #   e2e_cluster_forwarding.sh BUILD_DIR [NODES]   (run inside bench/netns.sh; exit 77 = skipped)
 set -euo pipefail
 [[ $# -eq 1 || $# -eq 2 ]] || { echo "usage: e2e_cluster_forwarding.sh BUILD_DIR [2|4]" >&2; exit 2; }
@@ -42,7 +43,7 @@ fail() {
 }
 
 VOLUME_SIZE=256M timeout $((nodes * 40)) "$root/bench/cluster_forwarding.sh" "$build" --nodes "$nodes" --loads 200,400 --step-seconds 2 \
-  --warmup-seconds 0.5 --fileset-mib-per-op 0.01 --out "$work/out" >"$work/stdout" 2>"$work/stderr" ||
+  --warmup-seconds 0.5 --fileset-mib-per-op 0.01 --probe-seconds 0.5 --out "$work/out" >"$work/stdout" 2>"$work/stderr" ||
   fail "cluster_forwarding.sh exited with $?"
 
 # The summary rows: "local  TARGETS  PEAK  RESPONSE"; a peak may carry ">=" (top step reached).
@@ -58,6 +59,11 @@ grep -q '^peak ops/s: forwarded ' "$work/stdout" || fail "no per-step table"
 grep -q 'load average (1, 5, 15 min) before: ' "$work/stdout" || fail "no load average"
 grep -qE '^server CPU per NFS call \(all nodes\): local [0-9.]+ us \([0-9]+ calls\), forwarded [0-9.]+ us \([0-9]+ calls\), forwarded/local [0-9.]+$' "$work/stdout" ||
   fail "no CPU per NFS call of both runs"
+# The link's round trip beside it (bench/nasd-link-probe), and the ratio it alone would give.
+grep -qE '^one interconnect round trip with no volume work .*: bare TCP [0-9.]+ us, nasd link [0-9.]+ us with 1 in flight; [0-9.]+ and [0-9.]+ us with 16$' "$work/stdout" ||
+  fail "no round trip of the link (nasd-link-probe)"
+grep -qE '^forwarded/local CPU per call if a forwarded call cost only that link round trip more: [0-9.]+ \(1 in flight\) to [0-9.]+ \(16 in flight\); measured [0-9.]+$' "$work/stdout" ||
+  fail "no floor of the CPU ratio"
 # Context switches of both runs, counted (not 0: the daemons' threads were found in /proc).
 grep -qE '^server context switches per NFS call \(all nodes\): local [0-9]+\.[0-9]+, forwarded [0-9]+\.[0-9]+, forwarded/local [0-9.]+$' "$work/stdout" ||
   fail "no context switches per NFS call of both runs"
