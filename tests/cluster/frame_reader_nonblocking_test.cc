@@ -13,36 +13,20 @@
 
 #include "cluster/interconnect/frame.h"
 #include "cluster/interconnect/frame_stream.h"
+#include "tests/cluster/socket_pair.h"
 #include "util/link_seal.h"
 
 namespace nasd::interconnect {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::SocketPair;
 
 const link::DirectionKey kKey = [] {
   link::DirectionKey k{};
   for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<uint8_t>(i * 7 + 1);
   return k;
 }();
-
-struct SocketPair {
-  int writer = -1, reader = -1;
-  SocketPair() {
-    int fds[2];
-    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    writer = fds[0];
-    reader = fds[1];
-  }
-  ~SocketPair() {
-    if (writer >= 0) ::close(writer);
-    if (reader >= 0) ::close(reader);
-  }
-  void close_writer() {
-    ::close(writer);
-    writer = -1;
-  }
-};
 
 // `count` sealed frames with payloads of random sizes (some empty, some past kBufferBytes).
 std::vector<uint8_t> sealed_stream(std::mt19937& rng, size_t count, std::vector<Frame>* sent) {

@@ -16,26 +16,14 @@
 
 #include "cluster/interconnect/frame.h"
 #include "cluster/interconnect/frame_stream.h"
+#include "tests/cluster/socket_pair.h"
 
 namespace nasd::interconnect {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-struct SocketPair {
-  int writer = -1, reader = -1;
-  SocketPair() {
-    int fds[2];
-    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    writer = fds[0];
-    reader = fds[1];
-  }
-  ~SocketPair() {
-    ::close(writer);
-    ::close(reader);
-  }
-};
+using testing::SocketPair;
 
 std::vector<uint8_t> frame_bytes(uint64_t id, size_t payload_size) {
   std::vector<uint8_t> payload(payload_size, static_cast<uint8_t>(id));
@@ -50,6 +38,22 @@ void write_all(int fd, const std::vector<uint8_t>& bytes, size_t from = 0,
                size_t to = SIZE_MAX) {
   to = std::min(to, bytes.size());
   ASSERT_EQ(::write(fd, bytes.data() + from, to - from), static_cast<ssize_t>(to - from));
+}
+
+// Reads one frame with `limits` while another thread writes frame `id` to `writer` only after
+// `delay`: the read must have waited for it.
+void expect_late_frame_read(FrameReader& reader, const FrameLimits& limits, int writer,
+                            uint64_t id, std::chrono::milliseconds delay) {
+  std::thread late([&] {
+    std::this_thread::sleep_for(delay);
+    write_all(writer, frame_bytes(id, 10));
+  });
+  Frame f;
+  std::string error;
+  const ReadStatus st = reader.read(limits, &f, &error);
+  late.join();
+  ASSERT_EQ(st, ReadStatus::Ok) << error;
+  EXPECT_EQ(f.header.request_id, id);
 }
 
 TEST(FrameReaderWaits, ASilentPeerTimesOutAfterTheIdleTimeoutAndTheStreamGoesOn) {
@@ -95,15 +99,8 @@ TEST(FrameReaderWaits, AWaitForeverOutlastsTheShortTimeoutSetBefore) {
   Frame f;
   std::string error;
   ASSERT_EQ(reader.read(short_wait, &f, &error), ReadStatus::Timeout);
-  std::thread late([&] {
-    std::this_thread::sleep_for(300ms);
-    write_all(sp.writer, frame_bytes(9, 10));
-  });
   FrameLimits forever;  // idle_timeout negative: wait as long as it takes
-  const ReadStatus st = reader.read(forever, &f, &error);
-  late.join();
-  ASSERT_EQ(st, ReadStatus::Ok) << error;
-  EXPECT_EQ(f.header.request_id, 9u);
+  expect_late_frame_read(reader, forever, sp.writer, 9, 300ms);
 }
 
 TEST(FrameReaderWaits, ANonBlockingDescriptorStillWaits) {
@@ -112,16 +109,7 @@ TEST(FrameReaderWaits, ANonBlockingDescriptorStillWaits) {
   FrameReader reader(sp.reader);
   FrameLimits limits;
   limits.idle_timeout = 5s;
-  std::thread late([&] {
-    std::this_thread::sleep_for(200ms);
-    write_all(sp.writer, frame_bytes(3, 10));
-  });
-  Frame f;
-  std::string error;
-  const ReadStatus st = reader.read(limits, &f, &error);
-  late.join();
-  ASSERT_EQ(st, ReadStatus::Ok) << error;
-  EXPECT_EQ(f.header.request_id, 3u);
+  expect_late_frame_read(reader, limits, sp.writer, 3, 200ms);
 }
 
 TEST(FrameReaderWaits, APeerThatClosesBetweenFramesIsEndOfFile) {
