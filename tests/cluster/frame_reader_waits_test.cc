@@ -56,19 +56,29 @@ void expect_late_frame_read(FrameReader& reader, const FrameLimits& limits, int 
   EXPECT_EQ(f.header.request_id, id);
 }
 
+// One read that must end with `expected` after about 100 ms (the timeout under test), well
+// before any other timeout of the test (seconds). Returns the reader's error text.
+std::string expect_read_ends_after_100ms(FrameReader& reader, const FrameLimits& limits,
+                                         ReadStatus expected) {
+  Frame f;
+  std::string error;
+  const auto t0 = Clock::now();
+  EXPECT_EQ(reader.read(limits, &f, &error), expected);
+  const auto waited = Clock::now() - t0;
+  EXPECT_GE(waited, 80ms);
+  EXPECT_LT(waited, 3s);
+  return error;
+}
+
 TEST(FrameReaderWaits, ASilentPeerTimesOutAfterTheIdleTimeoutAndTheStreamGoesOn) {
   SocketPair sp;
   FrameReader reader(sp.reader);
   FrameLimits limits;
   limits.idle_timeout = 100ms;
+  expect_read_ends_after_100ms(reader, limits, ReadStatus::Timeout);
+  write_all(sp.writer, frame_bytes(7, 100));
   Frame f;
   std::string error;
-  const auto t0 = Clock::now();
-  EXPECT_EQ(reader.read(limits, &f, &error), ReadStatus::Timeout);
-  const auto waited = Clock::now() - t0;
-  EXPECT_GE(waited, 80ms);
-  EXPECT_LT(waited, 3s);
-  write_all(sp.writer, frame_bytes(7, 100));
   ASSERT_EQ(reader.read(limits, &f, &error), ReadStatus::Ok) << error;
   EXPECT_EQ(f.header.request_id, 7u);
   EXPECT_EQ(f.payload.size(), 100u);
@@ -81,13 +91,8 @@ TEST(FrameReaderWaits, APeerThatStopsMidFrameIsAnErrorAfterTheStallTimeout) {
   limits.idle_timeout = 5s;
   limits.stall_timeout = 100ms;
   write_all(sp.writer, frame_bytes(1, 500), 0, 200);  // the header and part of the payload
-  Frame f;
-  std::string error;
-  const auto t0 = Clock::now();
-  EXPECT_EQ(reader.read(limits, &f, &error), ReadStatus::Error);
-  const auto waited = Clock::now() - t0;
-  EXPECT_GE(waited, 80ms);
-  EXPECT_LT(waited, 3s);  // the stall timeout, not the idle one
+  // After the stall timeout, not the idle one (5 s).
+  const std::string error = expect_read_ends_after_100ms(reader, limits, ReadStatus::Error);
   EXPECT_NE(error.find("stalled"), std::string::npos) << error;
 }
 
