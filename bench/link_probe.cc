@@ -17,13 +17,13 @@
 //
 // Usage: nasd-link-probe [--seconds S] [--in-flight N[,N...]] [--request-bytes B]
 //                        [--reply-bytes B]
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +40,7 @@
 
 #include "cluster/interconnect/interconnect_server.h"
 #include "cluster/interconnect/peer_client.h"
+#include "util/net.h"
 
 namespace {
 
@@ -93,26 +94,16 @@ Result measure(const Options& o, const std::atomic<uint64_t>& done) {
   return {n / elapsed, (u1.cpu_us - u0.cpu_us) / n, (u1.switches - u0.switches) / n};
 }
 
-void check(bool ok, const char* what) {
-  if (!ok) throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
-}
-
-bool send_all(int fd, const uint8_t* p, size_t n) {
-  while (n > 0) {
-    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
+void check(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error(what);
 }
 
 // Reads what the socket has and hands every whole message of `size` bytes to `on_message`
 // (then calls `after_burst`), until the peer closes.
 void read_messages(int fd, size_t size, const std::function<void()>& on_message,
                    const std::function<void()>& after_burst) {
-  std::vector<uint8_t> buf(256 * 1024);
+  // Room for at least two whole messages, however large --request-bytes and --reply-bytes are.
+  std::vector<uint8_t> buf(std::max<size_t>(256 * 1024, 2 * size));
   size_t have = 0;
   for (;;) {
     const ssize_t k = ::recv(fd, buf.data() + have, buf.size() - have, 0);
@@ -128,23 +119,17 @@ void read_messages(int fd, size_t size, const std::function<void()>& on_message,
 }
 
 Result run_tcp(const Options& o, size_t in_flight) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  check(listener >= 0, "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  check(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "bind");
-  check(::listen(listener, 1) == 0, "listen");
-  socklen_t len = sizeof addr;
-  check(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0, "getsockname");
-  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  check(client >= 0, "socket");
-  check(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "connect");
+  std::string error;
+  uint16_t port = 0;
+  const int listener = nasd::util::listen_tcp("127.0.0.1", 0, &port, &error, 1);
+  check(listener >= 0, "listen: " + error);
+  // Blocking and TCP_NODELAY, as the link's sockets are.
+  const int client = nasd::util::connect_tcp("127.0.0.1", port, 5s, &error);
+  check(client >= 0, "connect: " + error);
   const int server = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-  check(server >= 0, "accept");
+  check(server >= 0, std::string("accept: ") + std::strerror(errno));
   ::close(listener);
   const int one = 1;
-  ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
   const std::vector<uint8_t> request(o.request_bytes, 0x11);
@@ -153,7 +138,7 @@ Result run_tcp(const Options& o, size_t in_flight) {
     read_messages(
         server, o.request_bytes, [&] { answers.resize(answers.size() + o.reply_bytes, 0x22); },
         [&] {
-          if (!answers.empty()) send_all(server, answers.data(), answers.size());
+          if (!answers.empty()) nasd::util::send_all(server, answers.data(), answers.size());
           answers.clear();
         });
   });
@@ -165,11 +150,11 @@ Result run_tcp(const Options& o, size_t in_flight) {
         [&] {
           done.fetch_add(1, std::memory_order_relaxed);
           if (!stopping.load(std::memory_order_relaxed))
-            send_all(client, request.data(), request.size());
+            nasd::util::send_all(client, request.data(), request.size());
         },
         [] {});
   });
-  for (size_t i = 0; i < in_flight; ++i) send_all(client, request.data(), request.size());
+  for (size_t i = 0; i < in_flight; ++i) nasd::util::send_all(client, request.data(), request.size());
   const Result r = measure(o, done);
   stopping = true;
   ::shutdown(client, SHUT_RDWR);
