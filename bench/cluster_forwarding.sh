@@ -188,14 +188,14 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # cost local + round trip / 2 per call. Measured after both runs, with no nasd running.
 link_floor() {
   local probe=$build/bench/nasd-link-probe
-  [[ $probe_seconds != 0 && $probe_seconds != 0.0 ]] || return 0
+  awk -v s="$probe_seconds" 'BEGIN { exit !(s > 0) }' || return 0  # 0, 0.0, ...: left out
   [[ -x $probe ]] || { echo "(no $probe: the link's round trip was not measured)"; return 0; }
   "$probe" --seconds "$probe_seconds" --in-flight 1,16 >"$out/link-probe.txt" ||
     { echo "(nasd-link-probe failed: see $out/link-probe.txt)"; return 0; }
-  awk -v lc="$lc" -v fc="$fc" -v ln="$ln" -v fn="$fn" -v hz="$(getconf CLK_TCK)" '
+  # lu, fu: CPU per NFS call of both runs, from the summary below.
+  awk -v l="$lu" -v f="$fu" '
     $1 == "tcp" || $1 == "link" { rt[$1, $2] = $4 }
     END {
-      l = ln > 0 ? lc * 1e6 / hz / ln : 0; f = fn > 0 ? fc * 1e6 / hz / fn : 0
       printf "one interconnect round trip with no volume work (nasd-link-probe, CPU of both ends): bare TCP %.1f us, nasd link %.1f us with 1 in flight; %.1f and %.1f us with 16\n", rt["tcp", 1], rt["link", 1], rt["tcp", 16], rt["link", 16]
       if (l > 0)
         printf "forwarded/local CPU per call if a forwarded call cost only that link round trip more: %.2f (1 in flight) to %.2f (16 in flight); measured %.2f\n", 1 + rt["link", 1] / 2 / l, 1 + rt["link", 16] / 2 / l, f / l
@@ -223,8 +223,10 @@ link_floor() {
   # that crosses. Less sensitive than the peaks to what else the machine runs.
   lc=$(cat "$out/local-cpu-ticks") fc=$(cat "$out/forwarded-cpu-ticks")
   ln=$(nfs_calls local) fn=$(nfs_calls forwarded)
-  awk -v lc="$lc" -v fc="$fc" -v ln="$ln" -v fn="$fn" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-    l = ln > 0 ? lc * 1e6 / hz / ln : 0; f = fn > 0 ? fc * 1e6 / hz / fn : 0
+  # Microseconds per call (0 when no call was answered), used here and by link_floor.
+  us_per_call() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", (n > 0 ? t * 1e6 / hz / n : 0) }'; }
+  lu=$(us_per_call "$lc" "$ln") fu=$(us_per_call "$fc" "$fn")
+  awk -v l="$lu" -v f="$fu" -v ln="$ln" -v fn="$fn" 'BEGIN {
     printf "server CPU per NFS call (all nodes): local %.1f us (%d calls), forwarded %.1f us (%d calls), forwarded/local %s\n", l, ln, f, fn, (l > 0 ? sprintf("%.2f", f / l) : "-") }'
   lx=$(cat "$out/local-ctx-switches") fx=$(cat "$out/forwarded-ctx-switches")
   awk -v lx="$lx" -v fx="$fx" -v ln="$ln" -v fn="$fn" 'BEGIN {
