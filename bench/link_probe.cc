@@ -198,9 +198,12 @@ Result run_link(const Options& o, size_t in_flight) {
     client.call_async(MessageType::VolumeCall, request, 5s, [&](CallOutcome outcome) {
       // Calls still in flight when the probe stops fail with "stopped": not counted.
       const bool stopped = stopping.load(std::memory_order_relaxed);
-      if (!outcome.ok() && !stopped) failed.fetch_add(1);
+      if (!outcome.ok()) {
+        if (!stopped) failed.fetch_add(1);
+        return;  // not a round trip, and no next request
+      }
       done.fetch_add(1, std::memory_order_relaxed);
-      if (outcome.ok() && !stopped) ask();
+      if (!stopped) ask();
     });
   };
   for (size_t i = 0; i < in_flight; ++i) ask();
