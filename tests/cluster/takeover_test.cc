@@ -68,20 +68,23 @@ struct TakeoverScene {
   TakeoverScene() { std::filesystem::create_directories(shared); }
 };
 
-// Node a's own NVRAM journal (16 MiB) in the test's folder.
-std::shared_ptr<nvram::Journal> node_a_journal(const Scratch& dir) {
+// Where node a's NVRAM journal (16 MiB) lives in the test's folder.
+nvram::JournalOptions node_a_journal_options(const Scratch& dir) {
   nvram::JournalOptions jo;
   jo.path = dir.path + "/a-nvram.img";
   jo.size = 16 << 20;
-  return nvram::Journal::open(jo);
+  return jo;
+}
+
+// Node a's own NVRAM journal, unmirrored.
+std::shared_ptr<nvram::Journal> node_a_journal(const Scratch& dir) {
+  return nvram::Journal::open(node_a_journal_options(dir));
 }
 
 // Node a's NVRAM journal mirrored to `mirror` (b's copy), once the mirror is connected; null
 // when it never connected. Acknowledged means in the mirror too (MirrorPolicy::Fail).
 std::shared_ptr<nvram::Journal> node_a_mirrored_journal(const Scratch& dir, const PartnerMirror& mirror) {
-  nvram::JournalOptions jo;
-  jo.path = dir.path + "/a-nvram.img";
-  jo.size = 16 << 20;
+  nvram::JournalOptions jo = node_a_journal_options(dir);
   jo.mirror = "127.0.0.1:" + std::to_string(mirror.port());
   jo.mirror_credentials = {kKey, "a"};
   jo.mirror_peer = "b";
@@ -90,6 +93,14 @@ std::shared_ptr<nvram::Journal> node_a_mirrored_journal(const Scratch& dir, cons
   for (int i = 0; i < 200 && !journal->accepts_mutations(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return journal->accepts_mutations() ? journal : nullptr;
+}
+
+// Whether the mirror serves its partner again (it holds records), waiting at most 5 s: after a
+// takeover copy it resumes only once no copy came for PartnerMirror::kResumeAfter.
+bool mirror_serves_again(const PartnerMirror& mirror) {
+  for (int i = 0; i < 100 && mirror.status().find("holds records") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return mirror.status().find("holds records") != std::string::npos;
 }
 
 TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirrorCopy) {
@@ -142,9 +153,7 @@ TEST(Takeover, EveryAcknowledgedOperationOfTheDeadPartnerIsReplayedFromTheMirror
   }
   b.close(7, true);
   // The mirror serves its partner again once no copy came for a moment.
-  for (int i = 0; i < 100 && mirror.status().find("holds records") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
+  EXPECT_TRUE(mirror_serves_again(mirror)) << mirror.status();
 }
 
 // A takeover copies the mirror once per volume of the partner, one after the other: the link
@@ -165,9 +174,7 @@ TEST(Takeover, TheMirrorStaysPausedBetweenTheCopiesOfOneTakeoverAndResumesAfter)
   }
   // Each start of the mirror logs what its region holds: none between the copies.
   EXPECT_FALSE(nvram_log.has("mirror region")) << "the mirror restarted between the copies";
-  for (int i = 0; i < 100 && mirror.status().find("holds records") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_NE(mirror.status().find("holds records"), std::string::npos) << mirror.status();
+  EXPECT_TRUE(mirror_serves_again(mirror)) << mirror.status();
   EXPECT_TRUE(nvram_log.has("mirror region"));
   mirror.stop();
   EXPECT_NE(mirror.status().find("stopped"), std::string::npos) << mirror.status();
