@@ -270,9 +270,9 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   std::thread watcher;
   if (progress) watcher = std::thread([&] { watch_progress(workers, timeline, config, progress, done); });
   std::vector<double> server_cpu, disk_mb_per_sec;
-  std::thread cpu_sampler;
+  std::thread step_sampler;
   if (config.server_pid > 0 || !config.disk_device.empty()) {
-    cpu_sampler = std::thread([&] {
+    step_sampler = std::thread([&] {
       sample_steps(config.server_pid, config.disk_device, timeline, &server_cpu, &disk_mb_per_sec);
     });
   }
@@ -281,7 +281,7 @@ RunResult run_benchmark(const RunConfig& config, const ProgressFn& progress) {
   for (auto& t : threads) t.join();
   done = true;
   if (watcher.joinable()) watcher.join();
-  if (cpu_sampler.joinable()) cpu_sampler.join();
+  if (step_sampler.joinable()) step_sampler.join();
 
   result.steps.resize(config.loads.size());
   for (size_t i = 0; i < server_cpu.size() && i < result.steps.size(); ++i) {
