@@ -129,6 +129,14 @@ Result run_tcp(const Options& o, size_t in_flight) {
   const int server = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
   check(server >= 0, std::string("accept: ") + std::strerror(errno));
   ::close(listener);
+  // The one connection accepted must be the probe's own client, not another process that
+  // found the port first: the client's local address is the accepted socket's peer.
+  sockaddr_storage mine{}, theirs{};
+  socklen_t mine_len = sizeof mine, theirs_len = sizeof theirs;
+  check(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &mine_len) == 0 &&
+            ::getpeername(server, reinterpret_cast<sockaddr*>(&theirs), &theirs_len) == 0 &&
+            mine_len == theirs_len && std::memcmp(&mine, &theirs, mine_len) == 0,
+        "accept: the connection accepted is not the probe's own (another process connected)");
   const int one = 1;
   ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
