@@ -127,6 +127,12 @@ bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
   // lose them. Not taken (a volume opened before the mark was seen is kept: its node is the
   // one that set the mark, so it was alive and holding the lease of what it writes).
   if (placement_known_ && placement_.mirror_stale(s.home) && !s.serve_asked) return false;
+  // A move designated it to its node only just now: that node gets two leases to take it up
+  // (read the commit, win the lease, say so in a heartbeat), as a node that has just started
+  // does. Otherwise a node slowed for a moment (a loaded machine, a slow authority, a missed
+  // heartbeat or five) loses the volume it is receiving to this node, which keeps it until a
+  // failback. Should its node really be dead, the takeover comes two leases after the commit.
+  if (!s.held && now_ - s.designated_at < 2 * config_.lease_ms) return false;
   const Peer& home = peers_.at(s.home);
   if (!home.heard && now_ - started_at_ < config_.startup_grace_ms) return false;
   if (!alive(s.home)) return true;
@@ -438,6 +444,8 @@ void ClusterMember::placement_changed(int64_t now_ms, const Placement& placement
   advance(now_ms);
   // Reads may arrive out of order; a record never goes back to an older version.
   if (placement_known_ && placement.version < placement_.version) return;
+  // The first record read describes moves made before this node started, not one under way.
+  const bool moves_under_way = placement_known_;
   placement_ = placement;
   placement_known_ = true;
   for (auto& [v, s] : volumes_) {
@@ -445,7 +453,8 @@ void ClusterMember::placement_changed(int64_t now_ms, const Placement& placement
     if (to.empty()) to = config_.home.at(v);
     if (to == s.home) continue;
     s.home = to;
-    s.home_served_at = now_;  // its new node gets the usual time to pick it up
+    s.home_served_at = now_;
+    if (moves_under_way) s.designated_at = now_;  // its new node gets time to pick it up
   }
   update_leases();
   update_routes();

@@ -28,7 +28,10 @@
 // volume that is moving elsewhere closes it cleanly and asks for a HandOver (marked at the
 // authority under the volume's lease, see placement.h); once that is done it releases the
 // lease, and the volume is wanted by nobody until the move commits, when its new designated
-// node acquires the lease and opens it, with nothing to replay.
+// node acquires the lease and opens it, with nothing to replay. The node covering the new one
+// leaves it alone for two leases after the commit, even if that node seems silent or slow:
+// a rescue or takeover at the first missed heartbeats would strand a moved volume on the
+// cover until a failback (manual by default) for a hiccup.
 // The record is read on every heartbeat interval (ReadPlacement), and a volume whose lease was
 // just granted is opened only after a read that began after the grant: while a node holds a
 // volume's lease, nobody else can change where that volume is designated (a commit needs the
@@ -190,6 +193,7 @@ class ClusterMember {
     int64_t next_handover = 0;   // retry a refused or failed hand-over from then
     bool awaiting_read = false;  // granted; opened after a placement read from `read_after` on
     uint64_t read_after = 0;
+    int64_t designated_at = INT64_MIN / 2;  // when a move, seen here, designated it to `home`
   };
 
   void advance(int64_t now_ms);

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/file_lease_authority.h"
@@ -293,6 +295,64 @@ TEST(ClusterMemberMoves, TheSourceClosesHandsOverAndReleasesTheTargetOpensWithou
   src.placement_changed(900, p);
   src.tick(900);
   EXPECT_FALSE(has(src.take_actions(), MemberAction::Kind::AcquireLease, 0));
+}
+
+// Drives `m` every 50 ms over [from, to]: the nodes in `alive` heartbeat what they hold, reads
+// of the placement answer `p`, leases are granted but for `held_elsewhere`, opens and closes
+// finish at once. Returns every action.
+std::vector<MemberAction> drive(ClusterMember& m, int64_t from, int64_t to,
+                                const std::map<std::string, std::vector<uint32_t>>& alive,
+                                const Placement& p, const std::set<uint32_t>& held_elsewhere) {
+  using Kind = MemberAction::Kind;
+  std::vector<MemberAction> out;
+  for (int64_t t = from; t <= to; t += 50) {
+    for (const auto& [node, holding] : alive) m.heartbeat_received(t, {node, 1, 1, holding, false});
+    m.tick(t);
+    for (int round = 0; round < 50; ++round) {
+      auto acts = m.take_actions();
+      if (acts.empty()) break;
+      for (const auto& a : acts) {
+        out.push_back(a);
+        if (a.kind == Kind::ReadPlacement) m.placement_read(t, a.request, true, p);
+        if (a.kind == Kind::AcquireLease) {
+          const bool elsewhere = held_elsewhere.count(a.volume) > 0;
+          m.lease_answered(t, a.volume, a.request,
+                           {elsewhere ? LeaseVerdict::HeldByOther : LeaseVerdict::Granted,
+                            {elsewhere ? "other" : m.config().self, 7, 3000}, ""});
+        }
+        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
+        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume, true);
+      }
+    }
+  }
+  return out;
+}
+
+// v3 moves from n3 to n1 (evs1) while n2, which covers n1, watches. n1 is slow to take it up:
+// first silent for longer than the failure timeout (a stall on a loaded machine; it still holds
+// its own leases), then alive but not holding v3 yet. n2 must leave v3 alone for two leases
+// after the commit -- a volume it took now would stay with it until a manual failback -- and
+// only then rescue it from a node that never took it up.
+TEST(ClusterMemberMoves, TheCoverLeavesAMovedVolumeToItsSlowNewNodeForTwoLeases) {
+  Placement p = three_evs();
+  p.version = 1;
+  ClusterMember cover(member("n2"), 1, 0);
+  drive(cover, 0, 7000, {{"n1", {0, 1}}, {"n3", {3}}}, p, {});
+  ASSERT_TRUE(cover.serving(2, 7000));
+
+  ASSERT_EQ(propose_volume_move(p, 3, "evs1"), "");
+  ASSERT_EQ(mark_handed(p, 3), "");  // committed: n3 closed and released it
+  p.version = 2;
+  ASSERT_EQ(p.designated(3), "n1");
+  const int64_t commit = 7050, two_leases = 2 * 3000;
+  auto acts = drive(cover, commit, commit + 1500, {{"n3", {}}}, p, {0, 1});
+  EXPECT_FALSE(has(acts, MemberAction::Kind::AcquireLease, 3)) << "took v3 while n1 stalled";
+  acts = drive(cover, commit + 1550, commit + two_leases - 100, {{"n1", {0, 1}}, {"n3", {}}}, p, {});
+  EXPECT_FALSE(has(acts, MemberAction::Kind::AcquireLease, 3)) << "took v3 while n1 was picking it up";
+  EXPECT_FALSE(cover.may_serve(3, commit + two_leases - 100));
+
+  acts = drive(cover, commit + two_leases, commit + two_leases + 1500, {{"n1", {0, 1}}, {"n3", {}}}, p, {});
+  EXPECT_TRUE(has(acts, MemberAction::Kind::Serve, 3)) << "a node that never took up its moved volume kept it";
 }
 
 }  // namespace
