@@ -1,5 +1,6 @@
 #include "cluster/membership/cluster_membership_service.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "util/contained_thread.h"
@@ -173,8 +174,18 @@ void ClusterMembershipService::dispatch_locked() {
       case MemberAction::Kind::AcquireLease:
         leases_.submit([this, v, request = a.request, self] {
           LeaseAnswer answer = authority_->acquire(v, self, options_.member.lease_ms);
-          std::lock_guard lock(mu_);
-          if (stopping_) return;
+          std::unique_lock lock(mu_);
+          if (stopping_) {
+            // A grant that lands during the stop never reaches the member, so stop() would not
+            // release it: the lease would outlive this node by a whole term, and the next
+            // owner would wait that long. A renewal of a held lease is stop()'s to release.
+            const std::vector<uint32_t> held = member_->heartbeat().holding;
+            const bool new_grant = answer.verdict == LeaseVerdict::Granted &&
+                                   std::find(held.begin(), held.end(), v) == held.end();
+            lock.unlock();
+            if (new_grant) authority_->release(v, self);
+            return;
+          }
           member_->lease_answered(now_ms(), v, request, answer);
           if (hooks_.volume.lease_trusted) {
             int64_t until = member_->trusted_until(v);

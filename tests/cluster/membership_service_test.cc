@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -45,7 +47,10 @@ class SwitchableAuthority : public LeaseAuthority {
  public:
   explicit SwitchableAuthority(std::shared_ptr<LeaseAuthority> inner) : inner_(std::move(inner)) {}
   std::atomic<bool> reachable{true};
+  // Runs first in every acquire (set before the service starts): a test may hold one there.
+  std::function<void(uint32_t)> before_acquire;
   LeaseAnswer acquire(uint32_t v, const std::string& node, int64_t ms) override {
+    if (before_acquire) before_acquire(v);
     if (!reachable) return {LeaseVerdict::Unreachable, {}, "SAN path cut by test"};
     return inner_->acquire(v, node, ms);
   }
@@ -213,6 +218,40 @@ TEST_F(MembershipServiceTest, NodeThatLosesTheSanStopsServingAndThePartnerTakesO
   a_.authority->reachable = true;
   ASSERT_TRUE(eventually([&] { return a_.record.snapshot() == Set{1} && b_.record.snapshot() == Set{2}; }))
       << "a: " << a_.service->status() << " b: " << b_.service->status();
+}
+
+// Node a alone (b never starts) takes b's volume 2 over; its lease request is held at the
+// authority until a's stop has begun, and then granted. The member never hears of that grant,
+// so the service itself must give it back: a clean stop leaves no lease behind (the next owner
+// would otherwise wait a whole lease term; the etcd failover test checks etcd is empty).
+TEST(MembershipServiceStop, AGrantThatLandsDuringTheStopIsReleased) {
+  char tmpl[] = "/tmp/nasd-membership-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string san = tmpl;
+  TestNode a;
+  a.name = "a";
+  a.start(san, "b", {1}, {2});
+  std::promise<void> held, open;
+  std::shared_future<void> opened = open.get_future().share();
+  std::atomic<bool> armed{true};
+  a.authority->before_acquire = [&](uint32_t v) {
+    if (v != 2 || !armed.exchange(false)) return;
+    held.set_value();
+    opened.wait();
+  };
+  a.service->start();
+  ASSERT_EQ(held.get_future().wait_for(10s), std::future_status::ready) << "b's volume never asked for";
+  std::thread stopper([&a] { a.stop(); });
+  std::this_thread::sleep_for(200ms);  // the stop is under way (it waits for the lease queue)
+  open.set_value();
+  stopper.join();
+  Lease lease;
+  std::string error;
+  ASSERT_TRUE(a.authority->inspect(2, &lease, &error)) << error;
+  EXPECT_EQ(lease.holder, "") << "a stopped node left volume 2's lease behind";
+  ASSERT_TRUE(a.authority->inspect(1, &lease, &error)) << error;
+  EXPECT_EQ(lease.holder, "");
+  std::filesystem::remove_all(san);
 }
 
 }  // namespace
