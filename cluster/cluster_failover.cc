@@ -154,6 +154,10 @@ void ClusterFailover::start() {
                             (self.mirror_to.empty() ? "nobody" : self.mirror_to));
 }
 
+void ClusterFailover::quiesce() {
+  if (membership_) membership_->quiesce();
+}
+
 void ClusterFailover::stop() {
   {
     std::lock_guard lock(stop_mu_);

@@ -96,6 +96,8 @@ class ClusterFailover {
 
   void attach(interconnect::InterconnectServer& server);
   void start();
+  // The node begins to stop: it takes no volume over from now on (see stop()).
+  void quiesce();
   void stop();
 
   // `nasd-admin cluster`: every node with its state, EVSes, volumes, mirror partner and lease.

@@ -46,6 +46,9 @@ class Deployment {
   // whatever links the role needs. Throws naming what failed.
   virtual void start(const rpc::RpcServerOptions& options,
                      const std::vector<std::shared_ptr<rpc::Service>>& programs) = 0;
+  // The node begins to stop (first of all, before its admin and page go): a failover cluster
+  // takes no volume over from now on. The rest goes on until stop().
+  virtual void quiesce() {}
   // No new requests from outside, the role's links stopped; the node then closes the volumes.
   virtual void stop() = 0;
   // The `cluster` admin command's lines about the role, its volumes and its peers.

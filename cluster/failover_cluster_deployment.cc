@@ -192,6 +192,10 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   }
 }
 
+void FailoverClusterDeployment::quiesce() {
+  if (failover_) failover_->quiesce();
+}
+
 // Hands this node's volumes and EVSes over (clean close, leases released).
 void FailoverClusterDeployment::stop() {
   if (pools_) pools_->stop();

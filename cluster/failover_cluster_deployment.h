@@ -36,6 +36,7 @@ class FailoverClusterDeployment : public ClusterDeployment {
   void open_volumes() override;
   void start(const rpc::RpcServerOptions& options,
              const std::vector<std::shared_ptr<rpc::Service>>& programs) override;
+  void quiesce() override;
   void stop() override;
   std::string status() const override;
   std::string why_no_volume_create() const override;

@@ -212,6 +212,7 @@ std::string Node::cluster_status() const {
 void Node::stop() {
   if (!started_) return;
   started_ = false;
+  deployment_->quiesce();
   http_.reset();
   if (control_) control_->stop();
   // An HA node hands its volumes and address to the partner; peers' forwarded calls stop

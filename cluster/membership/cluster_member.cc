@@ -231,7 +231,7 @@ void ClusterMember::update_leases() {
       emit(MemberAction::Kind::Unserve, v);
       s.serve_asked = s.ready = false;
     }
-    if (!s.held && !wanted(v, s)) continue;
+    if (!s.held && (quiescing_ || !wanted(v, s))) continue;
     if (s.outstanding) continue;
     if (s.held ? now_ >= s.renew_at : now_ >= s.next_attempt) send_acquire(v, s);
   }
@@ -362,7 +362,7 @@ void ClusterMember::lease_answered(int64_t now_ms, uint32_t volume, uint64_t req
       if (now_ >= s.trusted_until) {
         if (s.held) drop(volume, s);
       } else if (!s.held) {
-        if (!wanted(volume, s)) {
+        if (quiescing_ || !wanted(volume, s)) {
           emit(MemberAction::Kind::ReleaseLease, volume);
         } else if (config_.placement_from_authority) {
           // Opened once a read that began after this grant confirms whose it is.
@@ -474,7 +474,7 @@ void ClusterMember::placement_read(int64_t now_ms, uint64_t request, bool ok,
   for (auto& [v, s] : volumes_) {
     if (!s.held || !s.awaiting_read || request < s.read_after) continue;
     s.awaiting_read = false;
-    if (wanted(v, s))
+    if (!quiescing_ && wanted(v, s))
       serve(v, s);
     else
       release(v, s);
@@ -512,6 +512,11 @@ void ClusterMember::request_failback(int64_t now_ms, bool wanted) {
   update_leases();
   update_routes();
   update_state();
+}
+
+void ClusterMember::quiesce(int64_t now_ms) {
+  advance(now_ms);
+  quiescing_ = true;
 }
 
 void ClusterMember::request_failover(int64_t now_ms) {

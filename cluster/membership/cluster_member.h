@@ -136,6 +136,10 @@ class ClusterMember {
   void request_failback(int64_t now_ms, bool wanted);
   // Planned failover: the home volumes go to the node that covers this one.
   void request_failover(int64_t now_ms);
+  // The node has begun to stop: what it holds is renewed until it is closed, but nothing new
+  // is taken. A node stopped with the rest of the cluster would otherwise take over the
+  // volumes of those that stopped a moment before it, replay them, and close them again.
+  void quiesce(int64_t now_ms);
   bool standby() const { return standby_; }
 
   std::vector<MemberAction> take_actions();
@@ -222,6 +226,7 @@ class ClusterMember {
   std::map<std::string, Peer> peers_;
   bool operator_failback_ = false;
   bool standby_ = false;
+  bool quiescing_ = false;
   int64_t authority_seen_at_ = -1;
   // The latest lease answer was Unreachable; and when an answer came again after such a run
   // (no rescue of an alive node's volume during the outage or for two leases after it).

@@ -380,6 +380,11 @@ void ClusterMembershipService::request_failback(bool wanted) {
   dispatch_locked();
 }
 
+void ClusterMembershipService::quiesce() {
+  std::lock_guard lock(mu_);
+  member_->quiesce(now_ms());
+}
+
 void ClusterMembershipService::request_failover() {
   std::lock_guard lock(mu_);
   member_->request_failover(now_ms());

@@ -87,6 +87,9 @@ class ClusterMembershipService {
   // authority has none). Requires options.member.placement_from_authority.
   void set_placement_store(std::shared_ptr<PlacementStore> store, Placement from_config);
   void start();
+  // The node begins to stop: no volume is taken from now on (ClusterMember::quiesce); what is
+  // served goes on until stop().
+  void quiesce();
   // Stops serving everything and releases the leases so the covering nodes take over at once.
   void stop();
 

@@ -155,6 +155,20 @@ TEST(ClusterMember, AStandbyServesNothingUntilAPrimaryDies) {
   EXPECT_TRUE(m.serving(4, 5000));
 }
 
+// A node that has begun to stop keeps renewing what it serves until it closes it, but takes
+// nothing over: stopped with the rest of the cluster, it would otherwise take the volumes of
+// the nodes stopped a moment before it, replay them, and close them again.
+TEST(ClusterMember, AStoppingNodeKeepsWhatItServesAndTakesNothingOver) {
+  ClusterMember m(n3(), 1, 0);
+  run(m, 0, 400, {{"n1", {1}}, {"n2", {2}}, {"n4", {4}}});
+  ASSERT_TRUE(m.serving(3, 400));
+  m.quiesce(450);
+  auto acts = run(m, 450, 6000, {{"n4", {4}}});  // n2, which n3 covers, stopped first
+  EXPECT_FALSE(has(acts, Kind::AcquireLease, 2)) << "a stopping node took n2's volume over";
+  EXPECT_TRUE(has(acts, Kind::AcquireLease, 3)) << "stopped renewing what it serves";
+  EXPECT_TRUE(m.serving(3, 6000));
+}
+
 // settled() lets a restarted node clear its stale-mirror mark (stale_mirror_mark.h): only once
 // it opened its own volume again, or after 3 leases of trying; a standby has nothing to open.
 TEST(ClusterMember, SettlesOnceItOpenedItsOwnVolumesOrAfterThreeLeases) {
