@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cluster/member_driver.h"
+
 namespace nasd::membership {
 namespace {
 
@@ -37,31 +39,10 @@ Heartbeat beat(const std::string& node, std::vector<uint32_t> holding, bool fail
 std::vector<MemberAction> run(ClusterMember& m, int64_t from, int64_t to,
                               const std::map<std::string, std::vector<uint32_t>>& alive,
                               LeaseVerdict verdict = LeaseVerdict::Granted) {
-  std::vector<MemberAction> out;
-  for (int64_t t = from; t <= to; t += 50) {
-    for (const auto& [node, holding] : alive) m.heartbeat_received(t, beat(node, holding));
-    m.tick(t);
-    for (size_t i = 0; i < 50; ++i) {
-      auto acts = m.take_actions();
-      if (acts.empty()) break;
-      for (const auto& a : acts) {
-        out.push_back(a);
-        if (a.kind == Kind::AcquireLease)
-          m.lease_answered(t, a.volume, a.request, {verdict, {}, ""});
-        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
-        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
-      }
-    }
-  }
-  return out;
+  return testing::drive(m, from, to, alive, testing::answer_all(verdict));
 }
 
-bool has(const std::vector<MemberAction>& acts, Kind kind, uint32_t volume,
-         const std::string& node = "") {
-  for (const auto& a : acts)
-    if (a.kind == kind && a.volume == volume && (node.empty() || a.node == node)) return true;
-  return false;
-}
+using testing::has;
 
 TEST(ClusterMember, ServesItsHomeVolumeAndHeartbeatsEveryPeer) {
   ClusterMember m(n3(), 1, 0);
@@ -221,24 +202,7 @@ namespace {
 std::vector<MemberAction> run_placed(ClusterMember& m, int64_t from, int64_t to,
                                      const std::map<std::string, std::vector<uint32_t>>& alive,
                                      const Placement* placement) {
-  std::vector<MemberAction> out;
-  for (int64_t t = from; t <= to; t += 50) {
-    for (const auto& [node, holding] : alive) m.heartbeat_received(t, beat(node, holding));
-    m.tick(t);
-    for (size_t i = 0; i < 50; ++i) {
-      auto acts = m.take_actions();
-      if (acts.empty()) break;
-      for (const auto& a : acts) {
-        out.push_back(a);
-        if (a.kind == Kind::AcquireLease)
-          m.lease_answered(t, a.volume, a.request, {LeaseVerdict::Granted, {}, ""});
-        if (a.kind == Kind::ReadPlacement) m.placement_read(t, a.request, true, *placement);
-        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
-        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume);
-      }
-    }
-  }
-  return out;
+  return testing::drive(m, from, to, alive, testing::answer_all(LeaseVerdict::Granted), placement);
 }
 
 TEST(ClusterMember, DoesNotTakeOverFromAMirrorMarkedStaleUntilTheMarkIsCleared) {

@@ -13,6 +13,7 @@
 #include "cluster/membership/cluster_member.h"
 #include "cluster/membership/file_lease_authority.h"
 #include "cluster/membership/file_placement_store.h"
+#include "tests/cluster/member_driver.h"
 #include "tests/cluster/scratch_dir.h"
 
 namespace nasd::membership {
@@ -190,11 +191,8 @@ ClusterMemberConfig member(const std::string& self) {
   return c;
 }
 
-bool has(const std::vector<MemberAction>& acts, MemberAction::Kind kind, uint32_t volume) {
-  for (const auto& a : acts)
-    if (a.kind == kind && a.volume == volume) return true;
-  return false;
-}
+using testing::drive;
+using testing::has;
 
 TEST(ClusterMemberMoves, NothingIsAcquiredBeforeThePlacementIsRead) {
   ClusterMember m(member("n1"), 1, 0);
@@ -297,35 +295,13 @@ TEST(ClusterMemberMoves, TheSourceClosesHandsOverAndReleasesTheTargetOpensWithou
   EXPECT_FALSE(has(src.take_actions(), MemberAction::Kind::AcquireLease, 0));
 }
 
-// Drives `m` every 50 ms over [from, to]: the nodes in `alive` heartbeat what they hold, reads
-// of the placement answer `p`, leases are granted but for `held_elsewhere`, opens and closes
-// finish at once. Returns every action.
-std::vector<MemberAction> drive(ClusterMember& m, int64_t from, int64_t to,
-                                const std::map<std::string, std::vector<uint32_t>>& alive,
-                                const Placement& p, const std::set<uint32_t>& held_elsewhere) {
-  using Kind = MemberAction::Kind;
-  std::vector<MemberAction> out;
-  for (int64_t t = from; t <= to; t += 50) {
-    for (const auto& [node, holding] : alive) m.heartbeat_received(t, {node, 1, 1, holding, false});
-    m.tick(t);
-    for (int round = 0; round < 50; ++round) {
-      auto acts = m.take_actions();
-      if (acts.empty()) break;
-      for (const auto& a : acts) {
-        out.push_back(a);
-        if (a.kind == Kind::ReadPlacement) m.placement_read(t, a.request, true, p);
-        if (a.kind == Kind::AcquireLease) {
-          const bool elsewhere = held_elsewhere.count(a.volume) > 0;
-          m.lease_answered(t, a.volume, a.request,
-                           {elsewhere ? LeaseVerdict::HeldByOther : LeaseVerdict::Granted,
-                            {elsewhere ? "other" : m.config().self, 7, 3000}, ""});
-        }
-        if (a.kind == Kind::Serve) m.volume_ready(t, a.volume);
-        if (a.kind == Kind::Unserve) m.volume_closed(t, a.volume, true);
-      }
-    }
-  }
-  return out;
+// Leases are granted but for `held_elsewhere`, which another node holds.
+testing::LeaseAnswers granted_but(const std::string& self, std::set<uint32_t> held_elsewhere) {
+  return [self, held_elsewhere](uint32_t v) {
+    const bool elsewhere = held_elsewhere.count(v) > 0;
+    return LeaseAnswer{elsewhere ? LeaseVerdict::HeldByOther : LeaseVerdict::Granted,
+                       {elsewhere ? "other" : self, 7, 3000}, ""};
+  };
 }
 
 // v3 moves from n3 to n1 (evs1) while n2, which covers n1, watches. n1 is slow to take it up:
@@ -337,7 +313,7 @@ TEST(ClusterMemberMoves, TheCoverLeavesAMovedVolumeToItsSlowNewNodeForTwoLeases)
   Placement p = three_evs();
   p.version = 1;
   ClusterMember cover(member("n2"), 1, 0);
-  drive(cover, 0, 7000, {{"n1", {0, 1}}, {"n3", {3}}}, p, {});
+  drive(cover, 0, 7000, {{"n1", {0, 1}}, {"n3", {3}}}, granted_but("n2", {}), &p);
   ASSERT_TRUE(cover.serving(2, 7000));
 
   ASSERT_EQ(propose_volume_move(p, 3, "evs1"), "");
@@ -345,13 +321,15 @@ TEST(ClusterMemberMoves, TheCoverLeavesAMovedVolumeToItsSlowNewNodeForTwoLeases)
   p.version = 2;
   ASSERT_EQ(p.designated(3), "n1");
   const int64_t commit = 7050, two_leases = 2 * 3000;
-  auto acts = drive(cover, commit, commit + 1500, {{"n3", {}}}, p, {0, 1});
+  auto acts = drive(cover, commit, commit + 1500, {{"n3", {}}}, granted_but("n2", {0, 1}), &p);
   EXPECT_FALSE(has(acts, MemberAction::Kind::AcquireLease, 3)) << "took v3 while n1 stalled";
-  acts = drive(cover, commit + 1550, commit + two_leases - 100, {{"n1", {0, 1}}, {"n3", {}}}, p, {});
+  acts = drive(cover, commit + 1550, commit + two_leases - 100, {{"n1", {0, 1}}, {"n3", {}}},
+               granted_but("n2", {}), &p);
   EXPECT_FALSE(has(acts, MemberAction::Kind::AcquireLease, 3)) << "took v3 while n1 was picking it up";
   EXPECT_FALSE(cover.may_serve(3, commit + two_leases - 100));
 
-  acts = drive(cover, commit + two_leases, commit + two_leases + 1500, {{"n1", {0, 1}}, {"n3", {}}}, p, {});
+  acts = drive(cover, commit + two_leases, commit + two_leases + 1500, {{"n1", {0, 1}}, {"n3", {}}},
+               granted_but("n2", {}), &p);
   EXPECT_TRUE(has(acts, MemberAction::Kind::Serve, 3)) << "a node that never took up its moved volume kept it";
 }
 
