@@ -117,6 +117,7 @@ Heartbeat ClusterMember::heartbeat() const {
 
 bool ClusterMember::wanted(uint32_t volume, const Slot& s) const {
   if (config_.placement_from_authority && !placement_known_) return false;
+  if (quiescing_ && !s.held) return false;  // stopping: what it holds is kept until the close
   // Handed over for a move and not committed yet: clean, and nobody's until the commit, but
   // for the node it moves to that still serves it (a move to the node serving it).
   if (placement_known_ && placement_.handed(volume))
@@ -231,7 +232,7 @@ void ClusterMember::update_leases() {
       emit(MemberAction::Kind::Unserve, v);
       s.serve_asked = s.ready = false;
     }
-    if (!s.held && (quiescing_ || !wanted(v, s))) continue;
+    if (!s.held && !wanted(v, s)) continue;
     if (s.outstanding) continue;
     if (s.held ? now_ >= s.renew_at : now_ >= s.next_attempt) send_acquire(v, s);
   }
@@ -362,7 +363,7 @@ void ClusterMember::lease_answered(int64_t now_ms, uint32_t volume, uint64_t req
       if (now_ >= s.trusted_until) {
         if (s.held) drop(volume, s);
       } else if (!s.held) {
-        if (quiescing_ || !wanted(volume, s)) {
+        if (!wanted(volume, s)) {
           emit(MemberAction::Kind::ReleaseLease, volume);
         } else if (config_.placement_from_authority) {
           // Opened once a read that began after this grant confirms whose it is.
