@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <functional>
 #include <future>
 #include <set>
@@ -13,6 +12,7 @@
 
 #include "cluster/interconnect/peer_client.h"
 #include "cluster/membership/file_lease_authority.h"
+#include "tests/cluster/scratch_dir.h"
 
 namespace nasd::membership {
 namespace {
@@ -155,9 +155,6 @@ bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds lim
 class MembershipServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nasd-membership-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    san_ = tmpl;
     a_.name = "a";
     b_.name = "b";
     a_.start(san_, "b", {1}, {2});
@@ -170,10 +167,10 @@ class MembershipServiceTest : public ::testing::Test {
   void TearDown() override {
     a_.stop();
     b_.stop();
-    std::filesystem::remove_all(san_);
   }
 
-  std::string san_;
+  cluster::testing::ScratchDir scratch_{"nasd-membership-test"};
+  const std::string san_ = scratch_.path;
   TestNode a_, b_;
 };
 
@@ -225,12 +222,10 @@ TEST_F(MembershipServiceTest, NodeThatLosesTheSanStopsServingAndThePartnerTakesO
 // so the service itself must give it back: a clean stop leaves no lease behind (the next owner
 // would otherwise wait a whole lease term; the etcd failover test checks etcd is empty).
 TEST(MembershipServiceStop, AGrantThatLandsDuringTheStopIsReleased) {
-  char tmpl[] = "/tmp/nasd-membership-test-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string san = tmpl;
+  cluster::testing::ScratchDir san("nasd-membership-test");
   TestNode a;
   a.name = "a";
-  a.start(san, "b", {1}, {2});
+  a.start(san.path, "b", {1}, {2});
   std::promise<void> held, open;
   std::shared_future<void> opened = open.get_future().share();
   std::atomic<bool> armed{true};
@@ -251,7 +246,6 @@ TEST(MembershipServiceStop, AGrantThatLandsDuringTheStopIsReleased) {
   EXPECT_EQ(lease.holder, "") << "a stopped node left volume 2's lease behind";
   ASSERT_TRUE(a.authority->inspect(1, &lease, &error)) << error;
   EXPECT_EQ(lease.holder, "");
-  std::filesystem::remove_all(san);
 }
 
 }  // namespace
