@@ -4,7 +4,7 @@
 # degraded read with one node down, CPU per MiB of parity against 3-way mirroring, and the
 # re-protect rate after that node's loss, and the rebalance rate when a new fifth node joins
 # the three survivors, and the restripe rate when every directory's policy becomes +3d:1n. No network: it measures the placement, ISA-L coding
-# and unit stores (nasd-scaleout-bench); the NFS path of the volume is not built yet
+# and unit stores (nasd-scaleout-bench); bench/ifs_nfs_bench.sh measures the volume over NFS
 # (cluster/scaleout/README.md).
 #   bench/scaleout_bench.sh BUILD_DIR [MiB]
 set -euo pipefail

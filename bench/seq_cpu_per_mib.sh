@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server CPU per MiB of sequential 1 MiB transfers (issue 12's data-path figures in the README):
+# Server CPU per MiB of sequential 1 MiB transfers (issue 12's data-path figures in bench/RESULTS.md):
 #   bench/seq_cpu_per_mib.sh BUILD_DIR|NASD_BINARY nasd|ganesha [MiB=256] [perf]
 # Starts the server (bench/servers/*.sh) in a private namespace, writes 640 MiB first (more than
 # nasd's 512 MiB cache, so the measured write evicts as a long-running server does), then one

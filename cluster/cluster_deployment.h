@@ -1,7 +1,7 @@
 // A node of a cluster with static ownership ([cluster] without shared_dir): the router serves
 // the volumes this node owns and forwards the others to their owner over the interconnect; the
 // interconnect listener runs peers' forwarded calls on the volumes served here.
-// HaPairDeployment builds on the same wiring.
+// FailoverClusterDeployment (failover_cluster_deployment.h) builds on the same wiring.
 #pragma once
 
 #include <functional>
