@@ -49,38 +49,40 @@ done <"$ALLOW"
 # emplace_back). A declaration such as `std::thread worker_;` starts nothing.
 start_re='std::j?thread[[:space:]]*[({]|std::j?thread[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*[({]|std::jthread|std::async[[:space:]]*\(|pthread_create[[:space:]]*\(|vector<[[:space:]]*std::j?thread[[:space:]]*>'
 
-for f in "${files[@]}"; do
-  # Comments are not code: drop // comments before matching.
-  while IFS= read -r hit; do
-    lineno=${hit%%:*}
-    text=${hit#*:}
-    matched=0
-    for ((i = 0; i < n; i++)); do
-      if [ "${a_path[i]}" = "$f" ] && [[ "$text" == *"${a_site[i]}"* ]]; then
-        a_used[i]=1
-        matched=1
-      fi
-    done
-    if [ "$matched" = 0 ]; then
-      say "$f:$lineno starts a thread outside util/'s helpers:"
-      echo "    $(echo "$text" | sed 's/^[[:space:]]*//')" >&2
-      echo "  Start it with util::contained_thread, util::TaskQueue or util::PeriodicWorker, or, if it" >&2
-      echo "  must be a raw thread, add it to ARCHITECTURE.md's thread table (what may block it) and to" >&2
-      echo "  $ALLOW (path | site | table row | reason)." >&2
+# One grep over every file; a hit inside a // comment is not code, so it is matched again
+# without the comment.
+while IFS= read -r hit; do
+  f=${hit%%:*}; rest=${hit#*:}; lineno=${rest%%:*}; text=${rest#*:}
+  code=${text%%//*}
+  [[ "$code" =~ $start_re ]] || continue
+  matched=0
+  for ((i = 0; i < n; i++)); do
+    if [ "${a_path[i]}" = "$f" ] && [[ "$code" == *"${a_site[i]}"* ]]; then
+      a_used[i]=1
+      matched=1
     fi
-  done < <(sed 's#//.*$##' "$f" | grep -nE -- "$start_re" || true)
+  done
+  if [ "$matched" = 0 ]; then
+    say "$f:$lineno starts a thread outside util/'s helpers:"
+    echo "    $(echo "$code" | sed 's/^[[:space:]]*//')" >&2
+    echo "  Start it with util::contained_thread, util::TaskQueue or util::PeriodicWorker, or, if it" >&2
+    echo "  must be a raw thread, add it to ARCHITECTURE.md's thread table (what may block it) and to" >&2
+    echo "  $ALLOW (path | site | table row | reason)." >&2
+  fi
+done < <(grep -HnE -- "$start_re" "${files[@]}" || true)
 
-  # Threads started through util::contained_thread carry a name; the table must know it.
-  while IFS= read -r hit; do
-    lineno=${hit%%:*}
-    name=$(sed -nE 's/.*contained_thread\([[:space:]]*"[^"]*"[[:space:]]*,[[:space:]]*"([^"]*)".*/\1/p' <<<"${hit#*:}")
-    if [ -z "$name" ]; then
-      say "$f:$lineno: util::contained_thread's room and name must be string literals on the call's line"
-    elif ! grep -qiF -- "$name" "$ARCH"; then
-      say "$f:$lineno starts the thread '$name', which $ARCH's thread table does not name: add a row"
-    fi
-  done < <(sed 's#//.*$##' "$f" | grep -nE 'contained_thread[[:space:]]*\(' || true)
-done
+# Threads started through util::contained_thread carry a name; the table must know it.
+while IFS= read -r hit; do
+  f=${hit%%:*}; rest=${hit#*:}; lineno=${rest%%:*}; text=${rest#*:}
+  code=${text%%//*}
+  [[ "$code" =~ contained_thread[[:space:]]*\( ]] || continue
+  name=$(sed -nE 's/.*contained_thread\([[:space:]]*"[^"]*"[[:space:]]*,[[:space:]]*"([^"]*)".*/\1/p' <<<"$code")
+  if [ -z "$name" ]; then
+    say "$f:$lineno: util::contained_thread's room and name must be string literals on the call's line"
+  elif ! grep -qiF -- "$name" "$ARCH"; then
+    say "$f:$lineno starts the thread '$name', which $ARCH's thread table does not name: add a row"
+  fi
+done < <(grep -HnE 'contained_thread[[:space:]]*\(' "${files[@]}" || true)
 
 for ((i = 0; i < n; i++)); do
   [ "${a_used[i]}" = 1 ] ||
