@@ -1,5 +1,5 @@
-// One node of an N-node cluster (2 to 8 nodes), as a pure state machine: PairMember grown from
-// one partner to many. No threads, sockets or clocks: a driver feeds it events with the
+// One node of an N-node cluster (2 to 8 nodes; the HA pair is a ring of two), as a pure state
+// machine. No threads, sockets or clocks: a driver feeds it events with the
 // current time and carries out the actions it asks for, and the same deterministic simulation
 // drives it with random kills, pauses, partitions and lost messages
 // (tests/cluster/cluster_simulation_test.cc).
