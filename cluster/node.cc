@@ -30,7 +30,6 @@ Node::~Node() { stop(); }
 void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(plan_.node.data_dir);
-  umask(022);
   if (plan_.cluster) load_cluster_key();
   open_journal();
   hosted_ = std::make_unique<HostedVolumes>(journal_, make_reply_cache());
