@@ -31,7 +31,7 @@ endpoints=$(sed -n 's/^etcd_endpoints = //p' "$dir/etcd-start.log")
 etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints "${endpoints// /}" --command-timeout=2s "$@"; }
 # holder_of ID / epoch_of ID: the volume's lease key in etcd (value: the node; create_revision:
 # the epoch).
-holder_of() { etcdctl_ get "/nasd/e2e/volume-$1" --print-value-only 2>/dev/null; }
+holder_of() { etcdctl_ get "/nasd/e2e/volume-$1" --print-value-only 2>/dev/null | head -1; }  # line 2: the tag
 epoch_of() { etcdctl_ get "/nasd/e2e/volume-$1" -w json 2>/dev/null | sed -n 's/.*"create_revision":\([0-9]*\).*/\1/p'; }
 
 # The user's pair (deploy/start-cluster.sh), moved to etcd: the same configs with the authority

@@ -1,6 +1,6 @@
 // libFuzzer target: what an etcd member (or whoever answers on its address) can send back to
 // the etcd lease authority. The first byte picks the decoder (range, txn, lease grant,
-// keepalive, timetolive, error, base64); the rest is the reply body. Decoders must never
+// keepalive, timetolive, error, base64, authenticate); the rest is the reply body. Decoders must never
 // throw or crash, and what they accept must be within the bounds etcd_codec.h states.
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::string error;
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: {
       RangeReply r;
       if (decode_range(body, &r, &error) && r.kv) check_kv(*r.kv);
@@ -60,6 +60,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::string out;
       if (base64_decode(body, 64, &out)) {
         if (out.size() > 64 || base64_encode(out) != body) __builtin_trap();
+      }
+      break;
+    }
+    case 7: {
+      std::string token;
+      if (decode_authenticate(body, &token, &error)) {
+        if (token.empty() || token.size() > kMaxTokenBytes) __builtin_trap();
+        for (unsigned char c : token)
+          if (c <= ' ' || c >= 0x7f) __builtin_trap();  // it becomes a header value
       }
       break;
     }
