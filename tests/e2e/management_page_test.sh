@@ -53,10 +53,10 @@ dump() { timeout 60 "$chromium" "${flags[@]}" --virtual-time-budget=8000 --dump-
 # again (bounded) until it has.
 for attempt in 1 2 3; do
   dom=$(dump) || { cat "$dir/chromium.err"; fail "chromium --dump-dom"; }
-  grep -q 'data-loaded="login"' <<<"$dom" && grep -q '<body data-session=' <<<"$dom" && break
+  grep -q 'data-loaded="login"' <<<"$dom" && grep -q '<body[^>]* data-session=' <<<"$dom" && break
 done
 echo "$dom" >"$dir/dom_logged_out.html"
-grep -q '<body data-session="none"' <<<"$dom" || fail "the page is not logged out before a login"
+grep -q '<body[^>]* data-session="none"' <<<"$dom" || fail "the page is not logged out before a login"
 grep -q 'data-loaded="login"' <<<"$dom" || fail "the logged-out page did not ask for a login (see $dir/dom_logged_out.html)"
 grep -q '<tr data-volume=' <<<"$dom" && fail "the logged-out page shows the volumes"
 [[ $(curl -s -o /dev/null -w '%{http_code}' "${page}api/status") == 401 ]] || fail "/api/status answered without a login"
