@@ -70,7 +70,7 @@ wait_for 20 "b's interconnect link to a despite the flood" cluster_line b "^peer
 wait_for 20 "b's journal mirrored to a despite the flood" cluster_line b "^NVRAM mirror: connected"
 grep -q "refused connection from 127.0.0.2 (not in allowed_peers)" "$dir/a/data/nasd.log" ||
   fail "a did not refuse the flood by address (allowed_peers defaults to the cluster's nodes)"
-kill "$flooder" 2>/dev/null; wait "$flooder" 2>/dev/null || true
+kill "$flooder" 2>/dev/null; wait "$flooder" || true
 clients=()
 cat "$dir/flood.out"
 echo "--- failback, both mirrors in sync"

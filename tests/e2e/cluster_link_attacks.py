@@ -16,6 +16,7 @@ Each attack speaks the protocol exactly as the nodes did before the links were a
 An attack "got in" when the port answers anything but a silent close; every attack that got in
 is printed as "GOT IN: ..." and makes the exit status 1. Exit 0: every attack was shut out.
 """
+import signal
 import socket
 import struct
 import sys
@@ -241,7 +242,9 @@ def flood(source, seconds, count, addresses):
     open_ = {a: [] for a in addresses}
     opened = closed_at_once = 0
     end = time.time() + seconds
-    while time.time() < end:
+    # Stopped by the test (SIGTERM) once it has seen what it waited for: report all the same.
+    signal.signal(signal.SIGTERM, lambda *_: globals().__setitem__("_stop", True))
+    while time.time() < end and not globals().get("_stop"):
         for a in addresses:
             # Drop the connections the node closed.
             alive = []
