@@ -66,6 +66,15 @@ bool safe_name(const std::string& s) {
   return s != "." && s != "..";
 }
 
+// The answer to an address the login limiter holds back for `wait_ms`.
+ManagementServer::Response retry_later(int64_t wait_ms) {
+  const std::string seconds = std::to_string((wait_ms + 999) / 1000);
+  ManagementServer::Response out =
+      error_response(429, "too many failed logins or tokens; try again in " + seconds + " s");
+  out.headers.push_back("Retry-After: " + seconds);
+  return out;
+}
+
 const char* status_text(int status) {
   switch (status) {
     case 200: return "OK";
@@ -285,12 +294,7 @@ std::optional<ManagementServer::Response> ManagementServer::refuse_reader(const 
     out.headers.push_back("WWW-Authenticate: Bearer realm=\"nasd\"");
     return out;
   }
-  if (int64_t wait = limiter_.wait_ms(r.client, now_ms()); wait > 0) {
-    Response out = error_response(429, "too many failed attempts; try again in " +
-                                            std::to_string((wait + 999) / 1000) + " s");
-    out.headers.push_back("Retry-After: " + std::to_string((wait + 999) / 1000));
-    return out;
-  }
+  if (int64_t wait = limiter_.wait_ms(r.client, now_ms()); wait > 0) return retry_later(wait);
   TokenFile file = load_token_file(w_.options.token_file);
   if (!file.error.empty()) w_.log("management page: read-only token refused: " + file.error);
   if (file.token && constant_time_equal(*file.token, *presented)) {
@@ -363,13 +367,7 @@ ManagementServer::Response ManagementServer::api_session(const Request& r) {
 }
 
 ManagementServer::Response ManagementServer::api_login(const Request& r) {
-  int64_t wait = limiter_.wait_ms(r.client, now_ms());
-  if (wait > 0) {
-    Response out = error_response(429, "too many failed logins; try again in " +
-                                           std::to_string((wait + 999) / 1000) + " s");
-    out.headers.push_back("Retry-After: " + std::to_string((wait + 999) / 1000));
-    return out;
-  }
+  if (int64_t wait = limiter_.wait_ms(r.client, now_ms()); wait > 0) return retry_later(wait);
   auto hash = load_password_file(w_.options.password_file);
   if (!hash)
     return error_response(503, "no admin password is set (nasd-passwd --random " +
