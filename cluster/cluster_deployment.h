@@ -72,15 +72,16 @@ class ClusterDeployment : public Deployment {
   std::unique_ptr<ServingLog> serving_log_;
 
  private:
+  // Before the listeners that ask it (peer_address_gate), so that it outlives them.
+  std::mutex allowed_mu_;
+  AddressList allowed_;  // guarded by allowed_mu_; starts as plan_.cluster->allowed_peers
+  bool allowed_loaded_ = false;  // guarded by allowed_mu_
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
   std::map<interconnect::MessageType, interconnect::RequestHandler> extra_handlers_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;
   std::unique_ptr<VirtualServer> home_server_;
   std::vector<std::unique_ptr<VirtualServer>> evs_servers_;  // N-node static: this node's EVSes
   std::vector<std::string> served_here_;  // this node's planned volumes (static ownership)
-  std::mutex allowed_mu_;
-  AddressList allowed_;  // guarded by allowed_mu_; starts as plan_.cluster->allowed_peers
-  bool allowed_loaded_ = false;  // guarded by allowed_mu_
 };
 
 }  // namespace nasd::cluster
