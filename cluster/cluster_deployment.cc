@@ -89,8 +89,8 @@ void ClusterDeployment::start_interconnect(
   io.local_node = plan_.node.name;
   io.credentials = plan_.link;
   for (const auto& p : c.peers) io.peers.push_back(p.name);
-  if (!c.allowed_peers.empty())
-    io.address_allowed = [list = c.allowed_peers](const std::string& a) { return list.allows(a); };
+  if (!c.allowed_peers_open.empty()) util::log("cluster").warn(c.allowed_peers_open);
+  if (!c.allowed_peers.empty()) io.address_allowed = peer_address_gate();
   io.log = [](const std::string& line) { util::log("cluster").warn(line); };
   interconnect_ = std::make_unique<interconnect::InterconnectServer>(io);
   // This node, as an owner, answers a forwarded call within half the forwarders' deadline
@@ -131,8 +131,21 @@ std::vector<std::string> ClusterDeployment::peer_names() const {
   return names;
 }
 
-void ClusterDeployment::admit_peer(const std::string& name) {
+void ClusterDeployment::admit_peer(const std::string& name, const std::string& host) {
+  {
+    std::lock_guard lock(allowed_mu_);
+    if (!allowed_loaded_) allowed_ = plan_.cluster->allowed_peers, allowed_loaded_ = true;
+    if (plan_.cluster->allowed_peers_default) allowed_.add_address(host);
+  }
   if (interconnect_) interconnect_->admit_peer(name);
+}
+
+std::function<bool(const std::string&)> ClusterDeployment::peer_address_gate() {
+  return [this](const std::string& address) {
+    std::lock_guard lock(allowed_mu_);
+    if (!allowed_loaded_) allowed_ = plan_.cluster->allowed_peers, allowed_loaded_ = true;
+    return allowed_.allows(address);
+  };
 }
 
 // Peers' forwarded calls stop before the volumes they run on close.

@@ -7,9 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_options.h"
 #include "cluster/deployment.h"
 #include "cluster/serving_log.h"
 #include "cluster/virtual_server.h"
@@ -48,8 +50,13 @@ class ClusterDeployment : public Deployment {
   // The interconnect listener (with `attach` run on it before it starts) and the peer links.
   void start_interconnect(const std::function<void(interconnect::InterconnectServer&)>& attach);
   void stop_interconnect();
-  // A node that joined the running cluster may connect to this node's interconnect.
-  void admit_peer(const std::string& name);
+  // A node that joined the running cluster may connect to this node's interconnect (and,
+  // when allowed_peers is the default, from its interconnect address `host`).
+  void admit_peer(const std::string& name, const std::string& host);
+  // Whether a connection from `address` may try the interconnect or mirror handshake:
+  // `[cluster] allowed_peers`, or the nodes' addresses by default (ClusterOptions), plus the
+  // members that joined. Thread-safe; the callable refers to this deployment.
+  std::function<bool(const std::string&)> peer_address_gate();
   // One line per peer: its interconnect link up or down.
   std::string peer_lines() const;
   // A link (not started yet) from this node's interconnect address to the member `name` at
@@ -65,6 +72,10 @@ class ClusterDeployment : public Deployment {
   std::unique_ptr<ServingLog> serving_log_;
 
  private:
+  // Before the listeners that ask it (peer_address_gate), so that it outlives them.
+  std::mutex allowed_mu_;
+  AddressList allowed_;  // guarded by allowed_mu_; starts as plan_.cluster->allowed_peers
+  bool allowed_loaded_ = false;  // guarded by allowed_mu_
   std::unique_ptr<interconnect::VolumeServer> volume_server_;
   std::map<interconnect::MessageType, interconnect::RequestHandler> extra_handlers_;
   std::unique_ptr<interconnect::InterconnectServer> interconnect_;

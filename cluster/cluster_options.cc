@@ -57,6 +57,13 @@ bool AddressList::allows(const std::string& ipv4) const {
   return false;
 }
 
+bool AddressList::add_address(const std::string& ipv4) {
+  in_addr a{};
+  if (inet_pton(AF_INET, ipv4.c_str(), &a) != 1 || a.s_addr == 0) return false;
+  nets_.emplace_back(ntohl(a.s_addr), ~uint32_t(0));
+  return true;
+}
+
 std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) {
   const ConfigSection* c = config.section("cluster");
   if (!c) return std::nullopt;
@@ -65,7 +72,8 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
                                       "lease_ms", "startup_grace_ms", "key", "allowed_peers",
                                       "forward_timeout_ms", "forward_slots", "authority",
                                       "etcd_endpoints", "etcd_prefix", "etcd_ca", "etcd_cert",
-                                      "etcd_key", "etcd_timeout_ms"});
+                                      "etcd_key", "etcd_timeout_ms", "etcd_allow_insecure",
+                                      "etcd_user", "etcd_password_file"});
       !unknown.empty())
     throw ConfigError("[cluster] unknown key '" + unknown[0] + "'");
   ClusterOptions o;
@@ -123,7 +131,27 @@ std::optional<ClusterOptions> ClusterOptions::from_config(const Config& config) 
     o.failover->mirror_host = self->mirror_host;
     o.failover->mirror_port = self->mirror_port;
   }
+  if (!c->has("allowed_peers")) o.default_allowed_peers();
   return o;
+}
+
+// Interconnect and mirror links leave from their node's interconnect address (util/net.h
+// connect_tcp): those addresses are the cluster's, and nobody else needs a handshake slot.
+void ClusterOptions::default_allowed_peers() {
+  std::vector<std::string> hosts{host};
+  for (const PeerOptions& p : peers) hosts.push_back(p.host);
+  for (const MemberOptions& m : members) hosts.push_back(m.host);
+  AddressList list;
+  for (const std::string& h : hosts) {
+    if (!list.add_address(h)) {
+      allowed_peers_open = "a node's interconnect address '" + h +
+                           "' is not one IPv4 address, so [cluster] allowed_peers has no default: any "
+                           "address may try the link handshake; set allowed_peers";
+      return;
+    }
+  }
+  allowed_peers = std::move(list);
+  allowed_peers_default = true;
 }
 
 void ClusterOptions::pair_as_members(const Config& config, const std::string& self) {
@@ -191,7 +219,8 @@ membership::AuthorityOptions ClusterOptions::authority_from_config(const Config&
   }
   const bool etcd = a.kind == membership::AuthorityOptions::Kind::Etcd;
   for (const char* key : {"etcd_endpoints", "etcd_prefix", "etcd_ca", "etcd_cert", "etcd_key",
-                          "etcd_timeout_ms"}) {
+                          "etcd_timeout_ms", "etcd_allow_insecure", "etcd_user",
+                          "etcd_password_file"}) {
     if (!etcd && c.has(key))
       throw ConfigError(std::string("[cluster] ") + key + " needs authority = etcd");
   }
@@ -206,6 +235,12 @@ membership::AuthorityOptions ClusterOptions::authority_from_config(const Config&
       throw ConfigError("[cluster] etcd_endpoints: '" + url + "' is not an http:// or https:// URL");
     if (url.find_first_of(" \t\r\n") != std::string::npos || url.size() > 200)
       throw ConfigError("[cluster] etcd_endpoints: bad URL '" + url + "'");
+    // Plain HTTP leaves the leases and the placement (who serves what) open to anyone on the
+    // path between the node and etcd; only this host's loopback is spared.
+    if (!tls && !url_host_is_loopback(url) && !c.get_bool("etcd_allow_insecure", false))
+      throw ConfigError("[cluster] etcd_endpoints: '" + url + "' is plain HTTP to another host: "
+                        "use https:// (etcd_ca, etcd_cert, etcd_key), or set etcd_allow_insecure = "
+                        "true on a network only the nodes and etcd share");
   }
   e.prefix = c.get("etcd_prefix", "/nasd/" + name + "/");
   if (e.prefix.empty() || e.prefix.size() > 200)
@@ -221,11 +256,32 @@ membership::AuthorityOptions ClusterOptions::authority_from_config(const Config&
   e.key_file = path("etcd_key");
   if (e.cert_file.empty() != e.key_file.empty())
     throw ConfigError("[cluster] etcd_cert and etcd_key go together");
+  e.user = c.get("etcd_user", "");
+  e.password_file = path("etcd_password_file");
+  if (e.user.empty() != e.password_file.empty())
+    throw ConfigError("[cluster] etcd_user and etcd_password_file go together");
+  if (e.user.size() > 128 || e.user.find_first_of(" \t\r\n\"\\") != std::string::npos)
+    throw ConfigError("[cluster] etcd_user: a user name of at most 128 bytes, no spaces or quotes");
   const int64_t timeout = c.get_int("etcd_timeout_ms", 1500);
   if (timeout < 100 || timeout > 60000)
     throw ConfigError("[cluster] etcd_timeout_ms out of range (100..60000)");
   e.timeout = std::chrono::milliseconds(timeout);
   return a;
+}
+
+// "http://127.0.0.1:2379", "http://localhost:2379/", "http://[::1]:2379": true.
+bool url_host_is_loopback(const std::string& url) {
+  std::string rest = url.substr(url.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  std::string host;
+  if (!rest.empty() && rest.front() == '[') {
+    host = rest.substr(1, rest.find(']') - 1);
+    return host == "::1";
+  }
+  host = rest.substr(0, rest.find(':'));
+  if (host == "localhost") return true;
+  in_addr a{};
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 void ClusterOptions::members_from_config(const Config& config, const std::string& self) {

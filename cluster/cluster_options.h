@@ -7,8 +7,11 @@
 //   interconnect = 127.0.0.1:7001    # where this node's interconnect listens
 //   key = /etc/nasd/cluster.key      # the cluster key, the same file on every node (default:
 //                                    # cluster.key in the data folder, created when missing)
-//   allowed_peers = 10.0.0.0/24      # optional: only these IPv4 addresses/networks may connect
-//                                    # to the interconnect and the mirror (default: any)
+//   allowed_peers = 10.0.0.0/24      # only these IPv4 addresses/networks may connect to the
+//                                    # interconnect and the mirror. Default: the interconnect
+//                                    # addresses of this config's nodes (this one, [peer]s,
+//                                    # [member]s; links leave from them), plus members that
+//                                    # join later; 0.0.0.0/0 lets any address try the key
 //   [peer node1]
 //   interconnect = 127.0.0.1:7002
 //   volumes = v1                     # [volume NAME]s that node1 owns and this node forwards to it
@@ -26,12 +29,16 @@
 //   startup_grace_ms = 10000         # after a start, wait this long for a silent partner
 //   authority = file                 # who grants the volume leases: file (the lease files in
 //                                    # <shared_dir>/leases) or etcd:
-//   etcd_endpoints = http://10.0.0.1:2379, http://10.0.0.2:2379, http://10.0.0.3:2379
+//   etcd_endpoints = https://10.0.0.1:2379, https://10.0.0.2:2379, https://10.0.0.3:2379
 //   etcd_prefix = /nasd/lab/         # default /nasd/<name>/
 //   etcd_ca = /etc/nasd/etcd-ca.pem  # https endpoints: the members' CA, and this node's client
 //   etcd_cert = /etc/nasd/etcd-client.pem   # certificate and key (etcd --client-cert-auth)
 //   etcd_key = /etc/nasd/etcd-client.key
 //   etcd_timeout_ms = 1500           # every lease call ends within this, answered or not
+//   etcd_user = nasd                 # etcd authentication (auth enable): this user, with the
+//   etcd_password_file = etcd.pass   # password in a file of mode 0600
+//   etcd_allow_insecure = false      # http:// to a host other than this one's loopback is
+//                                    # refused unless true (leases and placement in the clear)
 //   [peer node1]
 //   mirror = 127.0.0.1:7102          # the partner's mirror: this node's journal is copied there
 //   listen = 127.0.0.1               # the partner's virtual server, served here after a takeover
@@ -46,7 +53,7 @@
 //   key = /etc/nasd/cluster.key
 //   shared_dir = /srv/san            # optional: failover (the SAN and the lease files)
 //   authority = file                 # who decides ownership: file (leases on shared_dir) | etcd
-//   etcd_endpoints = http://10.0.0.1:2379, http://10.0.0.2:2379
+//   etcd_endpoints = https://10.0.0.1:2379, https://10.0.0.2:2379
 //   [member n1]
 //   interconnect = 10.0.0.1:7001
 //   mirror_listen = 10.0.0.1:7101    # copies of the NVRAM of the nodes it covers: the k-th
@@ -134,6 +141,8 @@ class AddressList {
   bool empty() const { return nets_.empty(); }
   // True for an address in one of the networks (or for any address when the list is empty).
   bool allows(const std::string& ipv4) const;
+  // Adds one address (a.b.c.d); false (nothing added) for anything else, a name or 0.0.0.0.
+  bool add_address(const std::string& ipv4);
 
  private:
   std::vector<std::pair<uint32_t, uint32_t>> nets_;  // address, mask (host order)
@@ -145,6 +154,11 @@ struct ClusterOptions {
   uint16_t port = 0;
   std::string key_file;  // absolute; empty: cluster.key in the node's data folder
   AddressList allowed_peers;
+  // allowed_peers was not configured and is the nodes' addresses (a joining member's is added
+  // when it joins). Empty `allowed_peers_open` otherwise; set when no default could be made
+  // (a node's address is a name or every interface): why any address may try the handshake.
+  bool allowed_peers_default = false;
+  std::string allowed_peers_open;
   std::vector<PeerOptions> peers;
   std::optional<FailoverOptions> failover;  // set with [cluster] shared_dir
   // Who grants the volume leases (membership::make_lease_authority). File: lease_dir is
@@ -185,7 +199,12 @@ struct ClusterOptions {
   // [member]s and their two EVSes.
   void pair_as_members(const Config& config, const std::string& self);
   static FailoverOptions failover_from_config(const Config& config, const ConfigSection& cluster);
+  // allowed_peers when the config names none: every node's interconnect address.
+  void default_allowed_peers();
 };
+
+// Whether an http(s):// URL names this host's loopback (127.0.0.0/8, localhost, [::1]).
+bool url_host_is_loopback(const std::string& url);
 
 // "host:port" -> parts; throws ConfigError naming `what`.
 void parse_host_port(const std::string& text, const std::string& what, std::string* host,

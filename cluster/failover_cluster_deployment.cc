@@ -113,7 +113,7 @@ std::string FailoverClusterDeployment::join() {
     }
     auto peer = make_peer_link(m.name, m.host, m.port);
     peer->start();
-    admit_peer(m.name);
+    admit_peer(m.name, m.host);
     if (scaleout_) scaleout_->add_node(id, peer.get());
     joined_[m.name] = peer;
     util::log("cluster").info("member " + m.name + " (" + m.host + ":" + std::to_string(m.port) +
@@ -147,10 +147,7 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   w.data_dir = plan_.node.data_dir;
   w.mirror_mode = plan_.journal.enabled ? plan_.journal.mode : nvram::DurabilityMode::Process;
   w.mirror_server.credentials = plan_.link;
-  if (!plan_.cluster->allowed_peers.empty())
-    w.mirror_server.address_allowed = [list = plan_.cluster->allowed_peers](const std::string& a) {
-      return list.allows(a);
-    };
+  if (!plan_.cluster->allowed_peers.empty()) w.mirror_server.address_allowed = peer_address_gate();
   w.volumes = &hosted_;
   w.router = router_.get();
   w.authority = make_lease_authority(*plan_.cluster);

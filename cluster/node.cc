@@ -30,7 +30,6 @@ Node::~Node() { stop(); }
 void Node::start() {
   if (started_) throw std::logic_error("node started twice");
   lock_ = std::make_unique<DataDirLock>(plan_.node.data_dir);
-  umask(022);
   if (plan_.cluster) load_cluster_key();
   open_journal();
   hosted_ = std::make_unique<HostedVolumes>(journal_, make_reply_cache());
@@ -53,6 +52,8 @@ void Node::load_cluster_key() {
   const std::string path = plan_.cluster->key_file.empty() ? plan_.node.in_data_dir("cluster.key")
                                                            : plan_.cluster->key_file;
   plan_.link = {load_or_create_secret_key(path, "cluster key"), plan_.node.name};
+  // Values in etcd (leases, placement) carry a tag under the same key (etcd_value_seal.h).
+  plan_.cluster->authority.etcd.value_key = plan_.link.key;
   try {
     plan_.link.check();
   } catch (const std::invalid_argument& e) {

@@ -15,7 +15,8 @@ NodeOptions NodeOptions::from_config(const Config& config) {
                                   "inline_calls", "rpcbind", "max_record",
                                   "max_connections", "max_connections_per_client", "idle_timeout",
                                   // read by the metrics and management page listener
-                                  "http_port", "http_listen", "http_password_file"});
+                                  "http_port", "http_listen", "http_password_file", "http_token_file",
+                                  "http_tls_cert", "http_hosts"});
   if (!unknown.empty())
     throw ConfigError(config.origin() + ": [node] unknown key '" + unknown[0] + "'");
   NodeOptions o;

@@ -72,8 +72,11 @@ for i in $(seq 1 100); do
     echo "nasd is serving NFSv3 on $ADDR:$PORT (pid $(cat "$DATA/nasd.pid"), log $DATA/nasd.log)"
     echo "try:  nfs-ls 'nfs://$ADDR/r/v0?nfsport=$PORT&mountport=$MPORT&version=3'"
     echo "stats: $BUILD_DIR/server/admin/nasd-admin --socket $DATA/nasd.sock stats"
-    HTTP_ADDR="$(conf_get node http_listen)"; HTTP_ADDR="${HTTP_ADDR:-$ADDR}"
-    [ "${HTTP_PORT:-8049}" = 0 ] || echo "management page: http://$HTTP_ADDR:${HTTP_PORT:-8049}/  metrics: http://$HTTP_ADDR:${HTTP_PORT:-8049}/metrics"
+    # The page stays on loopback unless http_listen says otherwise (HttpOptions).
+    HTTP_ADDR="$(conf_get node http_listen)"
+    [ -n "$HTTP_ADDR" ] || case "$ADDR" in 127.*) HTTP_ADDR=$ADDR ;; *) HTTP_ADDR=127.0.0.1 ;; esac
+    SCHEME=http; [ -z "$(conf_get node http_tls_cert)" ] || SCHEME=https
+    [ "${HTTP_PORT:-8049}" = 0 ] || echo "management page: $SCHEME://$HTTP_ADDR:${HTTP_PORT:-8049}/  metrics: $SCHEME://$HTTP_ADDR:${HTTP_PORT:-8049}/metrics (login or the token)"
     exit 0
   fi
   sleep 0.2

@@ -83,7 +83,10 @@ void store_bounds(RegionHeader& h, uint64_t log_size, uint64_t head, uint64_t ta
 
 MirrorServer::MirrorServer(std::string region_path, DurabilityMode mode,
                            MirrorServerOptions options)
-    : path_(std::move(region_path)), mode_(mode), options_(std::move(options)) {
+    : path_(std::move(region_path)),
+      mode_(mode),
+      options_(std::move(options)),
+      handshakes_(options_.max_handshakes_per_source, options_.max_handshakes) {
   options_.credentials.check();  // no unauthenticated mirror
   struct stat st{};
   if (stat(path_.c_str(), &st) != 0 || st.st_size == 0) return;
@@ -171,14 +174,14 @@ void MirrorServer::serve() {
     tv.tv_usec = (options_.send_timeout.count() % 1000) * 1000;
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     std::lock_guard lk(conn_mu_);
-    if (stop_ || handshaking_ >= options_.max_handshakes) {
+    if (stop_ || !handshakes_.try_take(addr)) {
       ::close(fd);
-      if (!stop_) refuse(std::string("a connection from ") + addr + " (too many handshakes)");
+      if (!stop_) refuse(std::string("a connection from ") + addr + " (too many handshakes from it, or at once)");
       continue;
     }
-    ++handshaking_;
     auto conn = std::make_unique<Connection>();
     conn->fd = fd;
+    conn->source = addr;
     Connection* raw = conn.get();
     conn->thread = std::thread([this, raw] { connection_thread(raw); });
     connections_.push_back(std::move(conn));
@@ -198,7 +201,7 @@ void MirrorServer::serve() {
 void MirrorServer::connection_thread(Connection* conn) {
   // No exception may end the process from here (a bad hello once did, through ftruncate).
   try {
-    serve_authenticated(conn->fd);
+    serve_authenticated(conn->fd, conn->source);
   } catch (const std::exception& e) {
     util::log("nvram").warn(std::string("mirror: dropping primary: ") + e.what());
   } catch (...) {
@@ -208,7 +211,7 @@ void MirrorServer::connection_thread(Connection* conn) {
   conn->finished = true;
 }
 
-void MirrorServer::serve_authenticated(int fd) {
+void MirrorServer::serve_authenticated(int fd, const std::string& source) {
   std::string error;
   std::optional<link::Session> session;
   try {
@@ -218,14 +221,13 @@ void MirrorServer::serve_authenticated(int fd) {
         [&primary](const std::string& name) { return primary.empty() || name == primary; },
         options_.handshake_timeout, &error);
   } catch (...) {
-    std::lock_guard lk(conn_mu_);
-    --handshaking_;
+    handshakes_.release(source);
     throw;
   }
+  handshakes_.release(source);
   uint64_t ticket = 0;
   {
     std::unique_lock lk(conn_mu_);
-    --handshaking_;
     if (!session) {
       lk.unlock();
       if (!stop_) refuse("a connection: " + error);

@@ -30,6 +30,7 @@
 #include "nvram/mirror.h"
 #include "nvram/mirror_protocol.h"
 #include "nvram/region.h"
+#include "util/handshake_slots.h"
 #include "util/link_handshake.h"
 
 namespace nasd::nvram {
@@ -45,8 +46,11 @@ struct MirrorServerOptions {
   std::chrono::milliseconds send_timeout{5000};
   // Largest log a primary may ask us to copy (the region file is made this large).
   uint64_t max_log_size = 64ull << 30;
-  // Connections still in their handshake at once; more are closed on arrival.
-  size_t max_handshakes = 8;
+  // Connections still in their handshake at once, from one source address and in all; more
+  // are closed on arrival. Per source, so that one host's flood never keeps the primary out
+  // (util/handshake_slots.h).
+  size_t max_handshakes_per_source = 2;
+  size_t max_handshakes = 32;
 };
 
 class MirrorServer {
@@ -78,12 +82,13 @@ class MirrorServer {
  private:
   struct Connection {
     int fd = -1;
+    std::string source;  // the remote address, holding a handshake slot until authenticated
     std::thread thread;
     std::atomic<bool> finished{false};
   };
 
   void connection_thread(Connection* conn);
-  void serve_authenticated(int fd);
+  void serve_authenticated(int fd, const std::string& source);
   void serve_connection(int fd, link::Session& session);
   std::string handle_hello(const MirrorHello& hello, uint64_t* resume);
   std::string handle_records(const std::vector<uint8_t>& body);
@@ -105,13 +110,13 @@ class MirrorServer {
   int listen_fd_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> refused_{0};
+  util::HandshakeSlots handshakes_;
 
   std::mutex conn_mu_;                 // guards the fields below
   std::condition_variable active_cv_;  // the active connection ended
   std::list<std::unique_ptr<Connection>> connections_;
   int active_fd_ = -1;                 // the primary being served, or -1
   uint64_t active_ticket_ = 0;         // the newest authenticated connection
-  size_t handshaking_ = 0;
 };
 
 }  // namespace nasd::nvram

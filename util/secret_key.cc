@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "util/durable_file.h"
 
 namespace nasd {
 namespace {
@@ -50,9 +53,9 @@ void sync_parent_dir(const std::string& path) {
 void create_key(const std::string& path, const std::string& what) {
   std::vector<uint8_t> key(kSecretKeyBytes);
   if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) fail(what, path, "no random bytes");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) fail(what, tmp, "cannot create: " + errno_text());
+  std::string tmp, error;
+  int fd = util::create_private_temp(path, &tmp, &error);
+  if (fd < 0) fail(what, path, "cannot create: " + error);
   bool ok = ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
             ::fsync(fd) == 0;
   ::close(fd);
@@ -72,12 +75,26 @@ void create_key(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+void check_private_file(int fd, const std::string& path, const std::string& what) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) fail(what, path, "cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) fail(what, path, "is not a regular file");
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    fail(what, path,
+         std::string("is open to other users (mode ") + mode + "); a secret must be readable by "
+         "the service's user only: chmod 600 " + path);
+  }
+}
+
 std::vector<uint8_t> load_or_create_secret_key(const std::string& path, const std::string& what) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
       std::vector<uint8_t> key;
       try {
+        check_private_file(fd, path, what);
         key = read_key(fd, path, what);
       } catch (...) {
         ::close(fd);

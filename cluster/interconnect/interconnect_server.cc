@@ -26,7 +26,8 @@ void Responder::unsupported() const {
 }
 
 InterconnectServer::InterconnectServer(InterconnectServerOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      handshakes_(options_.max_handshakes_per_source, options_.max_handshakes) {}
 
 InterconnectServer::~InterconnectServer() { stop(); }
 
@@ -76,22 +77,20 @@ void InterconnectServer::accept_loop() {
       continue;
     }
     reap_finished();
-    if (options_.address_allowed) {
-      char text[INET_ADDRSTRLEN] = "?";
-      inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
-      if (!options_.address_allowed(text)) {
-        ::close(fd);
-        refuse(std::string("connection from ") + text + " (not in allowed_peers)");
-        continue;
-      }
-    }
-    if (handshaking_.load() >= options_.max_handshakes) {
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
+    if (options_.address_allowed && !options_.address_allowed(text)) {
       ::close(fd);
-      refuse("a connection (too many handshakes at once)");
+      refuse(std::string("connection from ") + text + " (not in allowed_peers)");
       continue;
     }
-    ++handshaking_;
+    if (!handshakes_.try_take(text)) {
+      ::close(fd);
+      refuse(std::string("a connection from ") + text + " (too many handshakes from it, or at once)");
+      continue;
+    }
     auto conn = std::make_unique<Connection>();
+    conn->source = text;
     conn->socket = std::make_shared<Socket>(fd, options_.send_timeout);
     Connection* raw = conn.get();
     std::lock_guard lock(mu_);
@@ -205,10 +204,10 @@ void InterconnectServer::serve_authenticated(Connection* conn) {
                                         options_.credentials, accept_peer, options_.hello_timeout,
                                         &error);
   } catch (...) {
-    --handshaking_;
+    handshakes_.release(conn->source);
     throw;
   }
-  --handshaking_;
+  handshakes_.release(conn->source);
   if (!session) {
     if (!stopping_) refuse("a connection: " + error);
     return;

@@ -23,6 +23,7 @@
 #include "cluster/interconnect/frame_stream.h"
 #include "cluster/interconnect/link_session.h"
 #include "cluster/interconnect/socket.h"
+#include "util/handshake_slots.h"
 #include "util/link_handshake.h"
 
 namespace nasd::interconnect {
@@ -75,7 +76,8 @@ struct InterconnectServerOptions {
   // Node names that may connect (the configured peers); empty: any holder of the key.
   std::vector<std::string> peers;
   // Called with the source address (IPv4 text) of every new connection; false closes it at
-  // once (`[cluster] allowed_peers`). Unset: every address may try the handshake.
+  // once (`[cluster] allowed_peers`, by default the addresses of the cluster config's nodes).
+  // Unset: every address may try the handshake.
   std::function<bool(const std::string&)> address_allowed;
   // Why connections were refused, for the node's log (optional).
   std::function<void(const std::string&)> log;
@@ -85,9 +87,12 @@ struct InterconnectServerOptions {
   // connection of the same peer (link_session.h) before it is refused. Below the connecting
   // side's hello timeout (PeerClientOptions, 2 s), so that it hears the refusal.
   std::chrono::milliseconds drain_timeout{1000};
-  // Connections still in their link handshake at once; more are closed on arrival, so a flood
-  // of unauthenticated connections costs at most this many threads for hello_timeout each.
-  size_t max_handshakes = 16;
+  // Connections still in their link handshake at once, from one source address and in all;
+  // more are closed on arrival, so a flood of unauthenticated connections costs at most
+  // max_handshakes threads for hello_timeout each, and one host's flood fills only its own
+  // slots (util/handshake_slots.h): a real peer reconnecting from its address still gets in.
+  size_t max_handshakes_per_source = 4;
+  size_t max_handshakes = 64;
   std::chrono::milliseconds send_timeout{5000};
   FrameLimits limits;
 };
@@ -120,6 +125,7 @@ class InterconnectServer {
   struct Connection {
     std::shared_ptr<Socket> socket;
     std::thread thread;
+    std::string source;  // the remote address, holding a handshake slot until authenticated
     std::atomic<bool> finished{false};
   };
 
@@ -138,7 +144,7 @@ class InterconnectServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> refused_{0};
-  std::atomic<size_t> handshaking_{0};
+  util::HandshakeSlots handshakes_;
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct EtcdOptions {
   // TLS (https endpoints): the CA that signed the members' certificates, and this node's
   // client certificate and key (etcd --client-cert-auth). Empty: not used.
   std::string ca_file, cert_file, key_file;
+  // etcd authentication (etcd `auth enable`): this user, with the password in a file only the
+  // service's user may read (mode 0600: checked). The client asks /v3/auth/authenticate for a
+  // token and sends it with every call, again when etcd says the token expired. Empty: none.
+  std::string user, password_file;
+  // The cluster key: every value written is tagged with it and every value read must carry a
+  // valid tag (etcd_value_seal.h). Required; the node sets it from `[cluster] key`.
+  std::vector<uint8_t> value_key;
   // Every authority call (acquire, release, inspect) ends within this, answered or not.
   std::chrono::milliseconds timeout{1500};
   // The local address this node's etcd connections leave from: its interconnect address (set

@@ -1,13 +1,18 @@
 #include "cluster/membership/etcd_client.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "util/net.h"
+#include "util/secret_key.h"
 
 namespace nasd::membership {
 namespace {
@@ -44,6 +49,30 @@ bool try_elsewhere(int code) {
          code == 10 /*Aborted*/ || code == 13 /*Internal*/ || code == 14 /*Unavailable*/;
 }
 
+// The first line of a file only the service's user may read.
+std::string read_password_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("etcd password file " + path + ": " + std::strerror(errno));
+  std::string text(1025, '\0');
+  ssize_t n = -1;
+  try {
+    check_private_file(fd, path, "etcd password file");
+    n = ::read(fd, text.data(), text.size());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  if (n < 0) throw std::runtime_error("etcd password file " + path + ": " + std::strerror(errno));
+  text.resize(static_cast<size_t>(n));
+  text = text.substr(0, text.find('\n'));
+  if (text.empty() || text.size() > 1024)
+    throw std::runtime_error("etcd password file " + path + ": one line of 1 to 1024 bytes expected");
+  return text;
+}
+
+constexpr int kUnauthenticated = 16;  // gRPC: the token is missing, expired or unknown
+
 }  // namespace
 
 EtcdClient::EtcdClient(EtcdOptions options) : options_(std::move(options)) {
@@ -52,6 +81,7 @@ EtcdClient::EtcdClient(EtcdOptions options) : options_(std::move(options)) {
     if (e.rfind("http://", 0) != 0 && e.rfind("https://", 0) != 0)
       throw std::invalid_argument("etcd endpoint '" + e + "' is not an http:// or https:// URL");
   }
+  if (!options_.user.empty()) password_ = read_password_file(options_.password_file);
   init_curl_once();
   curl_ = curl_easy_init();
   if (!curl_) throw std::runtime_error("etcd: curl_easy_init failed");
@@ -62,12 +92,15 @@ EtcdClient::~EtcdClient() {
 }
 
 EtcdClient::Attempt EtcdClient::post(const std::string& url, const std::string& body,
-                                     milliseconds limit) {
+                                     milliseconds limit, bool with_token) {
   Attempt a;
   CURL* c = static_cast<CURL*>(curl_);
   curl_easy_reset(c);  // keeps the connection cache
   Sink sink{&a.body};
   struct curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  // The gateway takes the token as the whole Authorization value (decode_authenticate made
+  // sure it is one printable word).
+  if (with_token && !token_.empty()) headers = curl_slist_append(headers, ("Authorization: " + token_).c_str());
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -101,6 +134,28 @@ EtcdClient::Attempt EtcdClient::post(const std::string& url, const std::string& 
   return a;
 }
 
+bool EtcdClient::authenticate(size_t i, milliseconds limit, Reply* reply) {
+  Attempt a = post(options_.endpoints[i] + "/v3/auth/authenticate",
+                   etcd::authenticate_request(options_.user, password_), limit, false);
+  if (!a.transport_ok) {
+    reply->failure = a.failure;
+    return false;
+  }
+  std::string error;
+  if (a.status == 200 && etcd::decode_authenticate(a.body, &token_, &error)) return true;
+  etcd::ErrorReply e;
+  if (a.status != 200 && etcd::decode_error(a.body, &e) && !try_elsewhere(e.code)) {
+    // A wrong user or password, or auth not enabled: every member would say the same.
+    reply->kind = Reply::Kind::Refused;
+    e.message = "authenticating as " + options_.user + ": " + e.message;
+    reply->error = std::move(e);
+    return false;
+  }
+  reply->failure = options_.endpoints[i] + ": authenticating as " + options_.user + ": " +
+                   (a.status == 200 ? error : "HTTP " + std::to_string(a.status));
+  return false;
+}
+
 EtcdClient::Reply EtcdClient::call(const std::string& path, const std::string& body,
                                    Clock::time_point deadline) {
   Reply reply;
@@ -114,6 +169,7 @@ EtcdClient::Reply EtcdClient::call(const std::string& path, const std::string& b
     std::this_thread::sleep_for(milliseconds(2));
   }
   const size_t n = options_.endpoints.size();
+  bool reauthenticated = false;
   // At most two rounds over the members: a member that failed fast (refused connection) may be
   // back, or the leader election that made them all refuse may be over.
   for (size_t tried = 0; tried < 2 * n; ++tried) {
@@ -128,7 +184,12 @@ EtcdClient::Reply EtcdClient::call(const std::string& path, const std::string& b
     share = std::max(share, milliseconds(50));
     share = std::min(share, std::chrono::duration_cast<milliseconds>(deadline - now));
     if (share <= milliseconds(0)) break;
-    Attempt a = post(options_.endpoints[i] + path, body, share);
+    const bool auth = !options_.user.empty();
+    if (auth && token_.empty() && !authenticate(i, share, &reply)) {
+      if (reply.kind == Reply::Kind::Refused) return reply;
+      continue;
+    }
+    Attempt a = post(options_.endpoints[i] + path, body, share, auth);
     if (!a.transport_ok) {
       reply.failure = a.failure;
       continue;
@@ -146,6 +207,14 @@ EtcdClient::Reply EtcdClient::call(const std::string& path, const std::string& b
     }
     if (try_elsewhere(e.code)) {
       reply.failure = options_.endpoints[i] + ": " + e.message;
+      continue;
+    }
+    if (auth && e.code == kUnauthenticated && !reauthenticated) {
+      // The token expired (or this member does not know it): a new one, and the call again.
+      token_.clear();
+      reauthenticated = true;
+      reply.failure = options_.endpoints[i] + ": " + e.message;
+      --tried;
       continue;
     }
     preferred_ = i;

@@ -291,6 +291,26 @@ std::string lease_grant_request(int64_t ttl_s) { return json{{"TTL", num(ttl_s)}
 
 std::string lease_id_request(int64_t id) { return json{{"ID", num(id)}}.dump(); }
 
+std::string authenticate_request(std::string_view user, std::string_view password) {
+  return json{{"name", std::string(user)}, {"password", std::string(password)}}.dump();
+}
+
+bool decode_authenticate(std::string_view body, std::string* token, std::string* error) {
+  return contained(error, [&] {
+    json j;
+    if (!parse_object(body, &j, error)) return false;
+    auto t = j.find("token");
+    if (t == j.end() || !t->is_string()) return *error = "no token in the authenticate reply", false;
+    const std::string& text = t->get_ref<const std::string&>();
+    // It goes back as a header value: printable, no CR/LF, bounded.
+    if (text.empty() || text.size() > kMaxTokenBytes) return *error = "token of a bad length", false;
+    for (unsigned char c : text)
+      if (c <= ' ' || c >= 0x7f) return *error = "token with a character a header cannot carry", false;
+    *token = text;
+    return true;
+  });
+}
+
 bool decode_range(std::string_view body, RangeReply* out, std::string* error) {
   return contained(error, [&] {
     json j;

@@ -20,6 +20,7 @@ constexpr size_t kMaxKeyBytes = 512;
 constexpr size_t kMaxValueBytes = 16 * 1024;  // a lease holds a node name; the placement more
 constexpr size_t kMaxMessageBytes = 512;     // an error's message is cut to this
 constexpr int kMaxDepth = 12;                // deepest reply used: txn -> responses -> kvs
+constexpr size_t kMaxTokenBytes = 1024;      // an auth token (simple or JWT) sent back as a header
 
 struct KeyValue {
   std::string key, value;
@@ -69,6 +70,9 @@ std::string replace_if_held_txn(std::string_view key, std::string_view value, in
 std::string delete_txn(std::string_view key, int64_t mod_revision);
 std::string lease_grant_request(int64_t ttl_s);
 std::string lease_id_request(int64_t id);  // keepalive, timetolive, revoke
+// POST /v3/auth/authenticate (etcd user and password): the reply's token goes in the
+// Authorization header of every later call.
+std::string authenticate_request(std::string_view user, std::string_view password);
 
 // ---- replies: false (and *error) unless `body` is the reply expected ----
 bool decode_range(std::string_view body, RangeReply* out, std::string* error);
@@ -77,6 +81,8 @@ bool decode_lease_grant(std::string_view body, LeaseReply* out, std::string* err
 // The keepalive stream's one message: {"result": {...}} (or {"error": {...}}).
 bool decode_keepalive(std::string_view body, LeaseReply* out, std::string* error);
 bool decode_time_to_live(std::string_view body, LeaseReply* out, std::string* error);
+// The authenticate reply's token: 1..kMaxTokenBytes printable characters, no spaces.
+bool decode_authenticate(std::string_view body, std::string* token, std::string* error);
 // The gateway's error body ({"error", "code", "message"}); false when it is not one.
 bool decode_error(std::string_view body, ErrorReply* out);
 

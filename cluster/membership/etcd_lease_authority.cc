@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "util/log.h"
+
 namespace nasd::membership {
 namespace {
 
@@ -28,7 +30,7 @@ LeaseAnswer unreachable(std::string why) {
 }  // namespace
 
 EtcdLeaseAuthority::EtcdLeaseAuthority(EtcdOptions options)
-    : prefix_(options.prefix), timeout_(options.timeout) {
+    : prefix_(options.prefix), timeout_(options.timeout), seal_(options.value_key) {
   if (prefix_.empty() || prefix_.size() > kMaxPrefix)
     throw std::invalid_argument("etcd: the key prefix must have 1 to 200 bytes");
   if (timeout_ < milliseconds(100)) throw std::invalid_argument("etcd: timeout below 100 ms");
@@ -63,11 +65,24 @@ bool EtcdLeaseAuthority::read(EtcdClient& client, const std::string& key, TimePo
     *error = "etcd answered with another key";
     return false;
   }
-  if (range.kv && !valid_node_name(range.kv->value)) {
+  if (range.kv && !open_value(key, &*range.kv, error)) return false;
+  *kv = std::move(range.kv);
+  return true;
+}
+
+bool EtcdLeaseAuthority::open_value(const std::string& key, etcd::KeyValue* kv,
+                                    std::string* error) const {
+  std::string name, why;
+  if (!seal_.open(key, kv->value, &name, &why)) {
+    *error = "etcd key " + key + " " + why + ": refused";
+    util::log("cluster").warn("lease authority: " + *error);
+    return false;
+  }
+  if (!valid_node_name(name)) {
     *error = "etcd key " + key + " does not hold a node name";
     return false;
   }
-  *kv = std::move(range.kv);
+  kv->value = std::move(name);
   return true;
 }
 
@@ -109,7 +124,7 @@ LeaseAnswer EtcdLeaseAuthority::take(const std::string& key, const std::string& 
                        std::to_string(ttl_s) + " s");
   }
   // The compare-and-swap: only one creator of the key wins.
-  r = call("/v3/kv/txn", etcd::create_txn(key, node, granted.id), deadline);
+  r = call("/v3/kv/txn", etcd::create_txn(key, seal_.seal(key, node), granted.id), deadline);
   etcd::TxnReply txn;
   if (!r.ok() || !etcd::decode_txn(r.body, &txn, &error)) {
     // It may have been applied: revoking our etcd lease deletes the key again if so.
@@ -118,8 +133,8 @@ LeaseAnswer EtcdLeaseAuthority::take(const std::string& key, const std::string& 
   }
   if (!txn.succeeded) {
     revoke(granted.id, deadline);
-    if (txn.kv && (txn.kv->key != key || !valid_node_name(txn.kv->value)))
-      return unreachable("etcd key " + key + " does not hold a node name");
+    if (txn.kv && txn.kv->key != key) return unreachable("etcd answered with another key");
+    if (txn.kv && !open_value(key, &*txn.kv, &error)) return unreachable(error);
     *seen = std::move(txn.kv);
     LeaseAnswer lost;
     lost.verdict = LeaseVerdict::HeldByOther;
@@ -162,7 +177,8 @@ LeaseAnswer EtcdLeaseAuthority::renew(const std::string& key, const std::string&
       revoke(granted.id, deadline);
       return unreachable("granting an etcd lease: " + (error.empty() ? "TTL too short" : error));
     }
-    r = call("/v3/kv/txn", etcd::replace_txn(key, node, granted.id, kv.mod_revision), deadline);
+    r = call("/v3/kv/txn", etcd::replace_txn(key, seal_.seal(key, node), granted.id, kv.mod_revision),
+             deadline);
     etcd::TxnReply txn;
     if (!r.ok() || !etcd::decode_txn(r.body, &txn, &error) || !txn.succeeded) {
       revoke(granted.id, deadline);

@@ -1,6 +1,7 @@
 // A LeaseAuthority kept in etcd, for nodes that share no folder to lock on (nodes on several
-// machines). One key per volume, `<prefix>volume-<id>`, whose value is the holder's node name
-// and which is attached to an etcd lease of the requested length (TTL, whole seconds, rounded
+// machines). One key per volume, `<prefix>volume-<id>`, whose value is the holder's node name,
+// tagged with the cluster key (etcd_value_seal.h: a value without a valid tag is refused and
+// logged, never taken for a holder), and which is attached to an etcd lease of the requested length (TTL, whole seconds, rounded
 // up):
 //   free        the key does not exist (never taken, released, or its etcd lease expired:
 //               etcd deletes the key itself, on its own clock, when the holder stops renewing);
@@ -32,6 +33,7 @@
 
 #include "cluster/membership/authority_options.h"
 #include "cluster/membership/etcd_client.h"
+#include "cluster/membership/etcd_value_seal.h"
 #include "cluster/membership/lease_authority.h"
 
 namespace nasd::membership {
@@ -41,7 +43,7 @@ class EtcdLeaseAuthority : public LeaseAuthority {
   static constexpr int64_t kSkewMarginMs = 100;
 
   // Throws std::invalid_argument on unusable options (no endpoint, a URL that is not http(s),
-  // a prefix that is empty or longer than 200 bytes).
+  // a prefix that is empty or longer than 200 bytes, no cluster key).
   explicit EtcdLeaseAuthority(EtcdOptions options);
 
   LeaseAnswer acquire(uint32_t volume_id, const std::string& node, int64_t duration_ms) override;
@@ -69,9 +71,13 @@ class EtcdLeaseAuthority : public LeaseAuthority {
   LeaseAnswer renew(const std::string& key, const std::string& node, const etcd::KeyValue& kv,
                     int64_t ttl_s, int64_t start, TimePoint deadline, bool* lapsed);
   void revoke(int64_t lease, TimePoint deadline);
+  // Replaces kv->value by the node name its tag vouches for; false and *error (logged) when
+  // the tag is missing or wrong or the name is not one.
+  bool open_value(const std::string& key, etcd::KeyValue* kv, std::string* error) const;
 
   const std::string prefix_;
   const std::chrono::milliseconds timeout_;
+  const EtcdValueSeal seal_;
   // Lease calls and status reads on separate clients (each serializes its calls): an admin
   // asking for the status while etcd is slow must not hold a renewal back.
   std::unique_ptr<EtcdClient> client_, inspect_client_;

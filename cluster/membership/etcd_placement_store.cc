@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "util/log.h"
+
 namespace nasd::membership {
 namespace {
 
@@ -14,7 +16,10 @@ std::string failure_of(const EtcdClient::Reply& r) {
 }  // namespace
 
 EtcdPlacementStore::EtcdPlacementStore(EtcdOptions options)
-    : key_(options.prefix + "placement"), prefix_(options.prefix), timeout_(options.timeout) {
+    : key_(options.prefix + "placement"),
+      prefix_(options.prefix),
+      timeout_(options.timeout),
+      seal_(options.value_key) {
   if (options.prefix.empty()) throw std::invalid_argument("etcd: the key prefix is empty");
   client_ = std::make_unique<EtcdClient>(std::move(options));
 }
@@ -34,7 +39,13 @@ bool EtcdPlacementStore::read(Placement* out, bool* found, std::string* error) {
     *error = "etcd answered with another key";
     return false;
   }
-  if (!decode_placement(range.kv->value, out, error)) return false;
+  std::string text, why;
+  if (!seal_.open(key_, range.kv->value, &text, &why)) {
+    *error = "etcd key " + key_ + " " + why + ": refused";
+    util::log("cluster").warn("placement store: " + *error);
+    return false;
+  }
+  if (!decode_placement(text, out, error)) return false;
   out->version = static_cast<uint64_t>(range.kv->mod_revision);
   return true;
 }
@@ -58,7 +69,7 @@ PlacementWrite EtcdPlacementStore::transact(Placement& next, const std::string& 
 }
 
 PlacementWrite EtcdPlacementStore::write(Placement& next, std::string* error) {
-  const std::string text = encode_placement(next);
+  const std::string text = seal_.seal(key_, encode_placement(next));
   const std::string body =
       next.version == 0
           ? etcd::create_txn(key_, text, 0)
@@ -75,7 +86,7 @@ PlacementWrite EtcdPlacementStore::write_holding(Placement& next, uint32_t volum
     return PlacementWrite::Conflict;
   }
   const std::string body = etcd::replace_if_held_txn(
-      key_, encode_placement(next), static_cast<int64_t>(next.version),
+      key_, seal_.seal(key_, encode_placement(next)), static_cast<int64_t>(next.version),
       prefix_ + "volume-" + std::to_string(volume), static_cast<int64_t>(epoch));
   return transact(next, body, error);
 }

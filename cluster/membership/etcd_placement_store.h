@@ -1,13 +1,15 @@
 // The placement record in etcd (placement_store.h): the key `<prefix>placement`, no etcd lease
 // (it outlives every node), its version the key's mod_revision; writes are transactions that
 // compare it, and a hand-over's also compares the volume's lease key (`<prefix>volume-<id>`)
-// with the create_revision that is the holder's epoch.
+// with the create_revision that is the holder's epoch. The value is tagged with the cluster key
+// (etcd_value_seal.h): one without a valid tag is refused (an error naming the key, logged).
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "cluster/membership/etcd_client.h"
+#include "cluster/membership/etcd_value_seal.h"
 #include "cluster/membership/placement_store.h"
 
 namespace nasd::membership {
@@ -28,6 +30,7 @@ class EtcdPlacementStore : public PlacementStore {
   const std::string key_;
   const std::string prefix_;
   const std::chrono::milliseconds timeout_;
+  const EtcdValueSeal seal_;
   std::unique_ptr<EtcdClient> client_;
 };
 

@@ -6,21 +6,13 @@ namespace nasd::http {
 
 int64_t LoginLimiter::wait_ms(const std::string& client, int64_t now_ms) {
   std::lock_guard lock(mu_);
-  int64_t wait = 0;
-  if (now_ms - window_start_ms_ < 60'000 && window_failures_ >= kGlobalFailuresPerMinute)
-    wait = window_start_ms_ + 60'000 - now_ms;
   auto it = clients_.find(client);
-  if (it != clients_.end()) wait = std::max(wait, it->second.blocked_until_ms - now_ms);
-  return std::max<int64_t>(wait, 0);
+  if (it == clients_.end()) return 0;
+  return std::max<int64_t>(it->second.blocked_until_ms - now_ms, 0);
 }
 
 void LoginLimiter::failed(const std::string& client, int64_t now_ms) {
   std::lock_guard lock(mu_);
-  if (now_ms - window_start_ms_ >= 60'000) {
-    window_start_ms_ = now_ms;
-    window_failures_ = 0;
-  }
-  ++window_failures_;
   if (clients_.size() >= kMaxTracked && !clients_.count(client)) {
     auto oldest = std::min_element(clients_.begin(), clients_.end(), [](const auto& a, const auto& b) {
       return a.second.last_ms < b.second.last_ms;

@@ -7,9 +7,16 @@
 #include <exception>
 #include <optional>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "server/http/civetweb_tls.h"
+#include "server/http/host_check.h"
 #include "server/http/page_assets.h"
 #include "server/http/password.h"
 #include "server/http/rpc_metrics.h"
+#include "server/http/scrape_token.h"
+#include "util/secret_key.h"
 
 namespace nasd::http {
 namespace {
@@ -59,6 +66,15 @@ bool safe_name(const std::string& s) {
   return s != "." && s != "..";
 }
 
+// The answer to an address the login limiter holds back for `wait_ms`.
+ManagementServer::Response retry_later(int64_t wait_ms) {
+  const std::string seconds = std::to_string((wait_ms + 999) / 1000);
+  ManagementServer::Response out =
+      error_response(429, "too many failed logins or tokens; try again in " + seconds + " s");
+  out.headers.push_back("Retry-After: " + seconds);
+  return out;
+}
+
 const char* status_text(int status) {
   switch (status) {
     case 200: return "OK";
@@ -68,6 +84,7 @@ const char* status_text(int status) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 413: return "Payload Too Large";
+    case 421: return "Misdirected Request";
     case 429: return "Too Many Requests";
     case 503: return "Service Unavailable";
     default: return "Internal Server Error";
@@ -114,6 +131,8 @@ class ManagementServer::Handler : public CivetHandler {
         const char* v = mg_get_header(conn, name);
         return v ? std::string(v) : std::string();
       };
+      r.host = header("Host");
+      r.authorization = header("Authorization");
       r.cookie_header = header("Cookie");
       r.requested_with = header("X-Requested-With");
       r.csrf_header = header("X-CSRF-Token");
@@ -166,14 +185,43 @@ ManagementServer::~ManagementServer() { stop(); }
 
 bool ManagementServer::start() {
   if (!w_.options.enabled() || server_) return false;
+  const std::string where = w_.options.listen + ":" + std::to_string(w_.options.port);
+  const bool tls = !w_.options.tls_cert.empty();
+  if (tls) {
+    // The file holds the private key: refused, with the page off, when others can read it.
+    const int fd = ::open(w_.options.tls_cert.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string refused;
+    if (fd < 0) refused = "cannot open " + w_.options.tls_cert;
+    try {
+      if (fd >= 0) check_private_file(fd, w_.options.tls_cert, "TLS certificate and key");
+    } catch (const std::exception& e) {
+      refused = e.what();
+    }
+    if (fd >= 0) ::close(fd);
+    std::string why;
+    if (refused.empty() && !civetweb_tls_usable(&why)) refused = "http_tls_cert is set but " + why;
+    if (!refused.empty()) {
+      w_.log("management page and metrics off: " + refused);
+      return false;
+    }
+  }
   handler_ = std::make_unique<Handler>(this);
+  // One slow client must not stall the others: civetweb gives each connection a worker until
+  // its request is read, so there are kWorkers of them, and a request's headers must arrive
+  // whole within kRequestDeadlineMs of its first byte (civetweb's request_timeout_ms bounds
+  // the header read as a whole, each later read or write, and a TLS handshake). No keep-alive:
+  // a connection serves one request.
   std::vector<std::string> options = {
-      "listening_ports", w_.options.listen + ":" + std::to_string(w_.options.port),
-      "num_threads", "4",
-      "request_timeout_ms", "10000",
+      "listening_ports", where + (tls ? "s" : ""),
+      "num_threads", std::to_string(kWorkers),
+      "request_timeout_ms", std::to_string(kRequestDeadlineMs),
       "enable_keep_alive", "no",
       "enable_directory_listing", "no",
   };
+  if (tls) {
+    options.insert(options.end(), {"ssl_certificate", w_.options.tls_cert,
+                                   "ssl_protocol_version", "4"});  // TLS 1.2 and later
+  }
   try {
     server_ = std::make_unique<CivetServer>(options);
   } catch (const std::exception& e) {
@@ -183,8 +231,8 @@ bool ManagementServer::start() {
     return false;
   }
   server_->addHandler("/", handler_.get());
-  w_.log("management page on http://" + w_.options.listen + ":" + std::to_string(w_.options.port) +
-         "/, Prometheus metrics at /metrics");
+  w_.log(std::string("management page on ") + (tls ? "https://" : "http://") + where +
+         "/, Prometheus metrics at /metrics (login or the read-only token)");
   return true;
 }
 
@@ -237,7 +285,33 @@ std::string ManagementServer::session_id(const Request& r) const {
   return n <= 0 ? std::string() : std::string(buf, static_cast<size_t>(n));
 }
 
+std::optional<ManagementServer::Response> ManagementServer::refuse_reader(const Request& r) {
+  std::string id = session_id(r);
+  if (!id.empty() && sessions_.touch(id, now_ms())) return std::nullopt;
+  std::optional<std::string> presented = bearer_token(r.authorization);
+  if (!presented) {
+    Response out = error_response(401, "log in first (or send the read-only token: Authorization: Bearer)");
+    out.headers.push_back("WWW-Authenticate: Bearer realm=\"nasd\"");
+    return out;
+  }
+  if (int64_t wait = limiter_.wait_ms(r.client, now_ms()); wait > 0) return retry_later(wait);
+  TokenFile file = load_token_file(w_.options.token_file);
+  if (!file.error.empty()) w_.log("management page: read-only token refused: " + file.error);
+  if (file.token && constant_time_equal(*file.token, *presented)) {
+    limiter_.succeeded(r.client);
+    return std::nullopt;
+  }
+  limiter_.failed(r.client, now_ms());
+  w_.log("management page: wrong read-only token from " + r.client);
+  Response out = error_response(401, "wrong token");
+  out.headers.push_back("WWW-Authenticate: Bearer realm=\"nasd\", error=\"invalid_token\"");
+  return out;
+}
+
 ManagementServer::Response ManagementServer::handle(const Request& r) {
+  if (!host_allowed(r.host, w_.options.hosts))
+    return error_response(421, "this page is not served as '" + r.host +
+                                   "' (an IP address, localhost, or a name in [node] http_hosts)");
   if (r.method == "GET" || r.method == "HEAD") {
     if (r.path == "/" || r.path == "/index.html") {
       Response out;
@@ -258,12 +332,16 @@ ManagementServer::Response ManagementServer::handle(const Request& r) {
       return out;
     }
     if (r.path == "/metrics") {
+      if (auto refused = refuse_reader(r)) return *refused;
       Response out;
       out.content_type = "text/plain; version=0.0.4; charset=utf-8";
       out.body = metrics_text();
       return out;
     }
-    if (r.path == "/api/status") return json_response(200, status_json());
+    if (r.path == "/api/status") {
+      if (auto refused = refuse_reader(r)) return *refused;
+      return json_response(200, status_json());
+    }
     if (r.path == "/api/session") return api_session(r);
     return error_response(404, "not found");
   }
@@ -289,13 +367,7 @@ ManagementServer::Response ManagementServer::api_session(const Request& r) {
 }
 
 ManagementServer::Response ManagementServer::api_login(const Request& r) {
-  int64_t wait = limiter_.wait_ms(r.client, now_ms());
-  if (wait > 0) {
-    Response out = error_response(429, "too many failed logins; try again in " +
-                                           std::to_string((wait + 999) / 1000) + " s");
-    out.headers.push_back("Retry-After: " + std::to_string((wait + 999) / 1000));
-    return out;
-  }
+  if (int64_t wait = limiter_.wait_ms(r.client, now_ms()); wait > 0) return retry_later(wait);
   auto hash = load_password_file(w_.options.password_file);
   if (!hash)
     return error_response(503, "no admin password is set (nasd-passwd --random " +

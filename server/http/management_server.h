@@ -7,11 +7,14 @@
 //   POST /api/login     user, password (form-encoded); sets the session cookie
 //   POST /api/logout
 //   POST /api/action    action = failover | failback | snapshot-create (+ volume, name)
-// Everything under GET is read-only and needs no login: it is the view `nasd-admin` gives, and
-// the listener binds the management address only. A POST needs the header
+// The page's files and /api/session are open; /metrics and /api/status show exports, clients
+// and lock owners, so they need a session cookie or the read-only bearer token
+// (`Authorization: Bearer`, scrape_token.h). A POST needs the header
 // `X-Requested-With: nasd-page` (a cross-site form cannot send it), and an action also a live
 // session cookie (HttpOnly, SameSite=Strict) and that session's CSRF token in `X-CSRF-Token`.
-// Failed logins are rate-limited per client address (LoginLimiter).
+// Every request needs a Host the page is served as (host_check.h: against DNS rebinding).
+// Failed logins and wrong tokens are rate-limited per client address (LoginLimiter). With
+// `http_tls_cert` the listener speaks HTTPS only.
 //
 // The page reads state through the admin command registry, the same handlers `nasd-admin`
 // runs, so both always agree; actions run those handlers too. Request bodies are bounded
@@ -20,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +62,9 @@ const std::vector<AdminView>& default_admin_views();
 class ManagementServer {
  public:
   static constexpr size_t kMaxBody = 4096;
+  // Worker threads, and how long a request's headers may take to arrive (see start()).
+  static constexpr int kWorkers = 32;
+  static constexpr int kRequestDeadlineMs = 2000;
 
   explicit ManagementServer(ManagementWiring wiring);
   ~ManagementServer();  // stop()
@@ -76,7 +83,8 @@ class ManagementServer {
   std::string metrics_text() const;
 
   struct Request {
-    std::string method, path, client, cookie_header, requested_with, csrf_header, body;
+    std::string method, path, client, host, authorization, cookie_header, requested_with,
+        csrf_header, body;
   };
   struct Response {
     int status = 200;
@@ -93,6 +101,9 @@ class ManagementServer {
   Response api_logout(const Request& r);
   Response api_action(const Request& r);
   std::string session_id(const Request& r) const;
+  // nullopt when `r` may read the node's state (a live session, or the read-only token); else
+  // the refusal to send.
+  std::optional<Response> refuse_reader(const Request& r);
 
   ManagementWiring w_;
   SessionStore sessions_;

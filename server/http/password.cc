@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/durable_file.h"
+
 namespace nasd::http {
 namespace {
 
@@ -138,20 +140,9 @@ std::optional<PasswordHash> load_password_file(const std::string& path) {
 }
 
 void store_password_file(const std::string& path, const PasswordHash& hash) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp + ": " + std::strerror(errno));
-  std::string text = hash.line() + "\n";
-  bool ok = ::fchmod(fd, 0600) == 0 &&
-            ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  int saved = errno;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) saved = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(saved));
-  }
+  std::string error;
+  if (!util::write_file_durably(path, hash.line() + "\n", &error))
+    throw std::runtime_error("cannot write " + path + ": " + error);
 }
 
 }  // namespace nasd::http

@@ -73,7 +73,7 @@ printf '# name  address:port\nlg1  10.77.0.11:7460\nlg2  10.77.0.12   # default 
 
 # A prober speaking garbage, and a coordinator with the wrong key: refused, agents unharmed.
 exec 3<>/dev/tcp/10.77.0.11/7460 && { printf 'GET / HTTP/1.0\r\n\r\n' >&3 2>/dev/null || true; timeout 10 cat <&3 >/dev/null 2>&1 || true; exec 3<&-; }
-head -c 32 /dev/urandom > "$work/wrong.key"
+(umask 077 && head -c 32 /dev/urandom > "$work/wrong.key")
 rc=0
 timeout 60 "$loadgen" --agents "$work/hosts" --agent-key "$work/wrong.key" --target "$target1" \
   --loads 10 --step-seconds 1 --quiet 2>"$work/wrongkey.err" || rc=$?

@@ -78,7 +78,7 @@ TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {
 
   std::string text = kPair;
   text.replace(text.find("shared_dir"), 0,
-               "authority = etcd\netcd_endpoints = http://10.0.0.1:2379, https://10.0.0.2:2379\n"
+               "authority = etcd\netcd_endpoints = http://127.0.0.1:2379, https://10.0.0.2:2379\n"
                "etcd_ca = tls/ca.pem\netcd_cert = tls/a.pem\netcd_key = tls/a.key\n"
                "etcd_timeout_ms = 900\n");
   o = parse(text);
@@ -86,7 +86,7 @@ TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {
   const membership::AuthorityOptions& a = o->authority;
   EXPECT_EQ(a.kind, membership::AuthorityOptions::Kind::Etcd);
   EXPECT_EQ(a.etcd.endpoints,
-            (std::vector<std::string>{"http://10.0.0.1:2379", "https://10.0.0.2:2379"}));
+            (std::vector<std::string>{"http://127.0.0.1:2379", "https://10.0.0.2:2379"}));
   EXPECT_EQ(a.etcd.prefix, "/nasd/lab/");  // the cluster's name keeps clusters apart
   EXPECT_EQ(a.etcd.ca_file, "/etc/nasd/tls/ca.pem");
   EXPECT_EQ(a.etcd.cert_file, "/etc/nasd/tls/a.pem");
@@ -96,10 +96,33 @@ TEST(ClusterOptions, TheLeaseAuthorityIsTheFileOneUnlessEtcdIsNamed) {
 
   text = kPair;
   text.replace(text.find("shared_dir"), 0,
-               "authority = etcd\netcd_endpoints = http://e:2379\netcd_prefix = /x/\n");
+               "authority = etcd\netcd_endpoints = http://e:2379\netcd_prefix = /x/\n"
+               "etcd_allow_insecure = true\n");
   o = parse(text);
   ASSERT_TRUE(o);
   EXPECT_EQ(o->authority.etcd.prefix, "/x/");
+}
+
+// Plain HTTP to another host carries the leases and the placement past anyone on the path:
+// refused unless the operator says the network is the nodes' and etcd's only.
+TEST(ClusterOptions, PlainHttpToAnotherEtcdHostIsRefusedUnlessAllowed) {
+  auto with = [](const std::string& lines) {
+    std::string text = kPair;
+    text.replace(text.find("shared_dir"), 0, "authority = etcd\n" + lines);
+    return text;
+  };
+  for (const char* url : {"http://10.0.0.1:2379", "http://etcd.example:2379", "http://[2001:db8::1]:2379"}) {
+    try {
+      parse(with(std::string("etcd_endpoints = https://10.0.0.2:2379, ") + url + "\n"));
+      ADD_FAILURE() << url << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("plain HTTP to another host"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(parse(with(std::string("etcd_endpoints = ") + url + "\netcd_allow_insecure = true\n")));
+  }
+  for (const char* url : {"http://127.0.0.1:2379", "http://127.0.1.5:2379/", "http://localhost:2379",
+                          "http://[::1]:2379", "https://10.0.0.1:2379"})
+    EXPECT_NO_THROW(parse(with(std::string("etcd_endpoints = ") + url + "\n"))) << url;
 }
 
 TEST(ClusterOptions, BadAuthoritySettingsAreRefused) {
@@ -107,8 +130,9 @@ TEST(ClusterOptions, BadAuthoritySettingsAreRefused) {
                           "authority = etcd\netcd_endpoints = 10.0.0.1:2379\n",
                           "authority = etcd\netcd_endpoints = ftp://e:21\n",
                           "etcd_endpoints = http://e:2379\n",
-                          "authority = etcd\netcd_endpoints = http://e:2379\netcd_cert = a.pem\n",
-                          "authority = etcd\netcd_endpoints = http://e:2379\netcd_timeout_ms = 5\n",
+                          "authority = etcd\netcd_endpoints = http://127.0.0.1:2379\netcd_cert = a.pem\n",
+                          "authority = etcd\netcd_endpoints = http://127.0.0.1:2379\netcd_timeout_ms = 5\n",
+                          "etcd_allow_insecure = true\n",
                           "authority = etcd\netcd_endpoints = http://e:2379\netcd_password = x\n"}) {
     std::string text = kPair;
     text.replace(text.find("shared_dir"), 0, bad);
@@ -127,7 +151,23 @@ TEST(ClusterOptions, TheClusterKeyAndAllowedPeersAreRead) {
   EXPECT_FALSE(o->allowed_peers.allows("10.0.1.1"));
   EXPECT_FALSE(o->allowed_peers.allows("192.168.1.8"));
   EXPECT_FALSE(o->allowed_peers.allows("not an address"));
-  EXPECT_TRUE(parse(kPair)->allowed_peers.allows("203.0.113.9"));  // no list: any address
+  // No list: the cluster's own nodes only (their links leave from their interconnect address).
+  auto pair = parse(kPair);
+  EXPECT_TRUE(pair->allowed_peers_default);
+  EXPECT_TRUE(pair->allowed_peers.allows("127.0.0.1"));
+  EXPECT_FALSE(pair->allowed_peers.allows("127.0.0.2")) << "an NFS client's address is no peer";
+  EXPECT_FALSE(pair->allowed_peers.allows("203.0.113.9"));
+  std::string any = kPair;
+  any.replace(any.find("shared_dir"), 0, "allowed_peers = 0.0.0.0/0\n");
+  EXPECT_TRUE(parse(any)->allowed_peers.allows("203.0.113.9"));
+  EXPECT_FALSE(parse(any)->allowed_peers_default);
+  // A node named by a host name, or listening everywhere: no default can be made; said why.
+  std::string named = kPair;
+  named.replace(named.find("interconnect = 127.0.0.1:7002"), 29, "interconnect = nas-b:7002");
+  auto open = parse(named);
+  EXPECT_FALSE(open->allowed_peers_default);
+  EXPECT_TRUE(open->allowed_peers.allows("203.0.113.9"));
+  EXPECT_NE(open->allowed_peers_open.find("nas-b"), std::string::npos) << open->allowed_peers_open;
   EXPECT_TRUE(parse(kPair)->key_file.empty());                     // the data folder's
   for (const char* bad : {"10.0.0.0/33", "10.0.0", "10.0.0.0/", "host.example"}) {
     std::string t = kPair;
@@ -195,6 +235,14 @@ std::string n_node(const std::string& self, bool standby) {
             std::to_string(i) + "\nvolumes = v" + std::to_string(i) + "\n[volume v" +
             std::to_string(i) + "]\nid = " + std::to_string(i) + "\n";
   return text;
+}
+
+TEST(ClusterOptions, AllowedPeersDefaultToEveryMembersAddress) {
+  auto o = ClusterOptions::from_config(Config::parse(n_node("n2", true), "/etc/nasd/c.conf"));
+  for (const char* member : {"127.0.1.1", "127.0.1.2", "127.0.1.3", "127.0.1.9"})
+    EXPECT_TRUE(o->allowed_peers.allows(member)) << member;
+  EXPECT_FALSE(o->allowed_peers.allows("127.0.2.1")) << "an EVS address is where clients come";
+  EXPECT_FALSE(o->allowed_peers.allows("127.0.1.4"));
 }
 
 TEST(ClusterOptions, MembersFormARingOfMirrorsByDefault) {

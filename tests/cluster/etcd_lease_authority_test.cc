@@ -21,6 +21,7 @@ constexpr int kBasePort = 2379;  // private: the test runs in its own network na
 
 EtcdOptions options_for(std::vector<std::string> endpoints, std::chrono::milliseconds timeout = 1500ms) {
   EtcdOptions o;
+  o.value_key = std::vector<uint8_t>(32, 0x6b);  // the cluster key
   o.endpoints = std::move(endpoints);
   o.prefix = "/nasd/test/";
   o.timeout = timeout;

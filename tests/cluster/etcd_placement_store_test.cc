@@ -16,6 +16,7 @@ using cluster::testing::EtcdProcess;
 
 EtcdOptions options_for(std::vector<std::string> endpoints) {
   EtcdOptions o;
+  o.value_key = std::vector<uint8_t>(32, 0x6b);  // the cluster key
   o.endpoints = std::move(endpoints);
   o.prefix = "/nasd/test/";
   o.timeout = 1500ms;

@@ -41,6 +41,11 @@ class EtcdProcess {
   std::string endpoint(int i) const {
     return "http://127.0.0.1:" + std::to_string(base_ + 2 * i);
   }
+  // `ETCDCTL_API=3 etcdctl --endpoints <member 0> <args>`; true on exit status 0.
+  bool etcdctl(const std::string& args) const {
+    return run("ETCDCTL_API=3 etcdctl --command-timeout=5s --endpoints " + endpoint(0) + " " + args +
+               " >/dev/null 2>&1");
+  }
   std::vector<std::string> endpoints() const {
     std::vector<std::string> e;
     for (int i = 0; i < members_; ++i) e.push_back(endpoint(i));

@@ -306,6 +306,27 @@ TEST(PeerLink, AnAddressOutsideAllowedPeersIsClosedAtOnce) {
   EXPECT_GT(server.refused_count(), 0u);
 }
 
+// A host that opens silent connections holds pre-authentication slots of its own address only:
+// before, 16 shared slots of 2 s each let it keep the real peer from reconnecting.
+TEST(PeerLink, ASilentFloodFromAnotherAddressDoesNotKeepThePeerOut) {
+  InterconnectServer server(server_options());
+  install_echo(server);
+  server.start();
+  std::vector<int> flood;
+  std::string error;
+  for (int i = 0; i < 40; ++i) {
+    int fd = connect_tcp("127.0.0.1", server.port(), 1s, &error, "127.0.0.2");
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_FALSE(flood.empty()) << error;
+  std::this_thread::sleep_for(100ms);  // accepted (or refused) before the peer comes
+  PeerClient client(client_options(server.port()));
+  client.start();
+  EXPECT_TRUE(client.wait_connected(1000ms)) << "the peer waited behind the flood's handshakes";
+  EXPECT_GT(server.refused_count(), 0u) << "the flood beyond its own slots was refused";
+  for (int fd : flood) ::close(fd);
+}
+
 // What an attacker without the key sees: today's hello in the clear is met with silence and a
 // close, never a refusal naming the cluster.
 TEST(PeerLink, UnauthenticatedHelloGetsNothingBack) {

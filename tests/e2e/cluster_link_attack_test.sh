@@ -57,9 +57,23 @@ wait "$forger" || { cat "$dir/heartbeats.out"; fail "forged heartbeats were answ
 clients=()
 cat "$dir/heartbeats.out"
 
-echo "--- b back: failback, both mirrors in sync"
+echo "--- b back while a host outside the cluster (127.0.0.2) holds a's handshake slots"
+# Before: 16 slots of 2 s each, shared by every address, and no allowed_peers by default: this
+# flood kept b from reconnecting its interconnect and mirror links to a for as long as it ran.
+python3 "$attack" flood 127.0.0.2 60 40 127.0.0.1:7001 127.0.0.1:7101 >"$dir/flood.out" 2>&1 &
+flooder=$!
+clients+=($flooder)
+sleep 1
 "$root/deploy/start-node.sh" "$dir/b/nasd.conf" >"$dir/restart-b.log" 2>&1 ||
   { cat "$dir/restart-b.log"; fail "restart of node b"; }
+wait_for 20 "b's interconnect link to a despite the flood" cluster_line b "^peer a: interconnect up"
+wait_for 20 "b's journal mirrored to a despite the flood" cluster_line b "^NVRAM mirror: connected"
+grep -q "refused connection from 127.0.0.2 (not in allowed_peers)" "$dir/a/data/nasd.log" ||
+  fail "a did not refuse the flood by address (allowed_peers defaults to the cluster's nodes)"
+kill "$flooder" 2>/dev/null; wait "$flooder" || true
+clients=()
+cat "$dir/flood.out"
+echo "--- failback, both mirrors in sync"
 admin_on b failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
 wait_for 30 "node b serving its own address again" cluster_line b "^  evs b .*: served here"
 wait_for 30 "node b routing v1 to itself" cluster_line b "^    volume v1 .*routed to here"

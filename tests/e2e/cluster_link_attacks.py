@@ -6,11 +6,17 @@
                                                                 forged heartbeats "from" PEER
    cluster_link_attacks.py mirror HOST:PORT [huge,uuid,oob]      huge hello, new uuid, record
                                                                  copied past the log's end
+   cluster_link_attacks.py flood SOURCE SECONDS COUNT HOST:PORT...
+                                                                from the address SOURCE, keeps
+                                                                COUNT silent connections open to
+                                                                each port (reopened as they
+                                                                close): the handshake slots
 
 Each attack speaks the protocol exactly as the nodes did before the links were authenticated.
 An attack "got in" when the port answers anything but a silent close; every attack that got in
 is printed as "GOT IN: ..." and makes the exit status 1. Exit 0: every attack was shut out.
 """
+import signal
 import socket
 import struct
 import sys
@@ -230,11 +236,54 @@ def mirror_oob(address):
     s.close()
 
 
+def flood(source, seconds, count, addresses):
+    """Holds the ports' pre-authentication slots: silent connections, reopened when closed.
+    Prints how many connections were accepted and how many were closed at once (refused)."""
+    open_ = {a: [] for a in addresses}
+    opened = closed_at_once = 0
+    end = time.time() + seconds
+    # Stopped by the test (SIGTERM) once it has seen what it waited for: report all the same.
+    signal.signal(signal.SIGTERM, lambda *_: globals().__setitem__("_stop", True))
+    while time.time() < end and not globals().get("_stop"):
+        for a in addresses:
+            # Drop the connections the node closed.
+            alive = []
+            for s, since in open_[a]:
+                s.setblocking(False)
+                try:
+                    gone = s.recv(1) == b""
+                except BlockingIOError:
+                    gone = False
+                except OSError:
+                    gone = True
+                if gone:
+                    closed_at_once += time.time() - since < 0.2
+                    s.close()
+                else:
+                    alive.append((s, since))
+            open_[a] = alive
+            while len(open_[a]) < count and time.time() < end:
+                host, port = a.rsplit(":", 1)
+                try:
+                    s = socket.create_connection((host, int(port)), timeout=2, source_address=(source, 0))
+                except OSError:
+                    break
+                opened += 1
+                open_[a].append((s, time.time()))
+        time.sleep(0.02)
+    for a in addresses:
+        for s, _ in open_[a]:
+            s.close()
+    print("flood from %s: %d connections opened, %d closed at once" % (source, opened, closed_at_once))
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "interconnect":
         interconnect(argv[2], argv[3], argv[4])
     elif len(argv) >= 7 and argv[1] == "heartbeats":
         heartbeats(argv[2], argv[3], argv[4], int(argv[5]), float(argv[6]))
+    elif len(argv) >= 6 and argv[1] == "flood":
+        flood(argv[2], float(argv[3]), int(argv[4]), argv[5:])
     elif len(argv) >= 3 and argv[1] == "mirror":
         mirror(argv[2], argv[3].split(",") if len(argv) > 3 else ("huge", "uuid", "oob"))
     else:

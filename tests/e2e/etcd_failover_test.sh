@@ -31,7 +31,7 @@ endpoints=$(sed -n 's/^etcd_endpoints = //p' "$dir/etcd-start.log")
 etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints "${endpoints// /}" --command-timeout=2s "$@"; }
 # holder_of ID / epoch_of ID: the volume's lease key in etcd (value: the node; create_revision:
 # the epoch).
-holder_of() { etcdctl_ get "/nasd/e2e/volume-$1" --print-value-only 2>/dev/null; }
+holder_of() { etcdctl_ get "/nasd/e2e/volume-$1" --print-value-only 2>/dev/null | head -1; }  # line 2: the tag
 epoch_of() { etcdctl_ get "/nasd/e2e/volume-$1" -w json 2>/dev/null | sed -n 's/.*"create_revision":\([0-9]*\).*/\1/p'; }
 
 # The user's pair (deploy/start-cluster.sh), moved to etcd: the same configs with the authority
@@ -49,8 +49,23 @@ wait_for 30 "node b serving its address" cluster_line b "^  evs b .*: served her
 wait_for 10 "etcd naming a as v0's holder" test "$(holder_of 0)" = a
 [[ $(holder_of 1) == b ]] || fail "etcd does not name b as v1's holder"
 cluster_line a "^    volume v0 .*lease a epoch $(epoch_of 0) " || fail "nasd-admin cluster does not show the etcd lease"
+echo "leases in etcd: v0 held by a (epoch $(epoch_of 0)), v1 by b (epoch $(epoch_of 1))"
+
+# Someone who can write to etcd but has no cluster key names b as v0's holder. Before, a gave
+# v0 up and b took it (a failover forced from etcd); now the value's tag does not verify and
+# both refuse it, logged. Deleting the forged key lets a take its lease again.
+etcdctl_ put /nasd/e2e/volume-0 b >/dev/null || fail "etcdctl put of the forged holder"
+forged_in_log() { grep -q "lease authority: etcd key /nasd/e2e/volume-0 carries no cluster-key tag.*: refused" "$dir/$1/data/nasd.log"; }
+wait_for 10 "node a refusing the forged holder, in its log" forged_in_log a
+for _ in $(seq 30); do
+  cluster_line b "^    volume v0 .*served here" && fail "node b took v0 on a forged etcd value"
+  sleep 0.2
+done
+etcdctl_ del /nasd/e2e/volume-0 >/dev/null || fail "etcdctl del of the forged holder"
+wait_for 30 "node a serving v0 again after the forged key went" cluster_line a "^    volume v0 .*served here"
+wait_for 10 "etcd naming a as v0's holder again" test "$(holder_of 0)" = a
 epoch_a=$(epoch_of 0)
-echo "leases in etcd: v0 held by a (epoch $epoch_a), v1 by b (epoch $(epoch_of 1))"
+echo "a forged holder in etcd was refused (logged); b never took v0; a holds it again (epoch $epoch_a)"
 
 four_clients "$load_seconds"
 sleep 3

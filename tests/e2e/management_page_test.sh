@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The management page in headless Chromium against a real HA pair (deploy/start-cluster.sh in a
 # private network namespace): the page shows what `nasd-admin` says (volumes and their space,
-# NVRAM fill, per-procedure call counts, which node serves which address), keeps a screenshot,
-# and — driven through chromedriver like a user — logs in with the password start-node.sh
-# printed and runs a planned failover, after which node b serves a's volume and address.
+# NVRAM fill, per-procedure call counts, which node serves which address) once logged in —
+# driven through chromedriver like a user, with the password start-node.sh printed — and
+# nothing before; it keeps a screenshot and runs a planned failover, after which node b serves
+# a's volume and address.
 #   management_page_test.sh NASD_BINARY SCREENSHOT_DIR   (exit 77 = skipped: no chromium)
 # Screenshots: SCREENSHOT_DIR/management_page.png, management_page_after_failover.png.
 set -euo pipefail
@@ -46,14 +47,43 @@ for _ in $(seq 1 20); do
 done
 
 dump() { timeout 60 "$chromium" "${flags[@]}" --virtual-time-budget=8000 --dump-dom "$page" 2>"$dir/chromium.err"; }
-# The page fills itself from several fetches; under load the virtual time budget can run out
-# before the last one (the session) answered: dump again (bounded) until it has.
+# Before a login the page shows nothing of the node: the state (exports and their clients,
+# lock owners, the cluster) needs the admin's session. The page fills itself from several
+# fetches; under load the virtual time budget can run out before the last one answered: dump
+# again (bounded) until it has.
 for attempt in 1 2 3; do
   dom=$(dump) || { cat "$dir/chromium.err"; fail "chromium --dump-dom"; }
-  grep -q '<body data-session=' <<<"$dom" && break
+  grep -q 'data-loaded="login"' <<<"$dom" && grep -q '<body[^>]* data-session=' <<<"$dom" && break
 done
+echo "$dom" >"$dir/dom_logged_out.html"
+grep -q '<body[^>]* data-session="none"' <<<"$dom" || fail "the page is not logged out before a login"
+grep -q 'data-loaded="login"' <<<"$dom" || fail "the logged-out page did not ask for a login (see $dir/dom_logged_out.html)"
+grep -q '<tr data-volume=' <<<"$dom" && fail "the logged-out page shows the volumes"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "${page}api/status") == 401 ]] || fail "/api/status answered without a login"
+
+# Like a user: log in, then the page shows the node.
+"$driver" --port=9515 >"$dir/chromedriver.log" 2>&1 &
+clients+=($!)  # stopped by the pair library's cleanup
+wait_for 10 "chromedriver" curl -sf http://127.0.0.1:9515/status -o /dev/null
+wd() { curl -sS -X "$1" "http://127.0.0.1:9515$2" -H 'Content-Type: application/json' ${3:+-d "$3"}; }
+args=$(printf '"%s",' "${flags[@]}" --window-size=1400,2200); args="[${args%,}]"
+reply=$(wd POST /session "{\"capabilities\":{\"alwaysMatch\":{\"browserName\":\"chrome\",\"goog:chromeOptions\":{\"binary\":\"$chromium\",\"args\":$args}}}}")
+sid=$(grep -o '"sessionId":"[^"]*"' <<<"$reply" | cut -d'"' -f4)
+[[ -n $sid ]] || fail "chromedriver session: $reply"
+js() { wd POST "/session/$sid/execute/sync" "{\"script\":\"$1\",\"args\":[]}"; }
+element() { wd POST "/session/$sid/element" "{\"using\":\"css selector\",\"value\":\"$1\"}" | grep -o '"element-6066-11e4-a52e-4f735466cecf":"[^"]*"' | cut -d'"' -f4; }
+page_says() { js "return document.body.dataset.$1 || ''" | grep -q "\"value\":\"$2\""; }
+wd POST "/session/$sid/url" "{\"url\":\"$page\"}" >/dev/null
+wait_for 15 "the login form in chromedriver" page_says loaded login
+wd POST "/session/$sid/element/$(element '#login-password')/value" "{\"text\":\"$password\"}" >/dev/null
+wd POST "/session/$sid/element/$(element '#login-button')/click" '{}' >/dev/null
+for _ in $(seq 150); do page_says session admin && break; sleep 0.1; done
+page_says session admin || fail "the login; the page says: $(js "return document.getElementById('action-result').textContent")"
+wait_for 15 "the page loading the node's state after the login" page_says loaded yes
+# The page as the browser holds it (the webdriver returns it JSON-quoted: unquote the markup).
+dom=$(wd POST "/session/$sid/execute/sync" '{"script":"return document.documentElement.outerHTML","args":[]}' \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
 echo "$dom" >"$dir/dom.html"
-grep -q 'data-loaded="yes"' <<<"$dom" || fail "the page did not load its status (see $dir/dom.html)"
 
 # Volumes: the page's space column is the line `nasd-admin volumes` prints.
 space=$(admin_on a volumes | sed -n 's/^  space: \(.*\)$/\1/p' | head -1)
@@ -79,25 +109,9 @@ grep -q '<tr data-virtual-server="a"><td>[^<]*</td><td class="state-ok">served h
   || fail "the page does not show a's address served here"
 grep -q '<tr data-node="b"><td>peer b</td><td class="state-ok">interconnect up</td>' <<<"$dom" \
   || fail "the page does not show peer b up"
-grep -q '<body data-session="none"' <<<"$dom" || fail "the page is not read-only before a login"
-timeout 60 "$chromium" "${flags[@]}" --virtual-time-budget=8000 --window-size=1400,2200 \
-  --screenshot="$shots/management_page.png" "$page" 2>>"$dir/chromium.err" >/dev/null || fail "screenshot"
+wd GET "/session/$sid/screenshot" | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d >"$shots/management_page.png"
 [[ -s $shots/management_page.png ]] || fail "no screenshot"
 
-# Like a user: log in, click "Planned failover", confirm.
-"$driver" --port=9515 >"$dir/chromedriver.log" 2>&1 &
-clients+=($!)  # stopped by the pair library's cleanup
-wait_for 10 "chromedriver" curl -sf http://127.0.0.1:9515/status -o /dev/null
-wd() { curl -sS -X "$1" "http://127.0.0.1:9515$2" -H 'Content-Type: application/json' ${3:+-d "$3"}; }
-args=$(printf '"%s",' "${flags[@]}"); args="[${args%,}]"
-reply=$(wd POST /session "{\"capabilities\":{\"alwaysMatch\":{\"browserName\":\"chrome\",\"goog:chromeOptions\":{\"binary\":\"$chromium\",\"args\":$args}}}}")
-sid=$(grep -o '"sessionId":"[^"]*"' <<<"$reply" | cut -d'"' -f4)
-[[ -n $sid ]] || fail "chromedriver session: $reply"
-js() { wd POST "/session/$sid/execute/sync" "{\"script\":\"$1\",\"args\":[]}"; }
-element() { wd POST "/session/$sid/element" "{\"using\":\"css selector\",\"value\":\"$1\"}" | grep -o '"element-6066-11e4-a52e-4f735466cecf":"[^"]*"' | cut -d'"' -f4; }
-page_says() { js "return document.body.dataset.$1 || ''" | grep -q "\"value\":\"$2\""; }
-wd POST "/session/$sid/url" "{\"url\":\"$page\"}" >/dev/null
-wait_for 15 "the page in chromedriver" page_says loaded yes
 # Ten seconds of client traffic, so the live charts have something to draw.
 ( end=$((SECONDS + 10)); while ((SECONDS < end)); do
     nfs-cat "nfs://127.0.0.1/r/v0/payload?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1
@@ -106,10 +120,6 @@ traffic=$!
 has_chart() { js "return document.querySelectorAll('#ops-chart polyline').length" | grep -qv '"value":0'; }
 wait_for 15 "a line in the ops/s chart" has_chart
 wait "$traffic"
-wd POST "/session/$sid/element/$(element '#login-password')/value" "{\"text\":\"$password\"}" >/dev/null
-wd POST "/session/$sid/element/$(element '#login-button')/click" '{}' >/dev/null
-for _ in $(seq 150); do page_says session admin && break; sleep 0.1; done
-page_says session admin || fail "the login; the page says: $(js "return document.getElementById('action-result').textContent")"
 wd POST "/session/$sid/element/$(element '#action-failover')/click" '{}' >/dev/null
 wait_for 5 "the confirmation" bash -c "curl -sf http://127.0.0.1:9515/session/$sid/alert/text >/dev/null"
 wd POST "/session/$sid/alert/accept" '{}' >/dev/null
@@ -122,4 +132,4 @@ wait_for 15 "the page showing a's address gone" a_state
 wd GET "/session/$sid/screenshot" | sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d >"$shots/management_page_after_failover.png"
 wd DELETE "/session/$sid" >/dev/null
 grep -q "management page: action failover" "$dir/a/data/nasd.log" || fail "node a did not log the action"
-echo "PASS: page agrees with nasd-admin; login and planned failover from the page; screenshots in $shots"
+echo "PASS: page shows nothing before the login, agrees with nasd-admin after it; planned failover from the page; screenshots in $shots"

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "server/http/password.h"
+#include "server/http/scrape_token.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/http_client.h"
 
@@ -18,9 +19,12 @@ class MetricsTest : public E2eTest {
     NASD_E2E_NEEDS_OWN_SERVER("counts the calls of its own server on its metrics port");
     E2eTest::SetUp();
     if (is_ganesha()) GTEST_SKIP() << "the metrics endpoint is nasd's";
+    // The scraper's read-only token, as an operator makes it (nasd-passwd --token).
+    token_ = "Authorization: Bearer " + http::store_new_token_file((server().data_dir() / "http.token").string());
   }
+  std::string token_;
   ParsedMetrics scrape() {
-    HttpReply r = http_request(server().http_port(), "GET", "/metrics");
+    HttpReply r = http_request(server().http_port(), "GET", "/metrics", {token_});
     EXPECT_EQ(r.status, 200) << server().log_tail();
     EXPECT_NE(r.headers["content-type"].find("text/plain; version=0.0.4"), std::string::npos);
     try {
@@ -81,12 +85,14 @@ TEST_F(MetricsTest, StatusShowsTheNodeAndThePageIsServed) {
   EXPECT_NE(page.headers["content-security-policy"].find("default-src 'self'"), std::string::npos);
   EXPECT_EQ(http_request(server().http_port(), "GET", "/app.js").status, 200);
   EXPECT_EQ(http_request(server().http_port(), "GET", "/nothing").status, 404);
-  HttpReply head = http_request(server().http_port(), "HEAD", "/metrics");
+  EXPECT_EQ(http_request(server().http_port(), "GET", "/metrics").status, 401) << "no token, no metrics";
+  EXPECT_EQ(http_request(server().http_port(), "GET", "/api/status").status, 401);
+  HttpReply head = http_request(server().http_port(), "HEAD", "/metrics", {token_});
   EXPECT_EQ(head.status, 200);
   EXPECT_TRUE(head.body.empty());
 
   make_file(root(), "seen");
-  HttpReply status = http_request(server().http_port(), "GET", "/api/status");
+  HttpReply status = http_request(server().http_port(), "GET", "/api/status", {token_});
   ASSERT_EQ(status.status, 200);
   for (const char* want : {"\"node\":\"e2e\"", "\"name\":\"v0\"", "\"path\":\"/r/v0\"",
                            "\"mode\":\"alone\"", "\"id\":\"volumes\"", "\"id\":\"nvram\"",

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ MirrorProcess::MirrorProcess(const std::string& region, uint16_t port) {
     const auto bytes = test_link_credentials().key;
     key.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
+  ::chmod(key_file.c_str(), 0600);  // nasd-mirror refuses a key others can read
   int out;
   pid_ = spawn_with_stdout({NASD_MIRROR_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
                             "--file", region, "--key", key_file},

@@ -248,6 +248,25 @@ TEST_F(MirrorServerTest, AnIdleConnectionNeitherHoldsThePortNorLocksThePrimaryOu
   EXPECT_GE(server_->refused(), 1u);
 }
 
+// Silent connections from another address fill that address's handshake slots only: before,
+// 8 shared slots let any host keep the primary from reconnecting.
+TEST_F(MirrorServerTest, ASilentFloodFromAnotherAddressDoesNotKeepThePrimaryOut) {
+  std::vector<int> flood;
+  std::string error;
+  for (int i = 0; i < 40; ++i) {
+    int fd = util::connect_tcp("127.0.0.1", port_, 1s, &error, "127.0.0.2");
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_FALSE(flood.empty()) << error;
+  std::this_thread::sleep_for(100ms);
+  auto p = primary();
+  ASSERT_TRUE(p) << "the flood's handshakes kept the primary out";
+  p->send(hello(5, 1 << 20, 0, 0));
+  expect_hello_ack(*p, 0);
+  EXPECT_GE(server_->refused(), 1u);
+  for (int fd : flood) ::close(fd);
+}
+
 TEST_F(MirrorServerTest, AnAuthenticatedNewConnectionReplacesTheOldOne) {
   auto old_link = primary();
   ASSERT_TRUE(old_link);

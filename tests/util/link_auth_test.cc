@@ -122,9 +122,33 @@ TEST(SecretKey, MadeOnceWithModeSixHundredAndReadBack) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(load_or_create_secret_key(path, "cluster key"), key);
   std::ofstream(dir / "short.key") << "short";
+  ::chmod((dir / "short.key").c_str(), 0600);  // refused for its length, not its mode
   EXPECT_THROW(load_or_create_secret_key((dir / "short.key").string(), "cluster key"),
                std::runtime_error);
   EXPECT_THROW(Credentials({std::vector<uint8_t>(8, 1), "a"}).check(), std::invalid_argument);
+  std::filesystem::remove_all(dir);
+}
+
+// A key file others can read (a copy made with the default umask, a chmod gone wrong) is
+// refused with the fix in the message, not used: the secret would already be out.
+TEST(SecretKey, AKeyFileOthersCanReadIsRefused) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nasd-open-key-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "cluster.key").string();
+  const auto key = load_or_create_secret_key(path, "cluster key");
+  for (mode_t mode : {0644, 0640, 0604, 0620}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    try {
+      load_or_create_secret_key(path, "cluster key");
+      ADD_FAILURE() << "mode " << std::oct << mode << " accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is open to other users"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("chmod 600 " + path), std::string::npos) << e.what();
+    }
+  }
+  ASSERT_EQ(::chmod(path.c_str(), 0400), 0);
+  EXPECT_EQ(load_or_create_secret_key(path, "cluster key"), key);
   std::filesystem::remove_all(dir);
 }
 

@@ -191,7 +191,13 @@
 
   async function poll() {
     try {
-      const r = await fetch('/api/status', {cache: 'no-store'});
+      const r = await fetch('/api/status', {cache: 'no-store', credentials: 'same-origin'});
+      if (r.status === 401) {
+        // The node's state (exports, clients, lock owners) is shown only after a login.
+        $('updated').textContent = 'log in to see this node';
+        document.body.dataset.loaded = 'login';
+        return;
+      }
       if (!r.ok) throw new Error('HTTP ' + r.status);
       const s = await r.json();
       lastStatus = s;
@@ -218,7 +224,7 @@
   function showSession(loggedIn) {
     $('login-box').hidden = loggedIn;
     $('action-box').hidden = !loggedIn;
-    $('session').textContent = loggedIn ? 'logged in as admin' : 'read-only';
+    $('session').textContent = loggedIn ? 'logged in as admin' : 'not logged in';
     document.body.dataset.session = loggedIn ? 'admin' : 'none';
   }
 
@@ -227,7 +233,7 @@
     const s = await r.json();
     csrf = s.logged_in ? s.csrf : null;
     showSession(s.logged_in);
-    if (!s.login_available) $('login-box').querySelector('.hint').textContent = 'No admin password is set on this node: the page is read-only.';
+    if (!s.login_available) $('login-box').querySelector('.hint').textContent = 'No admin password is set on this node: nobody can log in (nasd-passwd --random FILE sets one).';
   }
 
   $('login-form').addEventListener('submit', async (ev) => {
@@ -235,10 +241,10 @@
     const r = await post('/api/login', {user: $('login-user').value, password: $('login-password').value});
     $('login-password').value = '';
     $('action-result').textContent = r.body.ok ? '' : (r.body.error || 'login failed');
-    if (r.body.ok) { csrf = r.body.csrf; showSession(true); }
+    if (r.body.ok) { csrf = r.body.csrf; showSession(true); poll(); }
   });
   $('logout-button').addEventListener('click', async () => {
-    await post('/api/logout', {}); csrf = null; showSession(false);
+    await post('/api/logout', {}); location.reload();  // drop the state shown while logged in
   });
   for (const id of ['action-failover', 'action-failback']) {
     $(id).addEventListener('click', async (ev) => {
