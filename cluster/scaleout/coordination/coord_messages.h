@@ -74,6 +74,7 @@ struct Msg {
   Part part;
   bool commit = false;
   bool writes_only = false;  // ReadJournal of a forced revocation
+  uint64_t incarnation = 0;  // TokenRequest: the requester's
   uint64_t file = 0;
   uint32_t group = 0;
   Version version;

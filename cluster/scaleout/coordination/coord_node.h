@@ -120,6 +120,7 @@ class CoordNode {
     uint32_t client = 0;
     ClientOp op;
     NodeId requester = 0;              // TokenRequest from that node (0: a READ call)
+    uint64_t incarnation = 0;          // ... and its incarnation
     uint64_t request = 0;
   };
   struct Revoking {
@@ -234,7 +235,7 @@ class CoordNode {
   void on_released(const Msg& m);
   void on_record(const Msg& m);
   bool group_free(Slot slot, Role& r, uint64_t file, uint32_t group);
-  void grant(Slot slot, Role& r, NodeId to, uint64_t file, uint32_t group, uint64_t request);
+  void grant(Slot slot, Role& r, const Pending& p);
   void serve_waiting(Slot slot, Role& r);
   void start_force(Slot slot, Role& r, NodeId holder);
   void pump_forces(Slot slot, Role& r);
@@ -272,6 +273,9 @@ class CoordNode {
   std::map<std::pair<uint64_t, uint32_t>, Held> held_;
   std::map<std::pair<uint64_t, uint32_t>, std::deque<WaitingWrite>> writes_;
   std::map<std::pair<uint64_t, uint32_t>, Asked> token_asked_;
+  // The newest token of each group this incarnation gave up: a late Grant of it (the
+  // coordinator answering a request before it saw the release) must not be taken again.
+  std::map<std::pair<uint64_t, uint32_t>, Stamp> given_up_;
   std::map<uint64_t, UnitJob> unit_jobs_;
   std::map<Slot, int64_t> retry_at_;
   std::map<Slot, uint64_t> last_epoch_;  // the epoch of this node's latest role of each slot   // a slot given up is asked for again from then

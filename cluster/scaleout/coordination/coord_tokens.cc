@@ -7,6 +7,9 @@
 // recorded at the coordinator; a revoked token released only once everything written under
 // it is recorded.
 #include "cluster/scaleout/coordination/coord_node.h"
+#include <cstdio>
+#include <cstdlib>
+#define DBG(...) do { if (getenv("COORD_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 namespace nasd::scaleout::coord {
 
@@ -92,11 +95,14 @@ bool CoordNode::group_free(Slot slot, Role& r, uint64_t file, uint32_t group) {
   return false;
 }
 
-void CoordNode::grant(Slot slot, Role& r, NodeId to, uint64_t file, uint32_t group,
-                      uint64_t request) {
+void CoordNode::grant(Slot slot, Role& r, const Pending& p) {
+  const NodeId to = p.requester;
+  const uint64_t file = p.op.ino, request = p.request;
+  const uint32_t group = p.op.group;
   Value v;
   v.live = true;
   v.holder = to;
+  v.holder_incarnation = p.incarnation;
   v.stamp = Stamp{r.epoch, r.next_grant++};
   const uint64_t epoch = r.epoch;
   Msg m;
@@ -122,7 +128,8 @@ void CoordNode::on_token_request(const Msg& m) {
   if (!file || file->is_dir) return;
   const Key k{KeyKind::Token, m.file, m.group};
   const Value* tok = get(*r, k);
-  if (tok && tok->holder == m.from && tok->stamp.epoch == r->epoch) {
+  if (tok && tok->holder == m.from && tok->holder_incarnation == m.incarnation &&
+      tok->stamp.epoch == r->epoch) {
     if (unsettled(*r, k)) return;  // the grant goes out once its record is durable
     Msg g;
     g.kind = Msg::Kind::Grant;
@@ -138,11 +145,13 @@ void CoordNode::on_token_request(const Msg& m) {
   for (Pending& p : r->waiting)
     if (p.requester == m.from && p.op.ino == m.file && p.op.group == m.group) {
       p.request = m.request;
+      p.incarnation = m.incarnation;
       serve_waiting(slot, *r);
       return;
     }
   Pending p;
   p.requester = m.from;
+  p.incarnation = m.incarnation;
   p.request = m.request;
   p.op.ino = m.file;
   p.op.group = m.group;
@@ -161,7 +170,7 @@ void CoordNode::serve_waiting(Slot slot, Role& r) {
     }
     if (it->requester != 0) {
       granted.insert(g);
-      grant(slot, r, it->requester, g.first, g.second, it->request);
+      grant(slot, r, *it);
     } else {
       ClientReply rep;
       rep.id = it->op.id;
@@ -181,6 +190,7 @@ void CoordNode::on_released(const Msg& m) {
   const Key k{KeyKind::Token, m.file, m.group};
   const Value* tok = get(*r, k);
   if (!tok || tok->holder != m.from || !(tok->stamp == m.stamp)) return;
+  DBG("t=%lld n%u released by n%u file %llu g%u ok %d\n", (long long)now_, config_.self, m.from, (unsigned long long)m.file, m.group, m.ok);
   if (!m.ok) {  // the holder does not have it (restarted, or lost it): take its writes
     start_force(slot, *r, m.from);
     return;
@@ -212,6 +222,7 @@ void CoordNode::on_record(const Msg& m) {
   const Key gk{KeyKind::Group, m.file, m.group};
   const Value* cur = get(*r, gk);
   rep.ok = true;
+  DBG("t=%lld n%u record from n%u file %llu g%u op %llu\n", (long long)now_, config_.self, m.from, (unsigned long long)m.file, m.group, (unsigned long long)m.version.op);
   if (cur && !(cur->version < m.version)) {
     if (!unsettled(*r, gk)) send(rep);
     return;
@@ -258,6 +269,7 @@ void CoordNode::pump_forces(Slot slot, Role& r) {
 void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector<JournalRec>& recs) {
   Force& f = r.forces[holder];
   f.read = true;
+  DBG("t=%lld n%u slot %u force n%u read %zu recs\n", (long long)now_, config_.self, slot, holder, recs.size());
   std::map<std::pair<uint64_t, uint32_t>, Version> newest;
   for (const JournalRec& j : recs) {
     if (!j.write) continue;
@@ -266,9 +278,11 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
   }
   for (const auto& [g, v] : newest) {
     const Value* cur = get(r, Key{KeyKind::Group, g.first, g.second});
+    DBG("  newest file %llu g%u op %llu stamp %llu.%llu n%llu; recorded op %llu stamp %llu.%llu n%llu\n", (unsigned long long)g.first, g.second, (unsigned long long)v.op, (unsigned long long)v.stamp.epoch, (unsigned long long)v.stamp.grant, (unsigned long long)v.n, cur ? (unsigned long long)cur->version.op : 0ull, cur ? (unsigned long long)cur->version.stamp.epoch : 0ull, cur ? (unsigned long long)cur->version.stamp.grant : 0ull, cur ? (unsigned long long)cur->version.n : 0ull);
     if (!cur || cur->version < v) f.to_write[g] = v;
   }
   const uint64_t epoch = r.epoch;
+  DBG("  to_write %zu\n", f.to_write.size());
   if (f.to_write.empty()) {
     finish_force(slot, r, holder);
     return;
@@ -279,6 +293,7 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
     const Version version = v;
     put_units(slot, epoch, g.first, g.second, v, [this, slot, epoch, holder, group, version](bool ok) {
       Role* r = role_at(slot, epoch);
+      DBG("t=%lld n%u force units of n%u file %llu g%u op %llu ok %d role %d\n", (long long)now_, config_.self, holder, (unsigned long long)group.first, group.second, (unsigned long long)version.op, ok, r != nullptr);
       if (!r) return;
       if (!ok) {
         drop(slot, true);
@@ -307,6 +322,7 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
 }
 
 void CoordNode::finish_force(Slot slot, Role& r, NodeId holder) {
+  DBG("t=%lld n%u slot %u finish force n%u\n", (long long)now_, config_.self, slot, holder);
   const Stamp below = r.forces[holder].below;
   std::vector<Rec> after;
   for (const auto& [k, rec] : r.state)
@@ -351,6 +367,7 @@ void CoordNode::ask_token(std::pair<uint64_t, uint32_t> g) {
   m.file = g.first;
   m.group = g.second;
   m.request = it->second.request;
+  m.incarnation = incarnation_;
   send(m);
 }
 
@@ -364,6 +381,7 @@ void CoordNode::do_write(uint32_t client, const ClientOp& op, Held& h) {
   rep.id = op.id;
   rep.status = OpStatus::Ok;
   rep.version = v;
+  DBG("t=%lld n%u write op %llu file %llu g%u stamp %llu.%llu n%llu\n", (long long)now_, config_.self, (unsigned long long)op.id, (unsigned long long)op.ino, op.group, (unsigned long long)v.stamp.epoch, (unsigned long long)v.stamp.grant, (unsigned long long)v.n);
   journal_write(h.slot, h.stamp, op.ino, op.group, v, [this, client, rep] {
     // In the mirror: what a forced revocation reads, if the token is lost from here on.
     write_replies_[rep.id] = rep;
@@ -376,6 +394,8 @@ void CoordNode::on_grant(const Msg& m) {
   const std::pair<uint64_t, uint32_t> g{m.file, m.group};
   auto ask = token_asked_.find(g);
   if (ask == token_asked_.end() || ask->second.request != m.request || held_.count(g)) return;
+  auto gone = given_up_.find(g);
+  if (gone != given_up_.end() && !(gone->second < m.stamp)) return;  // asked again later
   token_asked_.erase(ask);
   Held& h = held_[g];
   h.stamp = m.stamp;
@@ -428,6 +448,7 @@ void CoordNode::maybe_release(std::pair<uint64_t, uint32_t> g) {
   r.stamp = h.stamp;
   r.ok = true;
   send(r);
+  given_up_[g] = h.stamp;
   held_.erase(it);
   if (writes_.count(g)) ask_token(g);
 }
@@ -487,6 +508,8 @@ void CoordNode::on_recorded(const Msg& m) {
 }
 
 void CoordNode::lose_token(std::pair<uint64_t, uint32_t> g) {
+  auto it = held_.find(g);
+  if (it != held_.end()) given_up_[g] = it->second.stamp;
   held_.erase(g);
   if (writes_.count(g)) ask_token(g);
 }

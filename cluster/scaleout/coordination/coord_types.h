@@ -116,6 +116,7 @@ struct Value {
   Version version;
   // Token
   NodeId holder = 0;
+  uint64_t holder_incarnation = 0;  // a restarted holder does not hold its earlier tokens
   Stamp stamp;
   // Head
   NodeId journal = 0;

@@ -260,7 +260,7 @@ class Simulation {
   void schedule(int64_t at, std::function<void()> fn) { events_.push(Event{at, seq_++, std::move(fn)}); }
   void log(const std::string& line) {
     trace_.push_back("t=" + std::to_string(now_) + " " + line);
-    if (trace_.size() > 200) trace_.pop_front();
+    if (trace_.size() > 400) trace_.pop_front();
   }
   static std::string describe(const ClientOp& op) {
     return std::string(op_kind_name(op.kind)) + " #" + std::to_string(op.id) + " " + op.name;
@@ -448,6 +448,11 @@ class Simulation {
                        " until " + std::to_string(l.expires) + ")";
           return;
         }
+        if (last_server_[s] != std::make_pair(i, e)) {
+          last_server_[s] = {i, e};
+          log("slot " + std::to_string(s) + " served by n" + std::to_string(i + 1) + " epoch " +
+              std::to_string(e));
+        }
         auto [it, fresh] = served_by_.try_emplace({s, e}, i);
         if (!fresh && it->second != i) {
           violation_ = "slot " + std::to_string(s) + " epoch " + std::to_string(e) + " served by two nodes";
@@ -572,8 +577,6 @@ class Simulation {
     const ClientReply& r = out.reply;
     if (!c.busy || r.id != c.op.id) return;  // a late copy
     if (r.status == OpStatus::Retry) {
-      log("client " + std::to_string(c.id) + " retry " + describe(c.op) + " from n" +
-          std::to_string(node + 1) + " hint n" + std::to_string(r.hint));
       if (c.op.kind != OpKind::Write) c.target = r.hint ? static_cast<int>(r.hint) - 1 : -1;
       c.sent = now_ - 300 + 20 + rand_ms(30);  // sent again soon (NFS3ERR_JUKEBOX's back-off)
       return;
@@ -698,7 +701,8 @@ class Simulation {
   std::map<int, int64_t> authority_free_;
   std::map<std::pair<int, Slot>, uint64_t> fence_seen_;
   std::map<std::pair<Slot, uint64_t>, int> served_by_;
-  std::set<uint64_t> made_;  // every inode a CREATE or MKDIR was answered with
+  std::set<uint64_t> made_;
+  std::map<Slot, std::pair<int, uint64_t>> last_server_;  // every inode a CREATE or MKDIR was answered with
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   uint64_t ops_ = 0;
