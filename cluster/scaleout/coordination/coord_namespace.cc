@@ -4,8 +4,6 @@
 // participant, at any step, finds what to do in the records: an undecided transaction of a
 // manager is aborted, a decided one told again, a prepared participant asks its manager.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "cluster/scaleout/coordination/coord_node.h"
 
@@ -220,7 +218,6 @@ void CoordNode::run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op) 
   const uint64_t tx = parts.size() > 1 ? tx_id(slot, r.epoch, r.next_tx++) : 0;
   for (const Change& c : parts[0].changes)
     if (!check(r, c, tx)) {
-      if (getenv("COORD_DEBUG")) fprintf(stderr, "check failed kind %d dir %llu ino %llu root %d locks %zu\n", int(c.kind), (unsigned long long)c.dir, (unsigned long long)c.ino, get(r, Key{KeyKind::Inode, kRootIno}) != nullptr, r.locks.size());
       rep.status = OpStatus::Retry;  // locked by a transaction, or not possible now
       reply(client, rep);
       return;

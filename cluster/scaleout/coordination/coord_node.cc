@@ -25,6 +25,7 @@ CoordNode::CoordNode(CoordConfig config, uint64_t incarnation, int64_t now_ms)
   for (NodeId n : config_.nodes) heard_[n] = now_ms;
   next_seq_ = incarnation_ << 32 | 1;
   next_request_ = incarnation_ << 32 | 1;
+  next_version_ = incarnation_ << 32 | 1;
 }
 
 NodeId CoordNode::cover_of(NodeId n) const {

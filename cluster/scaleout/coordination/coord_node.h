@@ -162,7 +162,6 @@ class CoordNode {
     bool flushing = false;             // units of `writing` being put
     bool recording = false;            // ... and its Record sent
     bool releasing = false;            // revoked: release once clean
-    uint64_t next_n = 1;
     int64_t sent = 0;
   };
   struct WaitingWrite {
@@ -265,6 +264,7 @@ class CoordNode {
   int64_t now_;
   uint64_t next_seq_ = 1;
   uint64_t next_request_ = 1;
+  uint64_t next_version_ = 1;  // the counter of this node's group versions
   int64_t next_heartbeat_ = 0;
   std::map<NodeId, int64_t> heard_;
   std::map<Slot, NodeId> routes_;
@@ -273,8 +273,9 @@ class CoordNode {
   std::map<std::pair<uint64_t, uint32_t>, Held> held_;
   std::map<std::pair<uint64_t, uint32_t>, std::deque<WaitingWrite>> writes_;
   std::map<std::pair<uint64_t, uint32_t>, Asked> token_asked_;
-  // The newest token of each group this incarnation gave up: a late Grant of it (the
-  // coordinator answering a request before it saw the release) must not be taken again.
+  // The newest token of each group this incarnation released: a late Grant of it (the
+  // coordinator answering a request before it saw the release) must not be taken again, and
+  // the next request names it so that a lost Released does not keep it recorded forever.
   std::map<std::pair<uint64_t, uint32_t>, Stamp> given_up_;
   std::map<uint64_t, UnitJob> unit_jobs_;
   std::map<Slot, int64_t> retry_at_;

@@ -7,9 +7,6 @@
 // recorded at the coordinator; a revoked token released only once everything written under
 // it is recorded.
 #include "cluster/scaleout/coordination/coord_node.h"
-#include <cstdio>
-#include <cstdlib>
-#define DBG(...) do { if (getenv("COORD_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 namespace nasd::scaleout::coord {
 
@@ -129,6 +126,13 @@ void CoordNode::on_token_request(const Msg& m) {
   const Key k{KeyKind::Token, m.file, m.group};
   const Value* tok = get(*r, k);
   if (tok && tok->holder == m.from && tok->holder_incarnation == m.incarnation &&
+      tok->stamp == m.stamp) {
+    // The requester released this token cleanly and its Released was lost: it is free.
+    r->revoking.erase({m.file, m.group});
+    journal(slot, Stamp{r->epoch, 0}, {make(*r, k, Value{})}, nullptr);
+    tok = nullptr;
+  }
+  if (tok && tok->holder == m.from && tok->holder_incarnation == m.incarnation &&
       tok->stamp.epoch == r->epoch) {
     if (unsettled(*r, k)) return;  // the grant goes out once its record is durable
     Msg g;
@@ -190,7 +194,6 @@ void CoordNode::on_released(const Msg& m) {
   const Key k{KeyKind::Token, m.file, m.group};
   const Value* tok = get(*r, k);
   if (!tok || tok->holder != m.from || !(tok->stamp == m.stamp)) return;
-  DBG("t=%lld n%u released by n%u file %llu g%u ok %d\n", (long long)now_, config_.self, m.from, (unsigned long long)m.file, m.group, m.ok);
   if (!m.ok) {  // the holder does not have it (restarted, or lost it): take its writes
     start_force(slot, *r, m.from);
     return;
@@ -222,7 +225,6 @@ void CoordNode::on_record(const Msg& m) {
   const Key gk{KeyKind::Group, m.file, m.group};
   const Value* cur = get(*r, gk);
   rep.ok = true;
-  DBG("t=%lld n%u record from n%u file %llu g%u op %llu\n", (long long)now_, config_.self, m.from, (unsigned long long)m.file, m.group, (unsigned long long)m.version.op);
   if (cur && !(cur->version < m.version)) {
     if (!unsettled(*r, gk)) send(rep);
     return;
@@ -269,7 +271,6 @@ void CoordNode::pump_forces(Slot slot, Role& r) {
 void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector<JournalRec>& recs) {
   Force& f = r.forces[holder];
   f.read = true;
-  DBG("t=%lld n%u slot %u force n%u read %zu recs\n", (long long)now_, config_.self, slot, holder, recs.size());
   std::map<std::pair<uint64_t, uint32_t>, Version> newest;
   for (const JournalRec& j : recs) {
     if (!j.write) continue;
@@ -278,11 +279,9 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
   }
   for (const auto& [g, v] : newest) {
     const Value* cur = get(r, Key{KeyKind::Group, g.first, g.second});
-    DBG("  newest file %llu g%u op %llu stamp %llu.%llu n%llu; recorded op %llu stamp %llu.%llu n%llu\n", (unsigned long long)g.first, g.second, (unsigned long long)v.op, (unsigned long long)v.stamp.epoch, (unsigned long long)v.stamp.grant, (unsigned long long)v.n, cur ? (unsigned long long)cur->version.op : 0ull, cur ? (unsigned long long)cur->version.stamp.epoch : 0ull, cur ? (unsigned long long)cur->version.stamp.grant : 0ull, cur ? (unsigned long long)cur->version.n : 0ull);
     if (!cur || cur->version < v) f.to_write[g] = v;
   }
   const uint64_t epoch = r.epoch;
-  DBG("  to_write %zu\n", f.to_write.size());
   if (f.to_write.empty()) {
     finish_force(slot, r, holder);
     return;
@@ -293,7 +292,6 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
     const Version version = v;
     put_units(slot, epoch, g.first, g.second, v, [this, slot, epoch, holder, group, version](bool ok) {
       Role* r = role_at(slot, epoch);
-      DBG("t=%lld n%u force units of n%u file %llu g%u op %llu ok %d role %d\n", (long long)now_, config_.self, holder, (unsigned long long)group.first, group.second, (unsigned long long)version.op, ok, r != nullptr);
       if (!r) return;
       if (!ok) {
         drop(slot, true);
@@ -322,7 +320,6 @@ void CoordNode::forced_read(Slot slot, Role& r, NodeId holder, const std::vector
 }
 
 void CoordNode::finish_force(Slot slot, Role& r, NodeId holder) {
-  DBG("t=%lld n%u slot %u finish force n%u\n", (long long)now_, config_.self, slot, holder);
   const Stamp below = r.forces[holder].below;
   std::vector<Rec> after;
   for (const auto& [k, rec] : r.state)
@@ -368,20 +365,21 @@ void CoordNode::ask_token(std::pair<uint64_t, uint32_t> g) {
   m.group = g.second;
   m.request = it->second.request;
   m.incarnation = incarnation_;
+  auto gone = given_up_.find(g);
+  if (gone != given_up_.end()) m.stamp = gone->second;  // released: free it if still recorded
   send(m);
 }
 
 void CoordNode::do_write(uint32_t client, const ClientOp& op, Held& h) {
   Version v;
   v.stamp = h.stamp;
-  v.n = h.next_n++;
+  v.n = next_version_++;
   v.op = op.id;
   if (h.dirty < v) h.dirty = v;  // before the journal answers: a release waits for it
   ClientReply rep;
   rep.id = op.id;
   rep.status = OpStatus::Ok;
   rep.version = v;
-  DBG("t=%lld n%u write op %llu file %llu g%u stamp %llu.%llu n%llu\n", (long long)now_, config_.self, (unsigned long long)op.id, (unsigned long long)op.ino, op.group, (unsigned long long)v.stamp.epoch, (unsigned long long)v.stamp.grant, (unsigned long long)v.n);
   journal_write(h.slot, h.stamp, op.ino, op.group, v, [this, client, rep] {
     // In the mirror: what a forced revocation reads, if the token is lost from here on.
     write_replies_[rep.id] = rep;
@@ -507,9 +505,10 @@ void CoordNode::on_recorded(const Msg& m) {
   else pump_held();
 }
 
+// Not released: what was written under it is the coordinator's to take (forced revocation),
+// and until then it may grant the same token again, which is taken (versions stay unique:
+// their counter is the node's).
 void CoordNode::lose_token(std::pair<uint64_t, uint32_t> g) {
-  auto it = held_.find(g);
-  if (it != held_.end()) given_up_[g] = it->second.stamp;
   held_.erase(g);
   if (writes_.count(g)) ask_token(g);
 }
