@@ -278,7 +278,6 @@ void CoordNode::run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op) 
 
 // Resends what a transaction waits for; gives up an undecided one that waits too long.
 void CoordNode::pump_txs(Slot slot, Role& r) {
-  const uint64_t epoch = r.epoch;
   std::vector<uint64_t> ids;
   for (const auto& [id, t] : r.txs) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -324,7 +323,6 @@ void CoordNode::pump_txs(Slot slot, Role& r) {
     m.to = route(m.manager);
     send(m);
   }
-  (void)epoch;
 }
 
 // The manager's decision: one record (with its own part applied when it commits); the client

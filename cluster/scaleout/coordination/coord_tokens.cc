@@ -76,7 +76,7 @@ bool CoordNode::group_free(Slot slot, Role& r, uint64_t file, uint32_t group) {
     start_force(slot, r, tok->holder);
     return false;
   }
-  auto [it, fresh] = r.revoking.try_emplace({file, group}, Revoking{now_, INT64_MIN / 2});
+  auto it = r.revoking.try_emplace({file, group}, Revoking{now_, INT64_MIN / 2}).first;
   if (now_ - it->second.sent >= config_.retry_ms) {
     it->second.sent = now_;
     Msg m;
@@ -88,7 +88,6 @@ bool CoordNode::group_free(Slot slot, Role& r, uint64_t file, uint32_t group) {
     m.slot = slot;
     send(m);
   }
-  (void)fresh;
   return false;
 }
 

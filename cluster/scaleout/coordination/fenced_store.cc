@@ -41,6 +41,9 @@ const Records& FencedStore::records(Slot slot) const {
 }
 
 bool MirrorLog::append(const JournalRec& r) {
+  // A copy of a record held already (its acknowledgement was lost): held before any later
+  // close, so every read since has returned it.
+  if (records_.count(r.seq)) return true;
   auto c = closed_.find(r.slot);
   if (c != closed_.end() && r.stamp < c->second) return false;
   auto w = closed_writes_.find(r.slot);

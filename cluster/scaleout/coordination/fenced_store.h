@@ -51,7 +51,8 @@ class FencedStore {
 
 class MirrorLog {
  public:
-  // Keeps `r` (idempotent by seq); false when its slot was closed below a stamp above r's.
+  // Keeps `r`; false when its slot was closed below a stamp above r's (a copy of a record
+  // held already is acknowledged again).
   bool append(const JournalRec& r);
   // Closes `slot` below `below` (never lowers a close) and gives every record of the slot
   // under a lower stamp: everything the origin acknowledged there, since it acknowledges a
