@@ -34,13 +34,25 @@ const char* msg_kind_name(Msg::Kind k) {
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
 }
 
-bool serve_storage(const Msg& m, NodeStorage& storage, Msg* reply) {
+Msg answer(const Msg& m, Msg::Kind kind) {
   Msg r;
+  r.kind = kind;
   r.from = m.to;
   r.to = m.from;
   r.request = m.request;
   r.slot = m.slot;
   r.epoch = m.epoch;
+  r.tx = m.tx;
+  r.manager = m.manager;
+  r.file = m.file;
+  r.group = m.group;
+  r.version = m.version;
+  r.stamp = m.stamp;
+  return r;
+}
+
+bool serve_storage(const Msg& m, NodeStorage& storage, Msg* reply) {
+  Msg r = answer(m, m.kind);
   switch (m.kind) {
     case Msg::Kind::Open:
       r.kind = Msg::Kind::OpenReply;

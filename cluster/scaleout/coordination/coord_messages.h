@@ -81,6 +81,9 @@ struct Msg {
   std::vector<std::pair<Slot, uint64_t>> slots;
 };
 const char* msg_kind_name(Msg::Kind k);
+// A message of `kind` back to `m`'s sender about the same thing: its request, slot, epoch,
+// transaction, manager, file, group, version and stamp.
+Msg answer(const Msg& m, Msg::Kind kind);
 
 // One node's durable state: its store and the mirrors of the origins it covers.
 struct NodeStorage {

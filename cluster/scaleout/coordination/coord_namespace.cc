@@ -365,12 +365,7 @@ void CoordNode::finish_tx(Slot slot, Role& r, uint64_t tx, bool commit) {
 void CoordNode::on_prepare(const Msg& m) {
   Role* r = serving_role(m.slot);
   if (!r) return;
-  Msg vote;
-  vote.kind = Msg::Kind::Vote;
-  vote.to = m.from;
-  vote.tx = m.tx;
-  vote.slot = m.slot;
-  vote.manager = m.manager;
+  Msg vote = answer(m, Msg::Kind::Vote);
   if (unsettled(*r, Key{KeyKind::Tx, m.tx})) return;  // answered once its record is durable
   if (const Value* v = get(*r, Key{KeyKind::Tx, m.tx})) {
     if (v->tx == TxState::Aborted) return;  // it answered No: the manager decided already
@@ -421,12 +416,7 @@ void CoordNode::on_vote(const Msg& m) {
 void CoordNode::on_decide(const Msg& m) {
   Role* r = serving_role(m.slot);
   if (!r) return;
-  Msg done;
-  done.kind = Msg::Kind::Decided;
-  done.to = m.from;
-  done.tx = m.tx;
-  done.slot = m.slot;
-  done.manager = m.manager;
+  Msg done = answer(m, Msg::Kind::Decided);
   if (unsettled(*r, Key{KeyKind::Tx, m.tx})) return;
   r->queries.erase(m.tx);
   const Value* v = get(*r, Key{KeyKind::Tx, m.tx});
@@ -476,12 +466,7 @@ void CoordNode::on_query(const Msg& m) {
   if (unsettled(*r, Key{KeyKind::Tx, m.tx})) return;
   const Value* v = get(*r, Key{KeyKind::Tx, m.tx});
   if (v && v->tx == TxState::Begun) return;  // still deciding; the decision will be sent
-  Msg d;
-  d.kind = Msg::Kind::Decide;
-  d.to = m.from;
-  d.tx = m.tx;
-  d.slot = m.slot;
-  d.manager = m.manager;
+  Msg d = answer(m, Msg::Kind::Decide);
   // Presumed abort: no record here means it never committed.
   d.commit = v && v->tx == TxState::Committed;
   send(d);

@@ -341,6 +341,10 @@ void CoordNode::append(JournalRec rec, std::function<void()> then) {
   Append& a = appends_[rec.seq];
   a.rec = std::move(rec);
   a.then = std::move(then);
+  send_to_mirror(a);
+}
+
+void CoordNode::send_to_mirror(Append& a) {
   a.sent = now_;
   Msg m;
   m.kind = Msg::Kind::MirrorAppend;
@@ -401,14 +405,7 @@ void CoordNode::tick(int64_t now_ms) {
   }
   update_roles();
   for (auto& [seq, a] : appends_)
-    if (!a.acked && !a.refused && now_ - a.sent >= config_.retry_ms) {
-      a.sent = now_;
-      Msg m;
-      m.kind = Msg::Kind::MirrorAppend;
-      m.to = cover_of(config_.self);
-      m.jrec = a.rec;
-      send(m);
-    }
+    if (!a.acked && !a.refused && now_ - a.sent >= config_.retry_ms) send_to_mirror(a);
   std::vector<Slot> slots;
   for (const auto& [s, r] : roles_) slots.push_back(s);
   for (Slot s : slots) {

@@ -205,6 +205,7 @@ class CoordNode {
   void journal_write(Slot slot, const Stamp& stamp, uint64_t file, uint32_t group,
                      const Version& v, std::function<void()> then);
   void append(JournalRec rec, std::function<void()> then);
+  void send_to_mirror(Append& a);
   void mirror_answered(uint64_t seq, bool ok);
   void run_durable();
   Role* serving_role(Slot slot);

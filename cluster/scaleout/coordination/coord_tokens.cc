@@ -134,13 +134,8 @@ void CoordNode::on_token_request(const Msg& m) {
   if (tok && tok->holder == m.from && tok->holder_incarnation == m.incarnation &&
       tok->stamp.epoch == r->epoch) {
     if (unsettled(*r, k)) return;  // the grant goes out once its record is durable
-    Msg g;
-    g.kind = Msg::Kind::Grant;
-    g.to = m.from;
-    g.file = m.file;
-    g.group = m.group;
+    Msg g = answer(m, Msg::Kind::Grant);
     g.stamp = tok->stamp;
-    g.request = m.request;
     g.slot = slot;
     send(g);
     return;
@@ -206,13 +201,7 @@ void CoordNode::on_record(const Msg& m) {
   const Slot slot = slot_of(m.file);
   Role* r = serving_role(slot);
   if (!r) return;
-  Msg rep;
-  rep.kind = Msg::Kind::Recorded;
-  rep.to = m.from;
-  rep.file = m.file;
-  rep.group = m.group;
-  rep.version = m.version;
-  rep.stamp = m.stamp;
+  Msg rep = answer(m, Msg::Kind::Recorded);
   const Value* tok = get(*r, Key{KeyKind::Token, m.file, m.group});
   const Value* file = get(*r, Key{KeyKind::Inode, m.file});
   if (!tok || tok->holder != m.from || !(tok->stamp == m.stamp) || m.stamp.epoch != r->epoch ||
@@ -415,12 +404,7 @@ void CoordNode::on_revoke(const Msg& m) {
   const std::pair<uint64_t, uint32_t> g{m.file, m.group};
   auto h = held_.find(g);
   if (h == held_.end() || !(h->second.stamp == m.stamp)) {
-    Msg r;
-    r.kind = Msg::Kind::Released;
-    r.to = m.from;
-    r.file = m.file;
-    r.group = m.group;
-    r.stamp = m.stamp;
+    Msg r = answer(m, Msg::Kind::Released);
     r.ok = false;  // not held here: the coordinator takes the writes from the mirror
     send(r);
     return;
