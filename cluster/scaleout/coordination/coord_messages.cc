@@ -29,7 +29,7 @@ const char* msg_kind_name(Msg::Kind k) {
       "Heartbeat", "Open", "OpenReply", "Put", "PutReply", "UnitPut", "UnitReply",
       "MirrorAppend", "MirrorReply", "ReadJournal", "JournalReply", "Prepare", "Vote",
       "Decide", "Decided", "Query", "TokenRequest", "Grant", "Revoke", "Released", "Record",
-      "Recorded"};
+      "Recorded", "Lookup", "LookedUp"};
   const auto i = static_cast<size_t>(k);
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
 }
@@ -48,6 +48,7 @@ Msg answer(const Msg& m, Msg::Kind kind) {
   r.group = m.group;
   r.version = m.version;
   r.stamp = m.stamp;
+  r.name = m.name;
   return r;
 }
 

@@ -56,6 +56,7 @@ struct Msg {
     TokenRequest, Grant,          // file, group -> stamp
     Revoke, Released,             // file, group, stamp -> ok (false: the holder lost it)
     Record, Recorded,             // file, group, version, stamp -> ok
+    Lookup, LookedUp,             // slot, file (directory), name -> ok, file (0: absent)
   };
   Kind kind = Kind::Heartbeat;
   NodeId from = 0, to = 0;
@@ -75,6 +76,7 @@ struct Msg {
   bool commit = false;
   bool writes_only = false;  // ReadJournal of a forced revocation
   uint64_t incarnation = 0;  // TokenRequest: the requester's
+  std::string name;          // Lookup
   uint64_t file = 0;
   uint32_t group = 0;
   Version version;

@@ -33,8 +33,10 @@ bool CoordNode::check(const Role& r, const Change& c, uint64_t tx) const {
   switch (c.kind) {
     case Change::Kind::AddEntry: {
       const Value* d = get(r, Key{KeyKind::Inode, c.dir});
-      return d && d->is_dir && !locked(Key{KeyKind::Inode, c.dir}) &&
-             !get(r, Key{KeyKind::Entry, c.dir, 0, c.name});
+      if (!d || !d->is_dir || locked(Key{KeyKind::Inode, c.dir})) return false;
+      const Value* e = get(r, Key{KeyKind::Entry, c.dir, 0, c.name});
+      if (c.replaces == 0) return !e;
+      return e && e->child == c.replaces && !e->child_dir;  // still the file it was
     }
     case Change::Kind::DelEntry: {
       const Value* e = get(r, Key{KeyKind::Entry, c.dir, 0, c.name});
@@ -119,8 +121,8 @@ void CoordNode::apply(Role& r, const Change& c, std::vector<Rec>* out) {
 }
 
 // The parts of `op` by slot (this slot's first). False with *status when it cannot run now.
-bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, std::vector<Part>* parts,
-                     uint64_t* made, OpStatus* status) {
+bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, uint64_t target,
+                     std::vector<Part>* parts, uint64_t* made, OpStatus* status) {
   std::map<Slot, Part> by;
   auto add = [&](Slot s, Change c) {
     by[s].slot = s;
@@ -163,9 +165,13 @@ bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, std::vector<Part>* 
       // A directory into another directory needs the rename lock (COORDINATION.md 3), which
       // the model does not have.
       if (entry->child_dir && op.dir2 != op.dir) return false;
+      // Onto an existing name: a file only, by a file; the file it named loses that name.
+      if (target != 0 && (entry->child_dir || target == entry->child)) return false;
       add(slot, Change{Change::Kind::DelEntry, op.dir, op.name, entry->child, entry->child_dir, 0});
-      add(slot_of(op.dir2),
-          Change{Change::Kind::AddEntry, op.dir2, op.name2, entry->child, entry->child_dir, 0});
+      add(slot_of(op.dir2), Change{Change::Kind::AddEntry, op.dir2, op.name2, entry->child,
+                                   entry->child_dir, 0, target});
+      if (target != 0)
+        add(slot_of(target), Change{Change::Kind::AdjustLinks, 0, "", target, false, -1});
       break;
     default:
       return false;
@@ -207,10 +213,16 @@ void CoordNode::run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op) 
     }
     return;
   }
+  uint64_t target = 0;
+  if (op.kind == OpKind::Rename && !rename_target(slot, r, op, &target)) {
+    rep.status = OpStatus::Retry;  // asked; the retransmission finds the answer
+    reply(client, rep);
+    return;
+  }
   std::vector<Part> parts;
   uint64_t made = 0;
   OpStatus status;
-  if (!plan(r, slot, op, &parts, &made, &status)) {
+  if (!plan(r, slot, op, target, &parts, &made, &status)) {
     rep.status = status;
     reply(client, rep);
     return;
@@ -274,6 +286,54 @@ void CoordNode::run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op) 
     it->second.begun = true;
     if (serving_role(slot)) pump_txs(slot, *r);
   });
+}
+
+// What the target name of a RENAME holds now: read here when its directory is in this slot,
+// else asked of that slot's coordinator (false until it answered). A locked name is not an
+// answer (false too). The answer may be stale by the time the transaction prepares: the
+// prepare checks the name still holds it (Change::replaces), and a No makes the client retry.
+bool CoordNode::rename_target(Slot slot, Role& r, const ClientOp& op, uint64_t* target) {
+  const Key k{KeyKind::Entry, op.dir2, 0, op.name2};
+  if (slot_of(op.dir2) == slot) {
+    if (r.locks.count(k)) return false;
+    const Value* e = get(r, k);
+    *target = e ? e->child : 0;
+    return true;
+  }
+  auto it = r.targets.find(op.id);
+  if (it != r.targets.end()) {
+    *target = it->second;
+    r.targets.erase(it);
+    return true;
+  }
+  Msg m;
+  m.kind = Msg::Kind::Lookup;
+  m.to = route(slot_of(op.dir2));
+  m.slot = slot_of(op.dir2);
+  m.manager = slot;
+  m.request = op.id;
+  m.file = op.dir2;
+  m.name = op.name2;
+  send(m);
+  return false;
+}
+
+void CoordNode::on_lookup(const Msg& m) {
+  Role* r = serving_role(m.slot);
+  if (!r) return;
+  const Key k{KeyKind::Entry, m.file, 0, m.name};
+  if (r->locks.count(k) || unsettled(*r, k)) return;  // changing: asked again
+  Msg a = answer(m, Msg::Kind::LookedUp);
+  const Value* e = get(*r, k);
+  a.ok = e && !e->child_dir;
+  a.file = e ? e->child : 0;
+  send(a);
+}
+
+void CoordNode::on_looked_up(const Msg& m) {
+  Role* r = serving_role(m.manager);
+  if (!r) return;
+  r->targets[m.request] = m.file;
 }
 
 // Resends what a transaction waits for; gives up an undecided one that waits too long.

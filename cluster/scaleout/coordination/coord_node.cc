@@ -498,6 +498,8 @@ void CoordNode::receive(int64_t now_ms, const Msg& m) {
     case Msg::Kind::Released: on_released(m); return;
     case Msg::Kind::Record: on_record(m); return;
     case Msg::Kind::Recorded: on_recorded(m); return;
+    case Msg::Kind::Lookup: on_lookup(m); return;
+    case Msg::Kind::LookedUp: on_looked_up(m); return;
     default:
       return;  // storage kinds are served by serve_storage, not here
   }

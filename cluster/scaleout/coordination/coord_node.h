@@ -152,6 +152,9 @@ class CoordNode {
     std::map<std::pair<uint64_t, uint32_t>, Revoking> revoking;  // by group
     std::deque<Pending> waiting;
     std::set<uint64_t> in_flight_ops;  // client calls being carried out
+    // RENAMEs into another slot's directory: what their target name held when asked (the
+    // file it names, 0 none); the transaction's prepare checks it still does.
+    std::map<uint64_t, uint64_t> targets;
   };
   struct Held {                        // a token held here (as an initiator)
     Stamp stamp;
@@ -215,8 +218,11 @@ class CoordNode {
   const Value* get(const Role& r, const Key& k) const;
   // namespace
   void run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op);
-  bool plan(Role& r, Slot slot, const ClientOp& op, std::vector<Part>* parts, uint64_t* made,
-            OpStatus* status);
+  bool plan(Role& r, Slot slot, const ClientOp& op, uint64_t target, std::vector<Part>* parts,
+            uint64_t* made, OpStatus* status);
+  bool rename_target(Slot slot, Role& r, const ClientOp& op, uint64_t* target);
+  void on_lookup(const Msg& m);
+  void on_looked_up(const Msg& m);
   bool check(const Role& r, const Change& c, uint64_t tx) const;
   void apply(Role& r, const Change& c, std::vector<Rec>* out);
   void lock(Role& r, const Change& c, uint64_t tx);

@@ -82,7 +82,8 @@ struct Key {
 // One change a transaction makes at one slot (checked at prepare, applied at commit).
 struct Change {
   enum class Kind : uint8_t {
-    AddEntry,    // dir, name -> ino (is_dir): the name must be absent, dir a live directory
+    AddEntry,    // dir, name -> ino (is_dir): dir a live directory, and the name absent or,
+                 // with `replaces`, naming that file (a RENAME onto it)
     DelEntry,    // dir, name: must name ino
     NewInode,    // ino (is_dir, parent = dir): must be absent
     AdjustLinks, // ino (a file) += delta; at 0 the inode goes
@@ -94,6 +95,7 @@ struct Change {
   uint64_t ino = 0;
   bool is_dir = false;
   int delta = 0;
+  uint64_t replaces = 0;
 };
 
 struct Part {

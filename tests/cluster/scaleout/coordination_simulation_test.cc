@@ -67,6 +67,7 @@ struct Stats {
   int64_t max_takeover_ms = 0;
   std::map<OpKind, int> acked;
   int cross_slot = 0;  // namespace calls acknowledged that spanned two slots
+  int replacing_renames = 0;  // RENAMEs onto an existing file's name
 };
 
 class Simulation {
@@ -578,6 +579,13 @@ class Simulation {
       op.name = e.first.second;
       op.dir2 = dir ? op.dir : pick_dir();  // a directory is renamed within its directory
       op.name2 = new_name(c);
+      if (!dir && rng_() % 2 == 0) {  // onto another file's name
+        const auto& t = files[rng_() % files.size()];
+        if (t.second.first != e.second.first) {
+          op.dir2 = t.first.first;
+          op.name2 = t.first.second;
+        }
+      }
     } else {
       const auto& f = files[rng_() % files.size()];
       op.kind = roll < 85 ? OpKind::Write : OpKind::Read;
@@ -665,6 +673,15 @@ class Simulation {
       case OpKind::Rename: {
         const auto v = c.entries[{op.dir, op.name}];
         c.entries.erase({op.dir, op.name});
+        auto old = c.entries.find({op.dir2, op.name2});
+        if (old != c.entries.end()) {  // it replaced a file: that one lost a name
+          const uint64_t replaced = old->second.first;
+          c.entries.erase(old);
+          bool named = false;
+          for (const auto& e : c.entries) named = named || e.second.first == replaced;
+          if (!named) c.files.erase(replaced);
+          ++stats_.replacing_renames;
+        }
         c.entries[{op.dir2, op.name2}] = v;
         if (slot_of(op.dir) != slot_of(op.dir2)) ++stats_.cross_slot;
         break;
@@ -796,13 +813,16 @@ TEST(CoordinationSimulation, NothingAcknowledgedIsLostAndTheNamespaceStaysATree)
     total.partitions += s.partitions;
     total.takeovers += s.takeovers;
     total.cross_slot += s.cross_slot;
+    total.replacing_renames += s.replacing_renames;
     total.max_takeover_ms = std::max(total.max_takeover_ms, s.max_takeover_ms);
     for (const auto& [k, n] : s.acked) total.acked[k] += n;
   }
   std::printf("%d runs: %d kills, %d pauses, %d partitions, %d takeovers (longest %lld ms from "
-              "the grant to serving), %d cross-slot namespace calls\n  acknowledged:",
+              "the grant to serving), %d cross-slot namespace calls, %d renames onto a file\n"
+              "  acknowledged:",
               runs, total.crashes, total.pauses, total.partitions, total.takeovers,
-              static_cast<long long>(total.max_takeover_ms), total.cross_slot);
+              static_cast<long long>(total.max_takeover_ms), total.cross_slot,
+              total.replacing_renames);
   for (const auto& [k, n] : total.acked) std::printf(" %s %d", op_kind_name(k), n);
   std::printf("\n");
   if (runs < 10) return;
@@ -815,6 +835,7 @@ TEST(CoordinationSimulation, NothingAcknowledgedIsLostAndTheNamespaceStaysATree)
   EXPECT_GT(total.acked[OpKind::Read], runs * 8);
   EXPECT_GT(total.acked[OpKind::Rename], runs * 2);
   EXPECT_GT(total.acked[OpKind::Rmdir], runs / 2);
+  EXPECT_GT(total.replacing_renames, runs / 5);
 }
 
 // With the stores' fence switched off, a paused coordinator or token holder that wakes up
