@@ -48,6 +48,14 @@ bool CoordNode::check(const Role& r, const Change& c, uint64_t tx) const {
       const Value* n = get(r, Key{KeyKind::Inode, c.ino});
       return n && !n->is_dir && int64_t(n->nlink) + c.delta >= 0;
     }
+    case Change::Kind::SetParent: {
+      const Value* n = get(r, Key{KeyKind::Inode, c.ino});
+      return n && n->is_dir;
+    }
+    case Change::Kind::KeepParent: {
+      const Value* n = get(r, Key{KeyKind::Inode, c.ino});
+      return n && n->is_dir && n->parent == c.dir;
+    }
     case Change::Kind::DelDir: {
       const Value* n = get(r, Key{KeyKind::Inode, c.ino});
       if (!n || !n->is_dir) return false;
@@ -117,11 +125,21 @@ void CoordNode::apply(Role& r, const Change& c, std::vector<Rec>* out) {
     case Change::Kind::DelDir:
       put(Key{KeyKind::Inode, c.ino}, Value{});
       return;
+    case Change::Kind::SetParent: {
+      const Value* n = get(r, Key{KeyKind::Inode, c.ino});
+      Value v = n ? *n : Value{};
+      v.parent = c.dir;
+      put(Key{KeyKind::Inode, c.ino}, v);
+      return;
+    }
+    case Change::Kind::KeepParent:
+      return;  // its lock was the point
   }
 }
 
 // The parts of `op` by slot (this slot's first). False with *status when it cannot run now.
 bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, uint64_t target,
+                     const std::vector<std::pair<uint64_t, uint64_t>>& chain,
                      std::vector<Part>* parts, uint64_t* made, OpStatus* status) {
   std::map<Slot, Part> by;
   auto add = [&](Slot s, Change c) {
@@ -162,9 +180,6 @@ bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, uint64_t target,
       break;
     case OpKind::Rename:
       if (!entry) return false;
-      // A directory into another directory needs the rename lock (COORDINATION.md 3), which
-      // the model does not have.
-      if (entry->child_dir && op.dir2 != op.dir) return false;
       // Onto an existing name: a file only, by a file; the file it named loses that name.
       if (target != 0 && (entry->child_dir || target == entry->child)) return false;
       add(slot, Change{Change::Kind::DelEntry, op.dir, op.name, entry->child, entry->child_dir, 0});
@@ -172,6 +187,15 @@ bool CoordNode::plan(Role& r, Slot slot, const ClientOp& op, uint64_t target,
                                    entry->child_dir, 0, target});
       if (target != 0)
         add(slot_of(target), Change{Change::Kind::AdjustLinks, 0, "", target, false, -1});
+      if (entry->child_dir && op.dir2 != op.dir) {
+        // A directory into another one: it gets its new parent, and every ancestor of the
+        // target, as walked, must still be where it was and stays so until the outcome (their
+        // inodes locked): no concurrent RENAME can then make the walk's answer, no cycle, false.
+        add(slot_of(entry->child),
+            Change{Change::Kind::SetParent, op.dir2, "", entry->child, true, 0});
+        for (const auto& [x, parent] : chain)
+          add(slot_of(x), Change{Change::Kind::KeepParent, parent, "", x, true, 0});
+      }
       break;
     default:
       return false;
@@ -219,10 +243,20 @@ void CoordNode::run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op) 
     reply(client, rep);
     return;
   }
+  std::vector<std::pair<uint64_t, uint64_t>> chain;
+  if (op.kind == OpKind::Rename && op.dir2 != op.dir) {
+    const Value* e = get(r, Key{KeyKind::Entry, op.dir, 0, op.name});
+    bool cycle = false;
+    if (e && e->child_dir && !ancestors(slot, r, op, e->child, &chain, &cycle)) {
+      rep.status = cycle ? OpStatus::Error : OpStatus::Retry;  // NFS3ERR_INVAL: under itself
+      reply(client, rep);
+      return;
+    }
+  }
   std::vector<Part> parts;
   uint64_t made = 0;
   OpStatus status;
-  if (!plan(r, slot, op, target, &parts, &made, &status)) {
+  if (!plan(r, slot, op, target, chain, &parts, &made, &status)) {
     rep.status = status;
     reply(client, rep);
     return;
@@ -318,9 +352,55 @@ bool CoordNode::rename_target(Slot slot, Role& r, const ClientOp& op, uint64_t* 
   return false;
 }
 
+// Walks up from the target directory, one parent at a time (asked of each directory's slot
+// when it is not this one, the answers kept between the client's retransmissions).
+bool CoordNode::ancestors(Slot slot, Role& r, const ClientOp& op, uint64_t moved,
+                          std::vector<std::pair<uint64_t, uint64_t>>* chain, bool* cycle) {
+  constexpr size_t kMaxDepth = 256;
+  auto& walk = r.walks[op.id];
+  for (;;) {
+    const uint64_t at = walk.empty() ? op.dir2 : walk.back().second;
+    if (at == moved) {
+      *cycle = true;
+      r.walks.erase(op.id);
+      return false;
+    }
+    if (at == kRootIno || walk.size() >= kMaxDepth) {
+      *chain = walk;
+      r.walks.erase(op.id);
+      return true;
+    }
+    if (slot_of(at) != slot) break;
+    const Key k{KeyKind::Inode, at};
+    const Value* d = get(r, k);
+    if (!d || r.locks.count(k)) return false;  // gone (the prepare says No) or changing
+    walk.push_back({at, d->parent});
+  }
+  const uint64_t at = walk.empty() ? op.dir2 : walk.back().second;
+  Msg m;
+  m.kind = Msg::Kind::Lookup;  // with no name: the parent of a directory
+  m.to = route(slot_of(at));
+  m.slot = slot_of(at);
+  m.manager = slot;
+  m.request = op.id;
+  m.file = at;
+  send(m);
+  return false;
+}
+
 void CoordNode::on_lookup(const Msg& m) {
   Role* r = serving_role(m.slot);
   if (!r) return;
+  if (m.name.empty()) {
+    const Key k{KeyKind::Inode, m.file};
+    const Value* d = get(*r, k);
+    if (!d || !d->is_dir || r->locks.count(k) || unsettled(*r, k)) return;
+    Msg a = answer(m, Msg::Kind::LookedUp);
+    a.ok = true;
+    a.version.n = d->parent;  // the parent, in the answer's spare field
+    send(a);
+    return;
+  }
   const Key k{KeyKind::Entry, m.file, 0, m.name};
   if (r->locks.count(k) || unsettled(*r, k)) return;  // changing: asked again
   Msg a = answer(m, Msg::Kind::LookedUp);
@@ -333,7 +413,15 @@ void CoordNode::on_lookup(const Msg& m) {
 void CoordNode::on_looked_up(const Msg& m) {
   Role* r = serving_role(m.manager);
   if (!r) return;
-  r->targets[m.request] = m.file;
+  if (!m.name.empty()) {
+    r->targets[m.request] = m.file;
+    return;
+  }
+  auto w = r->walks.find(m.request);
+  if (w == r->walks.end()) return;
+  const uint64_t at = w->second.empty() ? 0 : w->second.back().second;
+  if (at != 0 && at != m.file) return;  // an answer for an earlier step
+  w->second.push_back({m.file, m.version.n});
 }
 
 // Resends what a transaction waits for; gives up an undecided one that waits too long.

@@ -155,6 +155,9 @@ class CoordNode {
     // RENAMEs into another slot's directory: what their target name held when asked (the
     // file it names, 0 none); the transaction's prepare checks it still does.
     std::map<uint64_t, uint64_t> targets;
+    // RENAMEs of a directory into another one: the target directory's ancestors found so far,
+    // (directory, its parent) from the target up to the root.
+    std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> walks;
   };
   struct Held {                        // a token held here (as an initiator)
     Stamp stamp;
@@ -218,9 +221,14 @@ class CoordNode {
   const Value* get(const Role& r, const Key& k) const;
   // namespace
   void run_op(Slot slot, Role& r, uint32_t client, const ClientOp& op);
-  bool plan(Role& r, Slot slot, const ClientOp& op, uint64_t target, std::vector<Part>* parts,
+  bool plan(Role& r, Slot slot, const ClientOp& op, uint64_t target,
+            const std::vector<std::pair<uint64_t, uint64_t>>& chain, std::vector<Part>* parts,
             uint64_t* made, OpStatus* status);
   bool rename_target(Slot slot, Role& r, const ClientOp& op, uint64_t* target);
+  // False while the walk goes on; then *chain, or *cycle when the directory would be moved
+  // under itself.
+  bool ancestors(Slot slot, Role& r, const ClientOp& op, uint64_t moved,
+                 std::vector<std::pair<uint64_t, uint64_t>>* chain, bool* cycle);
   void on_lookup(const Msg& m);
   void on_looked_up(const Msg& m);
   bool check(const Role& r, const Change& c, uint64_t tx) const;

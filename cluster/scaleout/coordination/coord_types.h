@@ -88,6 +88,8 @@ struct Change {
     NewInode,    // ino (is_dir, parent = dir): must be absent
     AdjustLinks, // ino (a file) += delta; at 0 the inode goes
     DelDir,      // ino: a live, empty directory, goes
+    SetParent,   // ino (a directory) moves under dir
+    KeepParent,  // ino (a directory) must still be under dir, and stays so until the outcome
   };
   Kind kind = Kind::AddEntry;
   uint64_t dir = 0;

@@ -68,6 +68,8 @@ struct Stats {
   std::map<OpKind, int> acked;
   int cross_slot = 0;  // namespace calls acknowledged that spanned two slots
   int replacing_renames = 0;  // RENAMEs onto an existing file's name
+  int dir_moves = 0;          // RENAMEs of a directory into another directory
+  int cycles_refused = 0;     // ... refused because it would be moved under itself
 };
 
 class Simulation {
@@ -577,7 +579,7 @@ class Simulation {
       op.kind = OpKind::Rename;
       op.dir = e.first.first;
       op.name = e.first.second;
-      op.dir2 = dir ? op.dir : pick_dir();  // a directory is renamed within its directory
+      op.dir2 = pick_dir();  // a directory may be moved under itself: refused
       op.name2 = new_name(c);
       if (!dir && rng_() % 2 == 0) {  // onto another file's name
         const auto& t = files[rng_() % files.size()];
@@ -628,12 +630,38 @@ class Simulation {
       return;
     }
     if (r.status == OpStatus::Error) {
-      violation_ = "client " + std::to_string(c.id) + ": " + describe(c.op) + " failed";
+      if (!would_cycle(c, c.op)) {
+        violation_ = "client " + std::to_string(c.id) + ": " + describe(c.op) + " failed";
+        return;
+      }
+      ++stats_.cycles_refused;  // a directory moved under itself: refused, nothing changed
+      c.busy = false;
+      c.next_at = now_ + rand_ms(40);
+      return;
+    }
+    if (would_cycle(c, c.op)) {
+      violation_ = "CYCLE: " + describe(c.op) + " moved a directory under itself";
       return;
     }
     acknowledged(c, r, node);
     c.busy = false;
     c.next_at = now_ + rand_ms(40);
+  }
+
+  // By the client's own reference: `op` moves a directory into its own subtree.
+  static bool would_cycle(const Client& c, const ClientOp& op) {
+    if (op.kind != OpKind::Rename || op.dir2 == op.dir) return false;
+    auto e = c.entries.find({op.dir, op.name});
+    if (e == c.entries.end() || !e->second.second) return false;
+    const uint64_t moved = e->second.first;
+    for (uint64_t d = op.dir2; d != kRootIno;) {
+      if (d == moved) return true;
+      uint64_t parent = kRootIno;
+      for (const auto& [k, v] : c.entries)
+        if (v.first == d && v.second) parent = k.first;
+      d = parent;
+    }
+    return false;
   }
 
   void acknowledged(Client& c, const ClientReply& r, int node) {
@@ -684,6 +712,7 @@ class Simulation {
         }
         c.entries[{op.dir2, op.name2}] = v;
         if (slot_of(op.dir) != slot_of(op.dir2)) ++stats_.cross_slot;
+        if (v.second && op.dir != op.dir2) ++stats_.dir_moves;
         break;
       }
       case OpKind::Write:
@@ -814,15 +843,17 @@ TEST(CoordinationSimulation, NothingAcknowledgedIsLostAndTheNamespaceStaysATree)
     total.takeovers += s.takeovers;
     total.cross_slot += s.cross_slot;
     total.replacing_renames += s.replacing_renames;
+    total.dir_moves += s.dir_moves;
+    total.cycles_refused += s.cycles_refused;
     total.max_takeover_ms = std::max(total.max_takeover_ms, s.max_takeover_ms);
     for (const auto& [k, n] : s.acked) total.acked[k] += n;
   }
   std::printf("%d runs: %d kills, %d pauses, %d partitions, %d takeovers (longest %lld ms from "
-              "the grant to serving), %d cross-slot namespace calls, %d renames onto a file\n"
-              "  acknowledged:",
+              "the grant to serving), %d cross-slot namespace calls, %d renames onto a file, "
+              "%d directories moved, %d moves under themselves refused\n  acknowledged:",
               runs, total.crashes, total.pauses, total.partitions, total.takeovers,
               static_cast<long long>(total.max_takeover_ms), total.cross_slot,
-              total.replacing_renames);
+              total.replacing_renames, total.dir_moves, total.cycles_refused);
   for (const auto& [k, n] : total.acked) std::printf(" %s %d", op_kind_name(k), n);
   std::printf("\n");
   if (runs < 10) return;
@@ -836,6 +867,8 @@ TEST(CoordinationSimulation, NothingAcknowledgedIsLostAndTheNamespaceStaysATree)
   EXPECT_GT(total.acked[OpKind::Rename], runs * 2);
   EXPECT_GT(total.acked[OpKind::Rmdir], runs / 2);
   EXPECT_GT(total.replacing_renames, runs / 5);
+  EXPECT_GT(total.dir_moves, runs / 5);
+  EXPECT_GT(total.cycles_refused, 0);
 }
 
 // With the stores' fence switched off, a paused coordinator or token holder that wakes up
