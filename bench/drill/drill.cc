@@ -70,6 +70,7 @@ class Drill {
   bool healthy(std::string* why) const;
   bool wait_healthy(int64_t since_ms, FaultReport* r);
   void inject(FaultReport& r);
+  void inject_link_fault(FaultReport& r, NetFault net, std::string* error);
   void measure(FaultReport& r, int64_t until_ms);
   void verify(FaultReport& r);
   void check_serving(FaultReport& r);
@@ -271,8 +272,40 @@ void Drill::inject(FaultReport& r) {
       r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " authority reachable again");
       break;
     }
+    default:
+      if (auto net = net_fault(r.fault.kind)) inject_link_fault(r, *net, &error);
+      break;
   }
   r.injection_error = error;
+}
+
+// Loss and one-way cuts stay for the fault's length; a flapping link is cut and restored every
+// flap period until then. The table is always deleted at the end.
+void Drill::inject_link_fault(FaultReport& r, NetFault net, std::string* error) {
+  const std::string script = link_fault_script(nodes_, r.fault.node, net, o_.loss_percent, error);
+  if (script.empty()) return;
+  const int64_t until = r.at_ms + (r.fault.duration_ms ? r.fault.duration_ms : o_.net_fault_ms);
+  const std::string link = net_link_name(net.link);
+  if (net.action != NetAction::Flap) {
+    if (!run_nft(script, error)) return;
+    sleep_ms(until - unix_ms());
+    run_nft(heal_script(), error);
+    r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " " + link + " link of " + r.fault.node +
+                        " whole again");
+    return;
+  }
+  int flaps = 0;
+  const int half = std::max(10, o_.flap_ms);
+  while (unix_ms() < until) {
+    if (!run_nft(script, error)) return;
+    sleep_ms(std::min<int64_t>(half, until - unix_ms()));
+    std::string ignored;
+    run_nft(heal_script(), &ignored);
+    ++flaps;
+    sleep_ms(std::min<int64_t>(half, until - unix_ms()));
+  }
+  r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " " + link + " link of " + r.fault.node + " down " +
+                      std::to_string(flaps) + " times for " + std::to_string(half) + " ms, up again");
 }
 
 // Takeover time, stalls and when every client acknowledged again, from the serving logs and
@@ -382,6 +415,11 @@ void Drill::print(const FaultReport& r) {
   if (r.fault.kind == FaultKind::Authority)
     out_ << " (cut off from the etcd authority only) for "
          << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.authority_cut_ms);
+  if (auto net = net_fault(r.fault.kind)) {
+    out_ << " for " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.net_fault_ms);
+    if (net->action == NetAction::Loss) out_ << " (" << o_.loss_percent << "% of its packets)";
+    if (net->action == NetAction::Flap) out_ << " (down and up every " << o_.flap_ms << " ms)";
+  }
   if (r.fault.kind == FaultKind::Kill9)
     out_ << ", restarted after " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
   out_ << "\n";

@@ -15,7 +15,10 @@ const char kUsage[] = R"(usage: nasd-drill [options]
                           else ./data/cluster/cluster.nodes)
   --faults K1,K2,...      fault kinds: kill9, sigstop, partition (the default three), and
                           authority (one node cut off from the etcd authority only; needs
-                          --authority etcd: the file authority has no network path to cut)
+                          --authority etcd: the file authority has no network path to cut);
+                          the link faults loss-L, oneway-L and flap-L, where L is interconnect,
+                          mirror or client (a share of the node's packets on that link lost,
+                          the node not heard on it, the link down and up; nftables)
   --rounds N              each round runs every kind once, order and node drawn from the seed
                           (default $DRILL_ROUNDS, else 1)
   --seed S                (default: the time)
@@ -24,6 +27,9 @@ const char kUsage[] = R"(usage: nasd-drill [options]
   --pause-ms MS           SIGSTOP length (8000: past the default 4 s lease, so a takeover)
   --partition-ms MS       how long the partition lasts (8000)
   --authority-cut-ms MS   how long the authority fault lasts (8000: past the default 4 s lease)
+  --net-fault-ms MS       how long a loss-, oneway- or flap- fault lasts (6000)
+  --loss-percent P        the share of a loss- fault's packets dropped (5)
+  --flap-ms MS            a flap- fault's link is down this long, then up as long (300)
   --settle-ms MS          load before the first fault and after each heal (3000)
   --clients-per-node N    volumes each node gets a verifying client for (2)
   --heal-timeout-ms MS    how long the cluster may take to serve every volume at home (90000)
@@ -82,6 +88,9 @@ int main(int argc, char** argv) {
     else if (a == "--partition-ms") ok = number(&o.partition_ms);
     else if (a == "--authority-cut-ms") ok = number(&o.authority_cut_ms);
     else if (a == "--settle-ms") ok = number(&o.settle_ms);
+    else if (a == "--net-fault-ms") ok = number(&o.net_fault_ms);
+    else if (a == "--loss-percent") ok = number(&o.loss_percent) && o.loss_percent >= 1 && o.loss_percent <= 100;
+    else if (a == "--flap-ms") ok = number(&o.flap_ms) && o.flap_ms >= 10;
     else if (a == "--clients-per-node") ok = number(&o.clients_per_node);
     else if (a == "--heal-timeout-ms") ok = number(&o.heal_timeout_ms);
     else if (a == "--call-timeout-ms") ok = number(&o.call_timeout_ms);

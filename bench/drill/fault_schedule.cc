@@ -6,18 +6,65 @@
 
 namespace nasd::drill {
 
+namespace {
+
+constexpr FaultKind kAllKinds[] = {
+    FaultKind::Kill9,           FaultKind::Sigstop,          FaultKind::Partition,
+    FaultKind::Authority,       FaultKind::LossInterconnect, FaultKind::LossMirror,
+    FaultKind::LossClient,      FaultKind::OneWayInterconnect, FaultKind::OneWayMirror,
+    FaultKind::OneWayClient,    FaultKind::FlapInterconnect, FaultKind::FlapMirror,
+    FaultKind::FlapClient,
+};
+
+std::string all_kind_names() {
+  std::string out;
+  for (FaultKind k : kAllKinds) out += (out.empty() ? "" : ", ") + fault_kind_name(k);
+  return out;
+}
+
+}  // namespace
+
+std::optional<NetFault> net_fault(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::LossInterconnect: return NetFault{NetAction::Loss, NetLink::Interconnect};
+    case FaultKind::LossMirror: return NetFault{NetAction::Loss, NetLink::Mirror};
+    case FaultKind::LossClient: return NetFault{NetAction::Loss, NetLink::Client};
+    case FaultKind::OneWayInterconnect: return NetFault{NetAction::OneWay, NetLink::Interconnect};
+    case FaultKind::OneWayMirror: return NetFault{NetAction::OneWay, NetLink::Mirror};
+    case FaultKind::OneWayClient: return NetFault{NetAction::OneWay, NetLink::Client};
+    case FaultKind::FlapInterconnect: return NetFault{NetAction::Flap, NetLink::Interconnect};
+    case FaultKind::FlapMirror: return NetFault{NetAction::Flap, NetLink::Mirror};
+    case FaultKind::FlapClient: return NetFault{NetAction::Flap, NetLink::Client};
+    default: return std::nullopt;
+  }
+}
+
+std::string net_link_name(NetLink link) {
+  switch (link) {
+    case NetLink::Interconnect: return "interconnect";
+    case NetLink::Mirror: return "mirror";
+    case NetLink::Client: return "client";
+  }
+  return "?";
+}
+
 std::string fault_kind_name(FaultKind kind) {
   switch (kind) {
     case FaultKind::Kill9: return "kill9";
     case FaultKind::Sigstop: return "sigstop";
     case FaultKind::Partition: return "partition";
     case FaultKind::Authority: return "authority";
+    default: break;
+  }
+  if (auto n = net_fault(kind)) {
+    const char* action = n->action == NetAction::Loss ? "loss" : n->action == NetAction::OneWay ? "oneway" : "flap";
+    return std::string(action) + "-" + net_link_name(n->link);
   }
   return "?";
 }
 
 std::optional<FaultKind> parse_fault_kind(const std::string& name) {
-  for (FaultKind k : {FaultKind::Kill9, FaultKind::Sigstop, FaultKind::Partition, FaultKind::Authority})
+  for (FaultKind k : kAllKinds)
     if (fault_kind_name(k) == name) return k;
   return std::nullopt;
 }
@@ -30,7 +77,7 @@ std::optional<std::vector<FaultKind>> parse_fault_kinds(const std::string& list,
     if (name.empty()) continue;
     auto k = parse_fault_kind(name);
     if (!k) {
-      *error = "unknown fault '" + name + "' (kill9, sigstop, partition, authority)";
+      *error = "unknown fault '" + name + "' (" + all_kind_names() + ")";
       return std::nullopt;
     }
     kinds.push_back(*k);

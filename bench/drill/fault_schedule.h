@@ -6,6 +6,12 @@
 //   partition NODE [CUT_MS]       cut NODE's links to the other nodes for CUT_MS (nftables)
 //   authority NODE [CUT_MS]       cut NODE off from the etcd lease authority only for CUT_MS
 //                                 (nftables; peers and clients still reach it)
+//   loss-LINK NODE [MS]           drop a share of NODE's packets on LINK, both ways, for MS
+//                                 (nftables numgen random; the drill's --loss-percent)
+//   oneway-LINK NODE [MS]         NODE hears the other end of LINK but is not heard, for MS
+//   flap-LINK NODE [MS]           LINK goes down and up every --flap-ms, for MS
+// where LINK is interconnect (node to node calls and heartbeats), mirror (the NVRAM mirror
+// links) or client (NODE's NFS and MOUNT ports). See node_control.h, link_fault_script().
 // '#' starts a comment. A duration of 0 or none takes the drill's default for that kind.
 #pragma once
 
@@ -17,7 +23,32 @@
 
 namespace nasd::drill {
 
-enum class FaultKind { Kill9, Sigstop, Partition, Authority };
+enum class FaultKind {
+  Kill9,
+  Sigstop,
+  Partition,
+  Authority,
+  LossInterconnect,
+  LossMirror,
+  LossClient,
+  OneWayInterconnect,
+  OneWayMirror,
+  OneWayClient,
+  FlapInterconnect,
+  FlapMirror,
+  FlapClient,
+};
+
+// The network faults of one link of a node: which link, and what happens on it.
+enum class NetLink { Interconnect, Mirror, Client };
+enum class NetAction { Loss, OneWay, Flap };
+struct NetFault {
+  NetAction action;
+  NetLink link;
+};
+// The link fault a kind stands for; nullopt for the others (kill9, sigstop, ...).
+std::optional<NetFault> net_fault(FaultKind kind);
+std::string net_link_name(NetLink link);
 
 struct Fault {
   FaultKind kind = FaultKind::Kill9;

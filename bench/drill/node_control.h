@@ -1,6 +1,7 @@
 // What the drill does to the nodes: signals by the pid file, a restart with the node's own
 // config (deploy/start-node.sh), admin commands over the node's socket (nasd-admin), and the
-// network partition as an nftables table of its own (`inet nasd_drill`, removed afterwards).
+// network faults (a partition, a cut from the authority, loss, one-way cuts and flapping links)
+// as an nftables table of its own (`inet nasd_drill`, removed afterwards).
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bench/drill/cluster_nodes.h"
+#include "bench/drill/fault_schedule.h"
 
 namespace nasd::drill {
 
@@ -46,6 +48,17 @@ std::string partition_script(const std::vector<ClusterNode>& nodes, const std::s
 // is a shared folder: there is no network path to cut).
 std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
                                  std::string* error);
+// The nftables script (same table) of a fault on one link of `victim` (fault_schedule.h):
+//   interconnect / mirror: its packets to and from the other nodes' interconnect (or mirror)
+//     endpoints -- by address and port when every node has an address of its own, by port alone
+//     when they share one (the pair: the victim's own port and the others');
+//   client: its NFS and MOUNT ports (on its address when the nodes have their own);
+// Loss drops `loss_percent` of them both ways (numgen random), OneWay drops only what the
+// victim sends (it hears the other end but is not heard), Flap drops all of them (the drill
+// adds and deletes the table every flap period). "" with *error when the link does not exist
+// (no node has a mirror) or the percentage is not 1..100.
+std::string link_fault_script(const std::vector<ClusterNode>& nodes, const std::string& victim, NetFault fault,
+                              int loss_percent, std::string* error);
 std::string heal_script();
 // Feeds a script to `nft -f -`; false with *error (nft's own words).
 bool run_nft(const std::string& script, std::string* error);
