@@ -20,7 +20,10 @@ const char kUsage[] = R"(usage: nasd-drill [options]
                           mirror or client (a share of the node's packets on that link lost,
                           the node not heard on it, the link down and up; nftables)
   --rounds N              each round runs every kind once, order and node drawn from the seed
-                          (default $DRILL_ROUNDS, else 1)
+                          (default $DRILL_ROUNDS, else 1); with --faults random: N faults
+  --faults random         N faults of kinds and on nodes drawn from the seed, about one in three
+                          together with a second on another node at the same moment (every kind
+                          the cluster can take; the seed is printed for the replay)
   --seed S                (default: the time)
   --schedule FILE         explicit faults instead, one per line: KIND NODE [MS]
   --down-ms MS            how long a killed node stays down before its restart (6000)
@@ -120,6 +123,21 @@ int main(int argc, char** argv) {
     auto s = parse_schedule(in, names, &error);
     if (!s) return usage(error);
     o.schedule = *s;
+  } else if (faults == "random") {
+    // Every kind this cluster can take: authority only with etcd, the mirror link's only when
+    // a node has a mirror.
+    bool mirrors = false;
+    for (const ClusterNode& n : *nodes) mirrors |= n.mirror.port != 0;
+    std::string list = "kill9,sigstop,partition,loss-interconnect,loss-client,oneway-interconnect,"
+                       "oneway-client,flap-interconnect,flap-client";
+    if (mirrors) list += ",loss-mirror,oneway-mirror,flap-mirror";
+    if (o.authority == "etcd") list += ",authority";
+    auto kinds = parse_fault_kinds(list, &error);
+    if (!kinds) return usage(error);
+    if (rounds < 1) return usage("--rounds must be at least 1");
+    o.schedule = random_faults(*kinds, rounds, o.seed, names);
+    std::cout << "random faults, seed " << o.seed << " (replay: --faults random --seed " << o.seed
+              << " --rounds " << rounds << ")\n";
   } else {
     auto kinds = parse_fault_kinds(faults, &error);
     if (!kinds) return usage(error);
@@ -127,7 +145,8 @@ int main(int argc, char** argv) {
     o.schedule = random_schedule(*kinds, rounds, o.seed, names);
   }
   for (const Fault& f : o.schedule)
-    if (f.kind == FaultKind::Authority && o.authority != "etcd")
+    if ((f.kind == FaultKind::Authority || (!f.with.empty() && f.with[0].kind == FaultKind::Authority)) &&
+        o.authority != "etcd")
       return usage("the authority fault needs --authority etcd (the file authority is a shared folder: no "
                    "network path to cut)");
   if (o.out_dir.empty()) o.out_dir = "drill-" + std::to_string(unix_ms() / 1000);

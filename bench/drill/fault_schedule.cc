@@ -96,7 +96,27 @@ std::vector<Fault> random_schedule(const std::vector<FaultKind>& kinds, int roun
   for (int r = 0; r < rounds; ++r) {
     std::vector<FaultKind> order = kinds;
     std::shuffle(order.begin(), order.end(), rng);
-    for (FaultKind k : order) out.push_back(Fault{k, nodes[rng() % nodes.size()], 0});
+    for (FaultKind k : order) out.push_back(Fault{k, nodes[rng() % nodes.size()], 0, {}});
+  }
+  return out;
+}
+
+std::vector<Fault> random_faults(const std::vector<FaultKind>& kinds, int count, uint64_t seed,
+                                 const std::vector<std::string>& nodes) {
+  std::mt19937_64 rng(seed);
+  std::vector<Fault> out;
+  if (kinds.empty() || nodes.empty()) return out;
+  for (int i = 0; i < count; ++i) {
+    Fault f{kinds[rng() % kinds.size()], nodes[rng() % nodes.size()], 0, {}};
+    if (nodes.size() > 1 && rng() % 3 == 0) {
+      std::vector<FaultKind> second;
+      for (FaultKind k : kinds)
+        if (!(k == FaultKind::Kill9 && f.kind == FaultKind::Kill9)) second.push_back(k);
+      std::string other = f.node;
+      while (other == f.node) other = nodes[rng() % nodes.size()];
+      if (!second.empty()) f.with.push_back(Fault{second[rng() % second.size()], other, 0, {}});
+    }
+    out.push_back(std::move(f));
   }
   return out;
 }
@@ -127,7 +147,7 @@ std::optional<std::vector<Fault>> parse_schedule(std::istream& in, const std::ve
       ms = std::stoi(duration);
     }
     if (!extra.empty()) return fail("unexpected '" + extra + "'");
-    out.push_back(Fault{*k, node, ms});
+    out.push_back(Fault{*k, node, ms, {}});
   }
   if (out.empty()) {
     *error = "the schedule names no fault";

@@ -54,6 +54,7 @@ struct Fault {
   FaultKind kind = FaultKind::Kill9;
   std::string node;
   int duration_ms = 0;  // 0: the drill's default for the kind
+  std::vector<Fault> with;  // at most one: injected at the same moment, on another node
 };
 
 std::string fault_kind_name(FaultKind kind);
@@ -64,6 +65,14 @@ std::optional<std::vector<FaultKind>> parse_fault_kinds(const std::string& list,
 
 std::vector<Fault> random_schedule(const std::vector<FaultKind>& kinds, int rounds, uint64_t seed,
                                    const std::vector<std::string>& nodes);
+
+// `--faults random`: `count` faults, each of a kind drawn from `kinds` on a node drawn from
+// `nodes`; about one in three comes with a second fault at the same moment, of a kind drawn the
+// same way, on another node (two faults together: a node and the one holding its mirror, a node
+// and the authority, a partition during a takeover...), never two kill9 at once (one restart at a
+// time). The same seed gives the same drill.
+std::vector<Fault> random_faults(const std::vector<FaultKind>& kinds, int count, uint64_t seed,
+                                 const std::vector<std::string>& nodes);
 
 // Nodes must be among `nodes`; nullopt with *error naming the line otherwise.
 std::optional<std::vector<Fault>> parse_schedule(std::istream& in, const std::vector<std::string>& nodes,

@@ -106,11 +106,12 @@ bool admin_command(const ClusterNode& node, const NodeTools& tools, const std::s
   return run_capture(quoted(tools.admin_bin) + " --socket " + quoted(node.admin) + " " + command, output) == 0;
 }
 
-std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim) {
+std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
+                             const std::string& table) {
   std::set<std::string> addresses;
   for (const ClusterNode& n : nodes) addresses.insert(n.address);
   std::ostringstream s;
-  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
   if (addresses.size() == nodes.size()) {
     std::string me, others;
     for (const ClusterNode& n : nodes) {
@@ -136,7 +137,7 @@ std::string partition_script(const std::vector<ClusterNode>& nodes, const std::s
 }
 
 std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
-                                 std::string* error) {
+                                 std::string* error, const std::string& table) {
   std::set<std::string> addresses;
   const ClusterNode* me = nullptr;
   for (const ClusterNode& n : nodes) {
@@ -158,7 +159,7 @@ std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const st
     return "";
   }
   std::ostringstream s;
-  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
   std::istringstream list(etcd->second);
   std::string member;
   int rules = 0;
@@ -192,7 +193,7 @@ std::string port_set(const std::set<uint16_t>& ports) {
 }  // namespace
 
 std::string link_fault_script(const std::vector<ClusterNode>& nodes, const std::string& victim, NetFault fault,
-                              int loss_percent, std::string* error) {
+                              int loss_percent, std::string* error, const std::string& table) {
   const ClusterNode* me = nullptr;
   std::set<std::string> addresses;
   for (const ClusterNode& n : nodes) {
@@ -252,7 +253,7 @@ std::string link_fault_script(const std::vector<ClusterNode>& nodes, const std::
   const std::string verdict =
       fault.action == NetAction::Loss ? "numgen random mod 100 < " + std::to_string(loss_percent) + " drop" : "drop";
   std::ostringstream s;
-  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
   for (const std::string& m : out) s << "    " << m << " " << verdict << "\n";
   if (fault.action != NetAction::OneWay)
     for (const std::string& m : in) s << "    " << m << " " << verdict << "\n";
@@ -260,7 +261,7 @@ std::string link_fault_script(const std::vector<ClusterNode>& nodes, const std::
   return s.str();
 }
 
-std::string heal_script() { return "delete table inet nasd_drill\n"; }
+std::string heal_script(const std::string& table) { return "delete table inet " + table + "\n"; }
 
 bool run_nft(const std::string& script, std::string* error) {
   FILE* p = popen("nft -f - 2>&1", "w");

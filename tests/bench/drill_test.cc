@@ -287,6 +287,42 @@ TEST(DrillLinkFaults, NamesParseAndEachStandsForOneActionOnOneLink) {
   EXPECT_EQ(std::set<FaultKind>({drawn[0].kind, drawn[1].kind, drawn[2].kind}).size(), 3u);
 }
 
+TEST(DrillSchedule, RandomFaultsDrawKindsNodesAndOverlapsFromTheSeed) {
+  std::string error;
+  auto kinds = *parse_fault_kinds("kill9,sigstop,partition,loss-client,oneway-mirror,flap-interconnect", &error);
+  const std::vector<std::string> nodes = {"n1", "n2", "n3", "n4"};
+  auto a = random_faults(kinds, 300, 5, nodes);
+  auto b = random_faults(kinds, 300, 5, nodes);
+  ASSERT_EQ(a.size(), 300u);
+  std::set<FaultKind> seen;
+  std::set<std::string> victims;
+  int together = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].node, b[i].node);
+    ASSERT_EQ(a[i].with.size(), b[i].with.size());
+    seen.insert(a[i].kind);
+    victims.insert(a[i].node);
+    if (a[i].with.empty()) continue;
+    ++together;
+    const Fault& w = a[i].with[0];
+    EXPECT_EQ(w.kind, b[i].with[0].kind);
+    EXPECT_NE(w.node, a[i].node);  // two nodes at once
+    EXPECT_FALSE(w.kind == FaultKind::Kill9 && a[i].kind == FaultKind::Kill9);  // one restart at a time
+    EXPECT_TRUE(w.with.empty());
+  }
+  EXPECT_EQ(seen.size(), kinds.size());
+  EXPECT_EQ(victims.size(), nodes.size());
+  EXPECT_GT(together, 60);  // about one in three
+  EXPECT_LT(together, 140);
+  auto other = random_faults(kinds, 300, 6, nodes);
+  bool differs = false;
+  for (size_t i = 0; i < other.size(); ++i) differs |= other[i].kind != a[i].kind || other[i].node != a[i].node;
+  EXPECT_TRUE(differs);
+  // One node: nothing to overlap with.
+  for (const Fault& f : random_faults(kinds, 50, 5, {"only"})) EXPECT_TRUE(f.with.empty());
+}
+
 TEST(DrillLinkFaults, ThePairIsFaultedByPortTheRingByAddressAndPort) {
   const std::vector<ClusterNode> pair = {link_node("a", "127.0.0.1", 7001, 7101, 2049, 20048),
                                          link_node("b", "127.0.0.1", 7002, 7102, 2149, 20148)};
@@ -332,6 +368,11 @@ TEST(DrillLinkFaults, ThePairIsFaultedByPortTheRingByAddressAndPort) {
   EXPECT_EQ(link_fault_script(ring, "n9", {NetAction::Loss, NetLink::Client}, 5, &error), "");
   EXPECT_EQ(link_fault_script(ring, "n1", {NetAction::Loss, NetLink::Client}, 0, &error), "");
   EXPECT_EQ(link_fault_script(ring, "n1", {NetAction::Loss, NetLink::Client}, 101, &error), "");
+  // Two faults at once: each its own table, each lifted alone.
+  const std::string second = link_fault_script(ring, "n1", {NetAction::Flap, NetLink::Client}, 5, &error, "nasd_drill_with");
+  EXPECT_EQ(second.rfind("table inet nasd_drill_with {", 0), 0u) << second;
+  EXPECT_EQ(heal_script("nasd_drill_with"), "delete table inet nasd_drill_with\n");
+  EXPECT_EQ(heal_script(), "delete table inet nasd_drill\n");
 }
 
 TEST(DrillAuthorityCut, OnlyTheVictimsEtcdTrafficNeverItsLinks) {
