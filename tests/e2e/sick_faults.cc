@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <cerrno>
+#include <iomanip>
 #include <sstream>
 
 namespace nasd::e2e {
@@ -35,7 +36,15 @@ bool parse_fraction(const std::string& text, double* out) {
 std::string FaultSettings::text() const {
   std::ostringstream o;
   o << "faults";
-  if (eio > 0) o << " eio=" << eio;
+  if (eio > 0) {
+    // Fixed, as parsed: "0.000001", never "1e-06".
+    std::ostringstream f;
+    f << std::fixed << std::setprecision(6) << eio;
+    std::string text = f.str();
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    o << " eio=" << text;
+  }
   if (slow_ms > 0) o << " slow_ms=" << slow_ms;
   if (full_after) o << " full_after=" << *full_after;
   if (!path.empty()) o << " path=" << path;
