@@ -7,6 +7,7 @@ PACKAGES=(
   libtirpc-dev rpcbind nfs-common liburing-dev libboost-dev libjemalloc-dev libssl-dev libspdlog-dev libisal-dev
   libgtest-dev libgmock-dev
   libnfs-dev libnfs-utils
+  libfuse3-dev fuse3
   nfs-ganesha nfs-ganesha-vfs
   tshark gnuplot-nox iperf3 iproute2 nftables
   clang libclang-rt-14-dev

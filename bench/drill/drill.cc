@@ -69,7 +69,12 @@ class Drill {
   // Each node alive and serving its home volumes, nobody else serving them; else why not.
   bool healthy(std::string* why) const;
   bool wait_healthy(int64_t since_ms, FaultReport* r);
+  // Injects the fault (and the one with it, at once) and lifts it.
   void inject(FaultReport& r);
+  void inject_one(FaultReport& r, const Fault& f, const std::string& table, std::string* error);
+  void inject_link_fault(FaultReport& r, const Fault& f, NetFault net, const std::string& table,
+                         std::string* error);
+  void note(FaultReport& r, const std::string& action);  // an action, from either fault's thread
   void measure(FaultReport& r, int64_t until_ms);
   void verify(FaultReport& r);
   void check_serving(FaultReport& r);
@@ -79,6 +84,7 @@ class Drill {
   const DrillOptions& o_;
   const std::vector<ClusterNode>& nodes_;
   std::ostream& out_;
+  std::mutex actions_mu_;  // a report's actions and kills_ while two faults run at once
   std::map<std::string, std::vector<int64_t>> kills_;  // node -> when seen dead after kill -9
   std::vector<std::unique_ptr<VerifyingClient>> clients_;
   std::vector<FaultReport> reports_;
@@ -229,17 +235,37 @@ bool Drill::wait_healthy(int64_t since_ms, FaultReport* r) {
 }
 
 void Drill::inject(FaultReport& r) {
-  const ClusterNode& victim = node(r.fault.node);
-  std::string error;
   r.at_ms = unix_ms();
-  switch (r.fault.kind) {
+  // A second fault at the same time (--faults random): its own thread and nftables table.
+  std::string with_error;
+  std::thread with;
+  if (!r.fault.with.empty())
+    with = std::thread([&] { inject_one(r, r.fault.with.front(), std::string(kDrillTable) + "_with", &with_error); });
+  std::string error;
+  inject_one(r, r.fault, kDrillTable, &error);
+  if (with.joinable()) with.join();
+  if (!with_error.empty()) error += (error.empty() ? "" : "; ") + with_error;
+  r.injection_error = error;
+}
+
+void Drill::note(FaultReport& r, const std::string& action) {
+  std::lock_guard lock(actions_mu_);
+  r.actions.push_back(action);
+}
+
+void Drill::inject_one(FaultReport& r, const Fault& f, const std::string& table, std::string* error) {
+  const ClusterNode& victim = node(f.node);
+  switch (f.kind) {
     case FaultKind::Kill9: {
       int64_t dead = 0;
-      if (!kill_node(victim, &dead, &error)) break;
-      kills_[victim.name].push_back(dead);
-      r.actions.push_back("+" + seconds_text(dead - r.at_ms) + " " + victim.name + " dead");
-      sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
-      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " restarting " + victim.name);
+      if (!kill_node(victim, &dead, error)) break;
+      {
+        std::lock_guard lock(actions_mu_);
+        kills_[victim.name].push_back(dead);
+      }
+      note(r, "+" + seconds_text(dead - r.at_ms) + " " + victim.name + " dead");
+      sleep_ms(f.duration_ms ? f.duration_ms : o_.kill_down_ms);
+      note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " restarting " + victim.name);
       // In the background: start-node.sh waits for the node to settle, while the heal loop may
       // already ask it for failback once its admin socket answers.
       restart_ = std::thread([this, &victim, at = r.at_ms] {
@@ -252,27 +278,59 @@ void Drill::inject(FaultReport& r) {
       break;
     }
     case FaultKind::Sigstop:
-      if (!signal_node(victim, SIGSTOP, &error)) break;
-      sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.pause_ms);
-      signal_node(victim, SIGCONT, &error);
-      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " SIGCONT to " + victim.name);
+      if (!signal_node(victim, SIGSTOP, error)) break;
+      sleep_ms(f.duration_ms ? f.duration_ms : o_.pause_ms);
+      signal_node(victim, SIGCONT, error);
+      note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " SIGCONT to " + victim.name);
       break;
     case FaultKind::Partition:
-      if (!run_nft(partition_script(nodes_, victim.name), &error)) break;
-      sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.partition_ms);
-      run_nft(heal_script(), &error);
-      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " partition lifted");
+      if (!run_nft(partition_script(nodes_, victim.name, table), error)) break;
+      sleep_ms(f.duration_ms ? f.duration_ms : o_.partition_ms);
+      run_nft(heal_script(table), error);
+      note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " partition lifted");
       break;
     case FaultKind::Authority: {
-      const std::string script = authority_cut_script(nodes_, victim.name, &error);
-      if (script.empty() || !run_nft(script, &error)) break;
-      sleep_ms(r.fault.duration_ms ? r.fault.duration_ms : o_.authority_cut_ms);
-      run_nft(heal_script(), &error);
-      r.actions.push_back("+" + seconds_text(unix_ms() - r.at_ms) + " authority reachable again");
+      const std::string script = authority_cut_script(nodes_, victim.name, error, table);
+      if (script.empty() || !run_nft(script, error)) break;
+      sleep_ms(f.duration_ms ? f.duration_ms : o_.authority_cut_ms);
+      run_nft(heal_script(table), error);
+      note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " authority reachable again");
       break;
     }
+    default:
+      if (auto net = net_fault(f.kind)) inject_link_fault(r, f, *net, table, error);
+      break;
   }
-  r.injection_error = error;
+}
+
+// Loss and one-way cuts stay for the fault's length; a flapping link is cut and restored every
+// flap period until then. The table is always deleted at the end.
+void Drill::inject_link_fault(FaultReport& r, const Fault& f, NetFault net, const std::string& table,
+                              std::string* error) {
+  const std::string script = link_fault_script(nodes_, f.node, net, o_.loss_percent, error, table);
+  if (script.empty()) return;
+  const int64_t until = r.at_ms + (f.duration_ms ? f.duration_ms : o_.net_fault_ms);
+  const std::string link = net_link_name(net.link);
+  if (net.action != NetAction::Flap) {
+    if (!run_nft(script, error)) return;
+    sleep_ms(until - unix_ms());
+    run_nft(heal_script(table), error);
+    note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " " + link + " link of " + f.node +
+                        " whole again");
+    return;
+  }
+  int flaps = 0;
+  const int half = std::max(10, o_.flap_ms);
+  while (unix_ms() < until) {
+    if (!run_nft(script, error)) return;
+    sleep_ms(std::min<int64_t>(half, until - unix_ms()));
+    std::string ignored;
+    run_nft(heal_script(table), &ignored);
+    ++flaps;
+    sleep_ms(std::min<int64_t>(half, until - unix_ms()));
+  }
+  note(r, "+" + seconds_text(unix_ms() - r.at_ms) + " " + link + " link of " + f.node + " down " +
+                      std::to_string(flaps) + " times for " + std::to_string(half) + " ms, up again");
 }
 
 // Takeover time, stalls and when every client acknowledged again, from the serving logs and
@@ -280,15 +338,19 @@ void Drill::inject(FaultReport& r) {
 void Drill::measure(FaultReport& r, int64_t until_ms) {
   std::vector<std::string> notes;
   const auto all = intervals(unix_ms(), &notes);
-  std::set<std::string> victims;  // volumes the victim served when the fault came
+  // Volumes a victim (the fault's node, and the node of the fault with it) served when the
+  // fault came, with that node.
+  std::set<std::string> hit = {r.fault.node};
+  for (const Fault& w : r.fault.with) hit.insert(w.node);
+  std::map<std::string, std::string> victims;
   for (const ServingInterval& iv : all)
-    if (iv.node == r.fault.node && iv.start_ms <= r.at_ms && iv.end_ms >= r.at_ms) victims.insert(iv.volume);
-  for (const std::string& v : victims) {
+    if (hit.count(iv.node) && iv.start_ms <= r.at_ms && iv.end_ms >= r.at_ms) victims[iv.volume] = iv.node;
+  for (const auto& [v, was_on] : victims) {
     // The first interval of another node that began after the fault; serving from its ready
     // line (opened, replayed, routed), fencing from its start line.
     const ServingInterval* first = nullptr;
     for (const ServingInterval& iv : all)
-      if (iv.volume == v && iv.node != r.fault.node && iv.start_ms >= r.at_ms &&
+      if (iv.volume == v && iv.node != was_on && iv.start_ms >= r.at_ms &&
           (!first || iv.start_ms < first->start_ms))
         first = &iv;
     if (!first) continue;
@@ -382,8 +444,15 @@ void Drill::print(const FaultReport& r) {
   if (r.fault.kind == FaultKind::Authority)
     out_ << " (cut off from the etcd authority only) for "
          << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.authority_cut_ms);
+  if (auto net = net_fault(r.fault.kind)) {
+    out_ << " for " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.net_fault_ms);
+    if (net->action == NetAction::Loss) out_ << " (" << o_.loss_percent << "% of its packets)";
+    if (net->action == NetAction::Flap) out_ << " (down and up every " << o_.flap_ms << " ms)";
+  }
   if (r.fault.kind == FaultKind::Kill9)
     out_ << ", restarted after " << seconds_text(r.fault.duration_ms ? r.fault.duration_ms : o_.kill_down_ms);
+  for (const Fault& w : r.fault.with)
+    out_ << ", together with " << fault_kind_name(w.kind) << " of node " << w.node;
   out_ << "\n";
   if (!r.injection_error.empty()) out_ << "  NOT INJECTED: " << r.injection_error << "\n";
   out_ << "  actions:        ";
@@ -414,12 +483,15 @@ void Drill::write_files() {
   {
     std::ofstream csv(o_.out_dir + "/faults.csv");
     csv << "index,fault,node,at_unix_ms,injected,takeover_ms,serving_ms,longest_stall_ms,all_acking_ms,healed_ms,"
-           "acknowledged,checked,lost,overlaps\n";
-    for (const FaultReport& r : reports_)
+           "acknowledged,checked,lost,overlaps,with\n";
+    for (const FaultReport& r : reports_) {
       csv << r.index << "," << fault_kind_name(r.fault.kind) << "," << r.fault.node << "," << r.at_ms << ","
           << (r.injection_error.empty() ? 1 : 0) << "," << r.takeover_ms << "," << r.serving_ms << "," << r.longest_stall_ms << ","
           << r.all_acking_ms << "," << r.healed_ms << "," << r.acknowledged << "," << r.checked << "," << r.lost
-          << "," << r.overlaps.size() << "\n";
+          << "," << r.overlaps.size() << ",";
+      for (const Fault& w : r.fault.with) csv << fault_kind_name(w.kind) << " " << w.node;  // the one at once
+      csv << "\n";
+    }
   }
   std::vector<int64_t> acks;
   for (const auto& c : clients_) {

@@ -29,6 +29,9 @@ struct DrillOptions {
   int pause_ms = 8000;             // SIGSTOP length (default past the 4 s lease: a takeover)
   int partition_ms = 8000;
   int authority_cut_ms = 8000;     // the authority fault (past the lease: the node must stop)
+  int net_fault_ms = 6000;         // loss-*, oneway-* and flap-* faults
+  int loss_percent = 5;            // of the packets of a loss-* fault's link
+  int flap_ms = 300;               // a flap-* fault's link is down this long, then up as long
   int heal_timeout_ms = 90000;
   int verify_budget_ms = 30000;
   int call_timeout_ms = 3000;

@@ -15,15 +15,24 @@ const char kUsage[] = R"(usage: nasd-drill [options]
                           else ./data/cluster/cluster.nodes)
   --faults K1,K2,...      fault kinds: kill9, sigstop, partition (the default three), and
                           authority (one node cut off from the etcd authority only; needs
-                          --authority etcd: the file authority has no network path to cut)
+                          --authority etcd: the file authority has no network path to cut);
+                          the link faults loss-L, oneway-L and flap-L, where L is interconnect,
+                          mirror or client (a share of the node's packets on that link lost,
+                          the node not heard on it, the link down and up; nftables)
   --rounds N              each round runs every kind once, order and node drawn from the seed
-                          (default $DRILL_ROUNDS, else 1)
+                          (default $DRILL_ROUNDS, else 1); with --faults random: N faults
+  --faults random         N faults of kinds and on nodes drawn from the seed, about one in three
+                          together with a second on another node at the same moment (every kind
+                          the cluster can take; the seed is printed for the replay)
   --seed S                (default: the time)
   --schedule FILE         explicit faults instead, one per line: KIND NODE [MS]
   --down-ms MS            how long a killed node stays down before its restart (6000)
   --pause-ms MS           SIGSTOP length (8000: past the default 4 s lease, so a takeover)
   --partition-ms MS       how long the partition lasts (8000)
   --authority-cut-ms MS   how long the authority fault lasts (8000: past the default 4 s lease)
+  --net-fault-ms MS       how long a loss-, oneway- or flap- fault lasts (6000)
+  --loss-percent P        the share of a loss- fault's packets dropped (5)
+  --flap-ms MS            a flap- fault's link is down this long, then up as long (300)
   --settle-ms MS          load before the first fault and after each heal (3000)
   --clients-per-node N    volumes each node gets a verifying client for (2)
   --heal-timeout-ms MS    how long the cluster may take to serve every volume at home (90000)
@@ -82,6 +91,9 @@ int main(int argc, char** argv) {
     else if (a == "--partition-ms") ok = number(&o.partition_ms);
     else if (a == "--authority-cut-ms") ok = number(&o.authority_cut_ms);
     else if (a == "--settle-ms") ok = number(&o.settle_ms);
+    else if (a == "--net-fault-ms") ok = number(&o.net_fault_ms);
+    else if (a == "--loss-percent") ok = number(&o.loss_percent) && o.loss_percent >= 1 && o.loss_percent <= 100;
+    else if (a == "--flap-ms") ok = number(&o.flap_ms) && o.flap_ms >= 10;
     else if (a == "--clients-per-node") ok = number(&o.clients_per_node);
     else if (a == "--heal-timeout-ms") ok = number(&o.heal_timeout_ms);
     else if (a == "--call-timeout-ms") ok = number(&o.call_timeout_ms);
@@ -111,6 +123,21 @@ int main(int argc, char** argv) {
     auto s = parse_schedule(in, names, &error);
     if (!s) return usage(error);
     o.schedule = *s;
+  } else if (faults == "random") {
+    // Every kind this cluster can take: authority only with etcd, the mirror link's only when
+    // a node has a mirror.
+    bool mirrors = false;
+    for (const ClusterNode& n : *nodes) mirrors |= n.mirror.port != 0;
+    std::string list = "kill9,sigstop,partition,loss-interconnect,loss-client,oneway-interconnect,"
+                       "oneway-client,flap-interconnect,flap-client";
+    if (mirrors) list += ",loss-mirror,oneway-mirror,flap-mirror";
+    if (o.authority == "etcd") list += ",authority";
+    auto kinds = parse_fault_kinds(list, &error);
+    if (!kinds) return usage(error);
+    if (rounds < 1) return usage("--rounds must be at least 1");
+    o.schedule = random_faults(*kinds, rounds, o.seed, names);
+    std::cout << "random faults, seed " << o.seed << " (replay: --faults random --seed " << o.seed
+              << " --rounds " << rounds << ")\n";
   } else {
     auto kinds = parse_fault_kinds(faults, &error);
     if (!kinds) return usage(error);
@@ -118,7 +145,8 @@ int main(int argc, char** argv) {
     o.schedule = random_schedule(*kinds, rounds, o.seed, names);
   }
   for (const Fault& f : o.schedule)
-    if (f.kind == FaultKind::Authority && o.authority != "etcd")
+    if ((f.kind == FaultKind::Authority || (!f.with.empty() && f.with[0].kind == FaultKind::Authority)) &&
+        o.authority != "etcd")
       return usage("the authority fault needs --authority etcd (the file authority is a shared folder: no "
                    "network path to cut)");
   if (o.out_dir.empty()) o.out_dir = "drill-" + std::to_string(unix_ms() / 1000);

@@ -106,11 +106,12 @@ bool admin_command(const ClusterNode& node, const NodeTools& tools, const std::s
   return run_capture(quoted(tools.admin_bin) + " --socket " + quoted(node.admin) + " " + command, output) == 0;
 }
 
-std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim) {
+std::string partition_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
+                             const std::string& table) {
   std::set<std::string> addresses;
   for (const ClusterNode& n : nodes) addresses.insert(n.address);
   std::ostringstream s;
-  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
   if (addresses.size() == nodes.size()) {
     std::string me, others;
     for (const ClusterNode& n : nodes) {
@@ -136,7 +137,7 @@ std::string partition_script(const std::vector<ClusterNode>& nodes, const std::s
 }
 
 std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const std::string& victim,
-                                 std::string* error) {
+                                 std::string* error, const std::string& table) {
   std::set<std::string> addresses;
   const ClusterNode* me = nullptr;
   for (const ClusterNode& n : nodes) {
@@ -158,7 +159,7 @@ std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const st
     return "";
   }
   std::ostringstream s;
-  s << "table inet nasd_drill {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
   std::istringstream list(etcd->second);
   std::string member;
   int rules = 0;
@@ -181,7 +182,86 @@ std::string authority_cut_script(const std::vector<ClusterNode>& nodes, const st
   return s.str();
 }
 
-std::string heal_script() { return "delete table inet nasd_drill\n"; }
+namespace {
+
+std::string port_set(const std::set<uint16_t>& ports) {
+  std::string list;
+  for (uint16_t p : ports) list += (list.empty() ? "" : ", ") + std::to_string(p);
+  return ports.size() == 1 ? list : "{ " + list + " }";
+}
+
+}  // namespace
+
+std::string link_fault_script(const std::vector<ClusterNode>& nodes, const std::string& victim, NetFault fault,
+                              int loss_percent, std::string* error, const std::string& table) {
+  const ClusterNode* me = nullptr;
+  std::set<std::string> addresses;
+  for (const ClusterNode& n : nodes) {
+    addresses.insert(n.address);
+    if (n.name == victim) me = &n;
+  }
+  if (!me) {
+    *error = "no node " + victim;
+    return "";
+  }
+  if (fault.action == NetAction::Loss && (loss_percent < 1 || loss_percent > 100)) {
+    *error = "the loss is 1 to 100 percent, not " + std::to_string(loss_percent);
+    return "";
+  }
+  const bool own_addresses = addresses.size() == nodes.size();
+  std::string others;
+  for (const ClusterNode& n : nodes)
+    if (n.name != victim) others += (others.empty() ? "" : ", ") + n.address;
+  others = "{ " + others + " }";
+  // Each rule: what the victim sends (out) or receives (in), as nft match text.
+  std::vector<std::string> out, in;
+  if (fault.link == NetLink::Client) {
+    const std::string ports = port_set({me->nfs_port, me->mount_port});
+    const std::string at = own_addresses ? "ip saddr " + me->address + " " : "";
+    const std::string to = own_addresses ? "ip daddr " + me->address + " " : "";
+    out.push_back(at + "tcp sport " + ports);
+    in.push_back(to + "tcp dport " + ports);
+  } else {
+    auto port_of = [&](const ClusterNode& n) {
+      return fault.link == NetLink::Interconnect ? n.interconnect.port : n.mirror.port;
+    };
+    std::set<uint16_t> all, theirs;
+    for (const ClusterNode& n : nodes) {
+      if (!port_of(n)) continue;
+      all.insert(port_of(n));
+      if (n.name != victim) theirs.insert(port_of(n));
+    }
+    if (all.empty() || (!own_addresses && (!port_of(*me) || theirs.empty()))) {
+      *error = "no " + net_link_name(fault.link) + " link to fault (no node lists one in cluster.nodes)";
+      return "";
+    }
+    if (own_addresses) {
+      // Either end may have opened the connection: the link's port on either side.
+      for (const char* side : {"dport", "sport"}) {
+        out.push_back("ip saddr " + me->address + " ip daddr " + others + " tcp " + side + " " + port_set(all));
+        in.push_back("ip saddr " + others + " ip daddr " + me->address + " tcp " + side + " " + port_set(all));
+      }
+    } else {
+      // One address for all: the victim's end is its own port, or the others' ports it called.
+      const std::string mine = std::to_string(port_of(*me));
+      out.push_back("tcp sport " + mine);
+      out.push_back("tcp dport " + port_set(theirs));
+      in.push_back("tcp dport " + mine);
+      in.push_back("tcp sport " + port_set(theirs));
+    }
+  }
+  const std::string verdict =
+      fault.action == NetAction::Loss ? "numgen random mod 100 < " + std::to_string(loss_percent) + " drop" : "drop";
+  std::ostringstream s;
+  s << "table inet " << table << " {\n  chain cut {\n    type filter hook output priority 0; policy accept;\n";
+  for (const std::string& m : out) s << "    " << m << " " << verdict << "\n";
+  if (fault.action != NetAction::OneWay)
+    for (const std::string& m : in) s << "    " << m << " " << verdict << "\n";
+  s << "  }\n}\n";
+  return s.str();
+}
+
+std::string heal_script(const std::string& table) { return "delete table inet " + table + "\n"; }
 
 bool run_nft(const std::string& script, std::string* error) {
   FILE* p = popen("nft -f - 2>&1", "w");

@@ -240,6 +240,141 @@ TEST(DrillPartition, ByPortOnOneAddressByAddressOtherwise) {
   EXPECT_NE(four.find("ip saddr { 127.0.1.1, 127.0.1.3 } ip daddr 127.0.1.2 drop"), std::string::npos) << four;
 }
 
+ClusterNode link_node(std::string name, std::string address, uint16_t ic, uint16_t mirror, uint16_t nfs,
+                      uint16_t mount) {
+  ClusterNode n;
+  n.name = name;
+  n.address = address;
+  n.interconnect = {address, ic};
+  n.mirror = {address, mirror};
+  n.nfs_port = nfs;
+  n.mount_port = mount;
+  return n;
+}
+
+TEST(DrillLinkFaults, NamesParseAndEachStandsForOneActionOnOneLink) {
+  std::string error;
+  auto kinds = parse_fault_kinds("loss-interconnect,oneway-mirror,flap-client", &error);
+  ASSERT_TRUE(kinds) << error;
+  ASSERT_EQ(kinds->size(), 3u);
+  EXPECT_EQ(net_fault((*kinds)[0])->action, NetAction::Loss);
+  EXPECT_EQ(net_fault((*kinds)[0])->link, NetLink::Interconnect);
+  EXPECT_EQ(net_fault((*kinds)[1])->action, NetAction::OneWay);
+  EXPECT_EQ(net_fault((*kinds)[1])->link, NetLink::Mirror);
+  EXPECT_EQ(net_fault((*kinds)[2])->action, NetAction::Flap);
+  EXPECT_EQ(net_fault((*kinds)[2])->link, NetLink::Client);
+  EXPECT_FALSE(net_fault(FaultKind::Partition));
+  int network_kinds = 0;
+  for (const char* action : {"loss", "oneway", "flap"})
+    for (const char* link : {"interconnect", "mirror", "client"}) {
+      auto k = parse_fault_kind(std::string(action) + "-" + link);
+      ASSERT_TRUE(k) << action << "-" << link;
+      EXPECT_EQ(fault_kind_name(*k), std::string(action) + "-" + link);
+      ++network_kinds;
+    }
+  EXPECT_EQ(network_kinds, 9);
+  EXPECT_FALSE(parse_fault_kinds("loss-disk", &error));
+  EXPECT_NE(error.find("flap-client"), std::string::npos) << error;  // the list names them all
+  std::istringstream in("loss-mirror a 3000\nflap-interconnect b\n");
+  auto s = parse_schedule(in, {"a", "b"}, &error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ((*s)[0].kind, FaultKind::LossMirror);
+  EXPECT_EQ((*s)[0].duration_ms, 3000);
+  EXPECT_EQ((*s)[1].kind, FaultKind::FlapInterconnect);
+  // A random schedule draws them like the others: every kind once a round.
+  auto drawn = random_schedule(*kinds, 2, 9, {"a", "b"});
+  ASSERT_EQ(drawn.size(), 6u);
+  EXPECT_EQ(std::set<FaultKind>({drawn[0].kind, drawn[1].kind, drawn[2].kind}).size(), 3u);
+}
+
+TEST(DrillSchedule, RandomFaultsDrawKindsNodesAndOverlapsFromTheSeed) {
+  std::string error;
+  auto kinds = *parse_fault_kinds("kill9,sigstop,partition,loss-client,oneway-mirror,flap-interconnect", &error);
+  const std::vector<std::string> nodes = {"n1", "n2", "n3", "n4"};
+  auto a = random_faults(kinds, 300, 5, nodes);
+  auto b = random_faults(kinds, 300, 5, nodes);
+  ASSERT_EQ(a.size(), 300u);
+  std::set<FaultKind> seen;
+  std::set<std::string> victims;
+  int together = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].node, b[i].node);
+    ASSERT_EQ(a[i].with.size(), b[i].with.size());
+    seen.insert(a[i].kind);
+    victims.insert(a[i].node);
+    if (a[i].with.empty()) continue;
+    ++together;
+    const Fault& w = a[i].with[0];
+    EXPECT_EQ(w.kind, b[i].with[0].kind);
+    EXPECT_NE(w.node, a[i].node);  // two nodes at once
+    EXPECT_FALSE(w.kind == FaultKind::Kill9 && a[i].kind == FaultKind::Kill9);  // one restart at a time
+    EXPECT_TRUE(w.with.empty());
+  }
+  EXPECT_EQ(seen.size(), kinds.size());
+  EXPECT_EQ(victims.size(), nodes.size());
+  EXPECT_GT(together, 60);  // about one in three
+  EXPECT_LT(together, 140);
+  auto other = random_faults(kinds, 300, 6, nodes);
+  bool differs = false;
+  for (size_t i = 0; i < other.size(); ++i) differs |= other[i].kind != a[i].kind || other[i].node != a[i].node;
+  EXPECT_TRUE(differs);
+  // One node: nothing to overlap with.
+  for (const Fault& f : random_faults(kinds, 50, 5, {"only"})) EXPECT_TRUE(f.with.empty());
+}
+
+TEST(DrillLinkFaults, ThePairIsFaultedByPortTheRingByAddressAndPort) {
+  const std::vector<ClusterNode> pair = {link_node("a", "127.0.0.1", 7001, 7101, 2049, 20048),
+                                         link_node("b", "127.0.0.1", 7002, 7102, 2149, 20148)};
+  std::string error;
+  const std::string loss =
+      link_fault_script(pair, "a", {NetAction::Loss, NetLink::Interconnect}, 5, &error);
+  EXPECT_NE(loss.find("tcp sport 7001 numgen random mod 100 < 5 drop"), std::string::npos) << loss;
+  EXPECT_NE(loss.find("tcp dport 7002 numgen random mod 100 < 5 drop"), std::string::npos) << loss;
+  EXPECT_NE(loss.find("tcp dport 7001 numgen random mod 100 < 5 drop"), std::string::npos) << loss;
+  EXPECT_EQ(loss.find("7101"), std::string::npos) << loss;  // not the mirror, not the clients
+  EXPECT_EQ(loss.find("2049"), std::string::npos) << loss;
+  // One way: only what a sends.
+  const std::string oneway = link_fault_script(pair, "a", {NetAction::OneWay, NetLink::Mirror}, 5, &error);
+  EXPECT_NE(oneway.find("tcp sport 7101 drop"), std::string::npos) << oneway;
+  EXPECT_NE(oneway.find("tcp dport 7102 drop"), std::string::npos) << oneway;
+  EXPECT_EQ(oneway.find("tcp dport 7101"), std::string::npos) << oneway;
+  EXPECT_EQ(oneway.find("7001"), std::string::npos) << oneway;
+  const std::string client = link_fault_script(pair, "b", {NetAction::Flap, NetLink::Client}, 5, &error);
+  EXPECT_NE(client.find("tcp sport { 2149, 20148 } drop"), std::string::npos) << client;
+  EXPECT_NE(client.find("tcp dport { 2149, 20148 } drop"), std::string::npos) << client;
+  EXPECT_EQ(client.find("2049 "), std::string::npos) << client;
+
+  const std::vector<ClusterNode> ring = {link_node("n1", "127.0.1.1", 7001, 7101, 2049, 20048),
+                                         link_node("n2", "127.0.1.2", 7001, 7101, 2049, 20048),
+                                         link_node("n3", "127.0.1.3", 7001, 7101, 2049, 20048)};
+  const std::string cut = link_fault_script(ring, "n2", {NetAction::OneWay, NetLink::Interconnect}, 5, &error);
+  EXPECT_NE(cut.find("ip saddr 127.0.1.2 ip daddr { 127.0.1.1, 127.0.1.3 } tcp dport 7001 drop"), std::string::npos)
+      << cut;
+  EXPECT_NE(cut.find("ip saddr 127.0.1.2 ip daddr { 127.0.1.1, 127.0.1.3 } tcp sport 7001 drop"), std::string::npos)
+      << cut;
+  EXPECT_EQ(cut.find("ip daddr 127.0.1.2"), std::string::npos) << cut;  // it still hears them
+  const std::string clients = link_fault_script(ring, "n3", {NetAction::Loss, NetLink::Client}, 10, &error);
+  EXPECT_NE(clients.find("ip saddr 127.0.1.3 tcp sport { 2049, 20048 } numgen random mod 100 < 10 drop"),
+            std::string::npos)
+      << clients;
+  EXPECT_NE(clients.find("ip daddr 127.0.1.3 tcp dport { 2049, 20048 }"), std::string::npos) << clients;
+
+  // No mirror anywhere, an unknown node, a loss out of range: refused with the reason.
+  std::vector<ClusterNode> bare = ring;
+  for (ClusterNode& n : bare) n.mirror = {};
+  EXPECT_EQ(link_fault_script(bare, "n1", {NetAction::Loss, NetLink::Mirror}, 5, &error), "");
+  EXPECT_NE(error.find("mirror"), std::string::npos) << error;
+  EXPECT_EQ(link_fault_script(ring, "n9", {NetAction::Loss, NetLink::Client}, 5, &error), "");
+  EXPECT_EQ(link_fault_script(ring, "n1", {NetAction::Loss, NetLink::Client}, 0, &error), "");
+  EXPECT_EQ(link_fault_script(ring, "n1", {NetAction::Loss, NetLink::Client}, 101, &error), "");
+  // Two faults at once: each its own table, each lifted alone.
+  const std::string second = link_fault_script(ring, "n1", {NetAction::Flap, NetLink::Client}, 5, &error, "nasd_drill_with");
+  EXPECT_EQ(second.rfind("table inet nasd_drill_with {", 0), 0u) << second;
+  EXPECT_EQ(heal_script("nasd_drill_with"), "delete table inet nasd_drill_with\n");
+  EXPECT_EQ(heal_script(), "delete table inet nasd_drill\n");
+}
+
 TEST(DrillAuthorityCut, OnlyTheVictimsEtcdTrafficNeverItsLinks) {
   auto node = [](std::string name, std::string address, std::string etcd) {
     ClusterNode n;

@@ -10,13 +10,14 @@ const char kHaLoadUsage[] =
     "usage: nasd-ha-load --dir NAME [--host H] [--nfs-port P] [--mount-port P] [--export PATH]\n"
     "                    [--seconds N] [--verify-host H] [--verify-nfs-port P]\n"
     "                    [--verify-mount-port P] [--call-timeout-ms N] [--retry-budget-s N]\n"
-    "                    [--report FILE] [--until-file FILE]\n"
+    "                    [--report FILE] [--until-file FILE] [--verify-after FILE]\n"
     "Mounts PATH (default /r/v0) at H (127.0.0.1) P (2049) / P (20048), makes directory NAME in\n"
     "it and runs a CREATE / FILE_SYNC WRITE / MKDIR / RENAME / REMOVE load there for N seconds\n"
     "(20), retrying every unanswered or JUKEBOX call on a fresh connection, each for up to the\n"
     "retry budget (60 s); with --until-file it also ends as soon as FILE exists. Then checks, at the verify address (default: the same), that\n"
-    "everything acknowledged is there and nothing else. Exit 0 when that holds and at least\n"
-    "one call was acknowledged.\n";
+    "everything acknowledged is there and nothing else -- with --verify-after only once FILE\n"
+    "exists (at most 5 minutes later: the test restarts the server first). Exit 0 when that\n"
+    "holds, the load ended as asked (not on an error) and at least one call was acknowledged.\n";
 
 namespace {
 
@@ -56,6 +57,7 @@ std::optional<HaLoadArgs> parse_ha_load_args(int argc, char** argv, std::string*
       {"--retry-budget-s", count(&a.retry_budget_s, 3600)},
       {"--report", text(&a.report)},
       {"--until-file", text(&a.until_file)},
+      {"--verify-after", text(&a.verify_after)},
   };
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];

@@ -19,6 +19,9 @@ struct HaLoadArgs {
   // test whose steps take longer on a slow machine ends the load after its last step, so the
   // checks that the load resumed after each step do not depend on the machine's speed.
   std::string until_file;
+  // When set, the read-back waits (at most 5 minutes) until this file exists: a test kills and
+  // restarts the server after the load, then checks that what it acknowledged survived.
+  std::string verify_after;
   // Where verify() reads back; each defaults to the load's own.
   std::string verify_host;
   uint16_t verify_nfs_port = 0;

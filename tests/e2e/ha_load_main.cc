@@ -48,6 +48,15 @@ int run(const HaLoadArgs& a) {
   while (std::chrono::steady_clock::now() < end && load.stopped_by().empty() && !told_to_end())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   load.stop();  // a call being retried now is finished first (bounded by the budget)
+  if (!a.verify_after.empty()) {
+    std::cout << "ha-load " << a.export_path << "/" << a.dir << ": load ended ("
+              << load.stopped_by() << "), reading back once " << a.verify_after << " exists\n"
+              << std::flush;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    std::error_code ignored;
+    while (!std::filesystem::exists(a.verify_after, ignored) && std::chrono::steady_clock::now() < limit)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 
   HaVerifyTarget target{a.verify_host, a.verify_nfs_port, a.verify_mount_port, a.export_path,
                         a.dir};
