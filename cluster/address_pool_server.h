@@ -23,8 +23,10 @@ namespace nasd::cluster {
 
 class AddressPoolServer {
  public:
+  // `on_interface`: the address's interface (PoolOptions::on_interface), or nullptr.
   using MakeServer = std::function<std::unique_ptr<VirtualServer>(
-      const std::string& name, const std::string& address, uint16_t nfs_port, uint16_t mount_port)>;
+      const std::string& name, const std::string& address, uint16_t nfs_port, uint16_t mount_port,
+      const address::InterfaceAddress* on_interface)>;
   using AliveFn = std::function<std::map<std::string, bool>()>;  // peers and whether alive
 
   AddressPoolServer(std::string self, std::vector<PoolOptions> pools, MakeServer make, AliveFn alive,
@@ -33,7 +35,8 @@ class AddressPoolServer {
 
   void start();
   void stop();  // releases every address
-  // One line per pool address: where it is served ("here" or the node the rule names).
+  // One line per pool address: where it is served ("here", "here(eth1)" when on an interface
+  // here, or the node the rule names).
   std::string status() const;
 
  private:
