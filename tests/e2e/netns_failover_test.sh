@@ -41,7 +41,11 @@ wait_for() {
   for _ in $(seq $((limit * 10))); do "$@" && return 0; sleep 0.1; done
   fail "$what not within $limit s"
 }
-cluster_line() { "$admin" --socket "$dir/$1/data/nasd.sock" cluster 2>/dev/null | grep -qE "$2"; }
+# (Outputs are captured before they are searched: with pipefail, `cmd | grep -q` fails when grep
+# stops reading early and cmd dies of SIGPIPE.)
+cluster_line() { local out; out=$("$admin" --socket "$dir/$1/data/nasd.sock" cluster 2>/dev/null) && grep -qE "$2" <<<"$out"; }
+# has_address HOST ADDRESS: ADDRESS (any prefix) is on HOST's fe0.
+has_address() { local out; out=$(ip -n "$(nh_ns "$1")" addr show fe0) && [[ $out == *"inet $2/"* ]]; }
 admin_on() { "$admin" --socket "$dir/$1/data/nasd.sock" "${@:2}"; }
 pid_of() { cat "$dir/$1/data/nasd.pid"; }
 url() { echo "nfs://$1/r/$2?nfsport=2049&mountport=20048&version=3"; }
@@ -102,13 +106,13 @@ mac1=$(nh_mac h1) mac2=$(nh_mac h2)
 echo "hosts: h1 fe0 $mac1, h2 fe0 $mac2, client 10.0.4.100"
 wait_for 30 "evs1 on h1's fe0" on_interface_here n1 evs1
 wait_for 30 "evs2 on h2's fe0" on_interface_here n2 evs2
-ip -n "$(nh_ns h1)" addr show fe0 | grep -q "inet 10.0.4.11/24" || fail "10.0.4.11 is not on h1's fe0"
+has_address h1 10.0.4.11 || fail "10.0.4.11 is not on h1's fe0"
 wait_for 30 "evs1 answering NFS at the client" reaches 10.0.4.11 v0
 neigh_is 10.0.4.11 "$mac1" || fail "the client's neighbour entry for 10.0.4.11 is not h1's MAC"
 
 # The journal of n1 must reach n2's mirror before the crash (else n1 acknowledges from its own
 # NVRAM only, and the kill -9 loses what the client was told).
-mirrored() { ! admin_on "$1" nvram 2>/dev/null | grep -q DEGRADED && admin_on "$1" nvram >/dev/null 2>&1; }
+mirrored() { local out; out=$(admin_on "$1" nvram 2>/dev/null) && [[ $out != *DEGRADED* ]]; }
 wait_for 60 "n1's journal mirrored to n2" mirrored n1
 
 head -c 300000 /dev/urandom >"$dir/payload"
@@ -130,6 +134,7 @@ kill -0 "$client_pid" 2>/dev/null || fail "the client ended before the crash"
 crash_and_back() {
   local how=$1 killed moved answers
   kill -9 "$(pid_of n1)"
+  killed=$(now_ms)
   if [[ $how == host ]]; then
     nh_link h1 fe0 down
   else
@@ -138,24 +143,23 @@ crash_and_back() {
       { cat "$dir/stop-hook.log"; fail "nasd --remove-addresses"; }
     grep -q "removed: 10.0.4.11/24 on fe0" "$dir/stop-hook.log" || { cat "$dir/stop-hook.log"; fail "the stop hook did not remove 10.0.4.11"; }
   fi
-  killed=$(now_ms)
   wait_for 30 "n2 serving evs1 on its fe0" on_interface_here n2 evs1
-  ip -n "$(nh_ns h2)" addr show fe0 | grep -q "inet 10.0.4.11/24" || fail "10.0.4.11 is not on h2's fe0"
+  has_address h2 10.0.4.11 || fail "10.0.4.11 is not on h2's fe0"
   wait_for 10 "the client's neighbour entry for 10.0.4.11 moving to h2 ($mac2)" neigh_is 10.0.4.11 "$mac2"
   moved=$(now_ms)
   wait_for 30 "evs1 answering NFS at the client from h2" reaches 10.0.4.11 v0
   answers=$(arp_answers 10.0.4.11)
   [[ $answers == "$mac2" ]] || fail "arping 10.0.4.11 from the client: answered by '$answers', expected $mac2 only"
   echo "$how crash: 10.0.4.11 on h2 ($mac2) in the client's neighbour table $((moved - killed)) ms after the kill; arping sees $answers"
-  on_client nfs-cp "$(url 10.0.4.11 v0/before-the-crash)" "$dir/back" >/dev/null || fail "reading the file back through 10.0.4.11"
-  cmp -s "$dir/payload" "$dir/back" || fail "the file written before the crash differs after the takeover"
+  on_client nfs-cp "$(url 10.0.4.11 v0/before-the-crash)" "$dir/back-$how" >/dev/null || fail "reading the file back through 10.0.4.11"
+  cmp -s "$dir/payload" "$dir/back-$how" || fail "the file written before the crash differs after the takeover"
 
   if [[ $how == host ]]; then
-    ip -n "$(nh_ns h1)" addr show fe0 | grep -q "inet 10.0.4.11/" ||
+    has_address h1 10.0.4.11 ||
       fail "the crashed run's 10.0.4.11 is not on h1's fe0 (nothing to clean up?)"
   fi
     start_node n1
-  ip -n "$(nh_ns h1)" addr show fe0 | grep -q "inet 10.0.4.11/" && fail "10.0.4.11 is on h1's fe0 after n1's restart"
+  ! has_address h1 10.0.4.11 || fail "10.0.4.11 is on h1's fe0 after n1's restart"
   if [[ $how == host ]]; then
     grep -q "left by an earlier run, removed: 10.0.4.11/24 on fe0" "$dir/n1/data/nasd.log" ||
       fail "n1 did not log the removal of its crashed run's address"
@@ -165,7 +169,7 @@ crash_and_back() {
   admin_on n1 failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
   wait_for 40 "evs1 back on h1's fe0" on_interface_here n1 evs1
   cluster_line n2 "^  evs evs1 .*: not here" || fail "n2 still serves evs1 after the failback"
-  ip -n "$(nh_ns h2)" addr show fe0 | grep -q "inet 10.0.4.11/" && fail "10.0.4.11 is still on h2's fe0 after the failback"
+  ! has_address h2 10.0.4.11 || fail "10.0.4.11 is still on h2's fe0 after the failback"
   wait_for 10 "the client's neighbour entry for 10.0.4.11 back at h1 ($mac1)" neigh_is 10.0.4.11 "$mac1"
   wait_for 30 "evs1 answering NFS at the client from h1 again" reaches 10.0.4.11 v0
   wait_for 60 "n1's journal mirrored to n2 again" mirrored n1
@@ -183,7 +187,7 @@ grep -q "^verify=OK" "$dir/client-evs1.report" || fail "client: verify"
 "$root/deploy/stop-node.sh" "$dir/n1/data" >/dev/null & "$root/deploy/stop-node.sh" "$dir/n2/data" >/dev/null & wait
 for i in 1 2; do grep -q "stopped cleanly" "$dir/n$i/data/nasd.log" || fail "n$i did not stop cleanly"; done
 for h in h1 h2; do
-  ip -n "$(nh_ns $h)" addr show fe0 | grep -qE "inet 10.0.4.1[12]/" && fail "an EVS address is still on $h's fe0 after the stop"
+  ! has_address $h 10.0.4.11 && ! has_address $h 10.0.4.12 || fail "an EVS address is still on $h's fe0 after the stop"
 done
 for v in 0 1; do "$fsck" "$dir/san/v$v.lfs" >"$dir/fsck-v$v.log" 2>&1 || { cat "$dir/fsck-v$v.log"; fail "fsck of v$v"; }; done
 echo "PASS: evs1's address moved h1 -> h2 -> h1 with gratuitous ARP, the client's neighbour table followed, nothing acknowledged lost"
