@@ -23,9 +23,13 @@ admin=$BUILD_DIR/server/admin/nasd-admin
 [[ -x $ha_load ]] || { echo "SKIP: no nasd-ha-load at $ha_load"; exit 77; }
 [[ $(id -u) == 0 ]] && ip netns list >/dev/null 2>&1 || { echo "SKIP: needs root for network namespaces"; exit 77; }
 command -v arping >/dev/null || { echo "SKIP: no arping (iputils-arping)"; exit 77; }
+authority=${AUTHORITY:-file}
+[[ $authority != etcd ]] || command -v etcd >/dev/null || { echo "SKIP: no etcd (etcd-server)"; exit 77; }
 source "$(dirname "$0")/netns_hosts_lib.sh"
 dir=$NH_DIR
 nh_build 2
+NH_ETCD_LINE=""
+[[ $authority != etcd ]] || nh_etcd || { echo "FAIL: etcd on the back end did not start"; exit 1; }
 
 fail() {
   echo "FAIL: $*"
@@ -70,7 +74,8 @@ mkdir -p "$dir/san" && chmod 700 "$dir/san"
 name = hosts
 key = $dir/cluster.key
 shared_dir = $dir/san
-authority = file
+authority = $authority
+$NH_ETCD_LINE
 failback = manual
 lease_ms = ${LEASE_MS:-3000}
 startup_grace_ms = 4000
@@ -123,26 +128,40 @@ client_pid=$NH_PID
 sleep 3
 kill -0 "$client_pid" 2>/dev/null || fail "the client ended before the crash"
 
-# crash_and_back HOW: n1 crashes while serving evs1, n2 takes the volume and the address over,
-# n1 comes back and fails back. HOW says what happens to h1:
+# fault_and_back HOW: n1 fails while serving evs1, n2 takes the volume and the address over,
+# n1 comes back and fails back. HOW says what happens to n1 and h1:
 #   host: h1 dies with its NIC: nasd killed with -9 and h1's cable pulled at the switch; the
 #     address the crashed run left on h1's fe0 is removed by n1's restart (while the cable is
 #     still out, so the two hosts never answer for it at once), then the cable goes back in;
 #   process: only nasd dies, h1 stays up: the stop hook of deploy/nasd.service (ExecStopPost,
-#     `nasd --remove-addresses`) removes the address, as systemd would run it. (Without it, h1's
-#     kernel keeps answering ARP for 10.0.4.11 and n2's probe refuses it: see cluster/README.md.)
-crash_and_back() {
-  local how=$1 killed moved answers
-  kill -9 "$(pid_of n1)"
-  killed=$(now_ms)
-  if [[ $how == host ]]; then
-    nh_link h1 fe0 down
-  else
-    for _ in $(seq 50); do kill -0 "$(pid_of n1)" 2>/dev/null || break; sleep 0.1; done
-    nh_exec h1 "$nasd" --config "$dir/n1/nasd.conf" --remove-addresses >"$dir/stop-hook.log" 2>&1 ||
-      { cat "$dir/stop-hook.log"; fail "nasd --remove-addresses"; }
-    grep -q "removed: 10.0.4.11/24 on fe0" "$dir/stop-hook.log" || { cat "$dir/stop-hook.log"; fail "the stop hook did not remove 10.0.4.11"; }
-  fi
+#     `nasd --remove-addresses`) removes the address, as systemd would run it;
+#   stop: nasd is SIGSTOPped: n2 takes the volume at its lease's end, but h1's kernel still
+#     answers ARP for 10.0.4.11, so n2's probe refuses the address (logged) until n1 wakes,
+#     finds its lease gone and lets the volume and the address go;
+#   partition (etcd): both of h1's cables pulled at the switch: n2 gets the lease from etcd
+#     (which n1 cannot reach to renew it) and the address (h1 cannot answer the probe); n1
+#     gives up both at its lease's end; then the cables go back in.
+fault_and_back() {
+  local how=$1 t0 moved answers
+  case $how in
+    host) kill -9 "$(pid_of n1)"; t0=$(now_ms); nh_link h1 fe0 down ;;
+    process)
+      kill -9 "$(pid_of n1)"; t0=$(now_ms)
+      for _ in $(seq 50); do kill -0 "$(pid_of n1)" 2>/dev/null || break; sleep 0.1; done
+      nh_exec h1 "$nasd" --config "$dir/n1/nasd.conf" --remove-addresses >"$dir/stop-hook.log" 2>&1 ||
+        { cat "$dir/stop-hook.log"; fail "nasd --remove-addresses"; }
+      grep -q "removed: 10.0.4.11/24 on fe0" "$dir/stop-hook.log" ||
+        { cat "$dir/stop-hook.log"; fail "the stop hook did not remove 10.0.4.11"; } ;;
+    stop)
+      kill -STOP "$(pid_of n1)"; t0=$(now_ms)
+      wait_for 30 "n2 serving v0 while n1 is stopped" cluster_line n2 "^    volume v0 .*served here"
+      wait_for 10 "n2's probe refusing 10.0.4.11 (h1 still answers for it)" \
+        grep -q "10.0.4.11 is already in use on fe0's segment by $mac1" "$dir/n2/data/nasd.log"
+      ! has_address h2 10.0.4.11 || fail "n2 took 10.0.4.11 while h1 still answers for it"
+      echo "stop: n2 serves v0 $(( $(now_ms) - t0 )) ms after SIGSTOP; 10.0.4.11 refused while h1 answers for it"
+      kill -CONT "$(pid_of n1)" ;;
+    partition) nh_link h1 fe0 down; nh_link h1 be0 down; t0=$(now_ms) ;;
+  esac
   wait_for 30 "n2 serving evs1 on its fe0" on_interface_here n2 evs1
   has_address h2 10.0.4.11 || fail "10.0.4.11 is not on h2's fe0"
   wait_for 10 "the client's neighbour entry for 10.0.4.11 moving to h2 ($mac2)" neigh_is 10.0.4.11 "$mac2"
@@ -150,21 +169,24 @@ crash_and_back() {
   wait_for 30 "evs1 answering NFS at the client from h2" reaches 10.0.4.11 v0
   answers=$(arp_answers 10.0.4.11)
   [[ $answers == "$mac2" ]] || fail "arping 10.0.4.11 from the client: answered by '$answers', expected $mac2 only"
-  echo "$how crash: 10.0.4.11 on h2 ($mac2) in the client's neighbour table $((moved - killed)) ms after the kill; arping sees $answers"
+  echo "$how: 10.0.4.11 on h2 ($mac2) in the client's neighbour table $((moved - t0)) ms after the fault; arping sees $answers"
   on_client nfs-cp "$(url 10.0.4.11 v0/before-the-crash)" "$dir/back-$how" >/dev/null || fail "reading the file back through 10.0.4.11"
-  cmp -s "$dir/payload" "$dir/back-$how" || fail "the file written before the crash differs after the takeover"
+  cmp -s "$dir/payload" "$dir/back-$how" || fail "the file written before the fault differs after the takeover"
 
-  if [[ $how == host ]]; then
-    has_address h1 10.0.4.11 ||
-      fail "the crashed run's 10.0.4.11 is not on h1's fe0 (nothing to clean up?)"
-  fi
-    start_node n1
-  ! has_address h1 10.0.4.11 || fail "10.0.4.11 is on h1's fe0 after n1's restart"
-  if [[ $how == host ]]; then
-    grep -q "left by an earlier run, removed: 10.0.4.11/24 on fe0" "$dir/n1/data/nasd.log" ||
-      fail "n1 did not log the removal of its crashed run's address"
-    nh_link h1 fe0 up
-  fi
+  case $how in
+    host)
+      has_address h1 10.0.4.11 || fail "the crashed run's 10.0.4.11 is not on h1's fe0 (nothing to clean up?)"
+      start_node n1
+      ! has_address h1 10.0.4.11 || fail "10.0.4.11 is on h1's fe0 after n1's restart"
+      grep -q "left by an earlier run, removed: 10.0.4.11/24 on fe0" "$dir/n1/data/nasd.log" ||
+        fail "n1 did not log the removal of its crashed run's address"
+      nh_link h1 fe0 up ;;
+    process) start_node n1 ;;
+    stop) ! has_address h1 10.0.4.11 || fail "10.0.4.11 is still on h1's fe0 after n1 woke" ;;
+    partition)
+      wait_for 30 "n1 letting 10.0.4.11 go behind the partition" eval "! has_address h1 10.0.4.11"
+      nh_link h1 fe0 up; nh_link h1 be0 up ;;
+  esac
   wait_for 30 "n1 hearing n2" cluster_line n1 "^member n2: up"
   admin_on n1 failback >"$dir/failback.log" 2>&1 || { cat "$dir/failback.log"; fail "nasd-admin failback"; }
   wait_for 40 "evs1 back on h1's fe0" on_interface_here n1 evs1
@@ -173,10 +195,13 @@ crash_and_back() {
   wait_for 10 "the client's neighbour entry for 10.0.4.11 back at h1 ($mac1)" neigh_is 10.0.4.11 "$mac1"
   wait_for 30 "evs1 answering NFS at the client from h1 again" reaches 10.0.4.11 v0
   wait_for 60 "n1's journal mirrored to n2 again" mirrored n1
-  echo "$how crash: failback put 10.0.4.11 back on h1, the client's neighbour entry at $mac1"
+  echo "$how: failback put 10.0.4.11 back on h1, the client's neighbour entry at $mac1"
 }
-crash_and_back host
-crash_and_back process
+# The file authority's leases live in the SAN folder, which a network partition does not cut:
+# a partitioned n1 keeps its lease there, so only the etcd authority is partitioned.
+default_faults="host process stop"
+[[ $authority != etcd ]] || default_faults="host partition"
+for how in ${FAULTS:-$default_faults}; do fault_and_back "$how"; done
 
 touch "$dir/end-load"
 wait "$client_pid" || { cat "$dir/client-evs1.out"; fail "the client did not verify"; }

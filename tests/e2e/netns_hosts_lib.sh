@@ -6,7 +6,9 @@
 #   hosts h1..hN: a namespace each, with `fe0` on the front bridge (10.0.4.<i>/24) and `be0` on
 #   the back bridge (10.0.5.<i>/24), and, for every command run there (nh_exec, nh_spawn), its
 #   own /tmp and /run (a private mount namespace with the host's folders bound over them);
-#   a client host `client`: fe0 only, 10.0.4.100/24.
+#   a client host `client`: fe0 only, 10.0.4.100/24;
+#   with `nh_etcd`: a host `auth` on the back end only (10.0.5.200) running a one-member etcd
+#   (deploy/start-etcd.sh); it sets NH_ETCD_LINE, the [cluster] etcd_endpoints line.
 # Interface names are the same inside every host (fe0, be0), as on identical machines, so one
 # cluster config names them for all. The SAN folder and the lease files are a folder that every
 # host sees ($NH_DIR, outside /tmp); nothing else is shared but the file system.
@@ -41,7 +43,8 @@ nh_teardown() {
   [[ -n ${NASD_E2E_KEEP:-} ]] || rm -rf "$NH_DIR"
 }
 
-# nh_add_host NAME FRONT_IP [BACK_IP]: a host on the front bridge (and the back one).
+# nh_add_host NAME FRONT_IP [BACK_IP]: a host on the front bridge (FRONT_IP "-": not on it)
+# and the back one.
 nh_add_host() {
   local name=$1 ns sw port=$1
   ns=$(nh_ns "$name") sw=$(nh_ns sw)
@@ -50,10 +53,12 @@ nh_add_host() {
   ip -n "$ns" link set lo up
   mkdir -p "$NH_DIR/$name/tmp" "$NH_DIR/$name/run"
   chmod 1777 "$NH_DIR/$name/tmp"
-  ip -n "$sw" link add "${port}f" type veth peer name fe0 netns "$ns"
-  ip -n "$sw" link set "${port}f" master nhf up
-  ip -n "$ns" link set fe0 up
-  ip -n "$ns" addr add "$2/24" dev fe0
+  if [[ $2 != - ]]; then
+    ip -n "$sw" link add "${port}f" type veth peer name fe0 netns "$ns"
+    ip -n "$sw" link set "${port}f" master nhf up
+    ip -n "$ns" link set fe0 up
+    ip -n "$ns" addr add "$2/24" dev fe0
+  fi
   if [[ -n ${3:-} ]]; then
     ip -n "$sw" link add "${port}b" type veth peer name be0 netns "$ns"
     ip -n "$sw" link set "${port}b" master nhb up
@@ -65,6 +70,7 @@ nh_add_host() {
 nh_build() {
   local n=$1 i sw
   trap nh_teardown EXIT
+  trap 'exit 143' TERM INT HUP  # a ctest timeout: through the EXIT trap too
   sw=$(nh_ns sw)
   ip netns add "$sw"
   ip -n "$sw" link set lo up
@@ -89,3 +95,11 @@ nh_spawn() {
 }
 nh_mac() { ip -n "$(nh_ns "$1")" link show "${2:-fe0}" | awk '/link\/ether/ { print $2 }'; }
 nh_link() { ip -n "$(nh_ns sw)" link set "$1${2:0:1}" "$3"; }
+
+# Not in a subshell ($(...)): the host must join NH_HOSTS, or the EXIT trap would not remove it.
+nh_etcd() {
+  nh_add_host auth - 10.0.5.200
+  nh_exec auth "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/start-etcd.sh" \
+    --host 10.0.5.200 --dir "$NH_DIR/etcd" >"$NH_DIR/etcd.out" 2>&1 || { cat "$NH_DIR/etcd.out" >&2; return 1; }
+  NH_ETCD_LINE=$(grep -m1 '^ *etcd_endpoints *=' "$NH_DIR/etcd.out" | sed 's/^ *//')
+}
