@@ -60,6 +60,15 @@ void AddressPoolServer::apply(bool in_grace) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
+  if (!in_grace) {
+    for (const std::string& n : alive)
+      if (!alive_before_.empty() && !alive_before_.count(n)) announce_rounds_ = 2;
+    alive_before_ = alive;
+  }
+  if (announce_rounds_ > 0) {
+    --announce_rounds_;
+    for (auto& [address, server] : servers_) server->announce_again();
+  }
   for (const PoolOptions& p : pools_) {
     for (const auto& [address, node] : membership::assign_pool(p.addresses, p.nodes, alive)) {
       auto it = servers_.find(address);

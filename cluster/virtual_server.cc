@@ -120,6 +120,14 @@ bool VirtualServer::bound() const {
   return server_ != nullptr;
 }
 
+void VirtualServer::announce_again() {
+  std::lock_guard lock(mu_);
+  if (!on_interface_ || !on_interface_->held()) return;
+  std::string error;
+  if (!on_interface_->announce_again(&error))
+    util::log("cluster").warn("virtual server " + describe() + ": announcing again: " + error);
+}
+
 std::string VirtualServer::where() const {
   std::lock_guard lock(mu_);
   return on_interface_ && on_interface_->held() ? " on " + on_interface_->address().interface : "";

@@ -40,6 +40,9 @@ class VirtualServer {
   // address on an interface is removed first.
   void release();
   bool bound() const;
+  // An address on an interface held here is announced once more (HostedAddress::announce_again);
+  // nothing otherwise.
+  void announce_again();
   // " on eth1" while this node holds the address on an interface, else "".
   std::string where() const;
 

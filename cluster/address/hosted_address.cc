@@ -73,6 +73,18 @@ bool HostedAddress::acquire(std::string* error) {
   return true;
 }
 
+bool HostedAddress::announce_again(std::string* error) {
+  if (!held_) {
+    *error = a_.describe() + " is not held here";
+    return false;
+  }
+  const unsigned index = interface_index(a_.interface, error);
+  LinkInfo link;
+  if (index == 0 || !link_info(a_.interface, &link, error)) return false;
+  if (!link.ethernet) return true;
+  return announce_address(index, link, a_, AnnounceTiming{1, {}}, error);
+}
+
 bool HostedAddress::release(std::string* error) {
   if (!held_) return true;
   held_ = false;

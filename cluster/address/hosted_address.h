@@ -40,6 +40,10 @@ class HostedAddress {
   // False and *error when the kernel refused to remove it (it stays recorded, so the next start
   // removes it).
   bool release(std::string* error);
+  // Tells the segment again that the address is here (once, no probe): for when another host
+  // may have answered for it meanwhile (see AddressPoolServer). False and *error when not held
+  // or not sent.
+  bool announce_again(std::string* error);
   bool held() const { return held_; }
   const InterfaceAddress& address() const { return a_; }
 

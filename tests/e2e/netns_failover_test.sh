@@ -12,7 +12,8 @@
 # and the file written before reads back. n1 restarts (the first time removing the address its
 # crashed run left on fe0, before the cable is back) and fails back: the address returns to
 # h1's fe0, leaves h2's, and the client's neighbour entry follows. The client must verify every
-# acknowledged operation; clean stop (no EVS address left on any fe0), fsck.
+# acknowledged operation. A pool on fe0 (10.0.4.21 on n1, .22 on n2) moves the same way, and
+# goes home by itself. Clean stop (no EVS or pool address left on any fe0), fsck.
 #   netns_failover_test.sh NASD_BINARY NASD_FSCK NASD_HA_LOAD   (exit 77 = skipped)
 set -euo pipefail
 nasd=$1 fsck=$2 ha_load=$3
@@ -31,38 +32,9 @@ nh_build 2
 NH_ETCD_LINE=""
 [[ $authority != etcd ]] || nh_etcd || { echo "FAIL: etcd on the back end did not start"; exit 1; }
 
-fail() {
-  echo "FAIL: $*"
-  for i in 1 2; do echo "--- n$i log"; tail -40 "$dir/n$i/data/nasd.log" 2>/dev/null || true; done
-  for i in 1 2; do echo "--- n$i cluster"; "$admin" --socket "$dir/n$i/data/nasd.sock" cluster 2>&1 || true; done
-  for f in "$dir"/client-*.out; do [[ -f $f ]] && { echo "--- $(basename "$f")"; cat "$f"; }; done
-  echo "--- client neighbours"; ip -n "$(nh_ns client)" neigh || true
-  exit 1
-}
-now_ms() { date +%s%3N; }
-wait_for() {
-  local limit=$1 what=$2; shift 2
-  for _ in $(seq $((limit * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$what not within $limit s"
-}
-# (Outputs are captured before they are searched: with pipefail, `cmd | grep -q` fails when grep
-# stops reading early and cmd dies of SIGPIPE.)
-cluster_line() { local out; out=$("$admin" --socket "$dir/$1/data/nasd.sock" cluster 2>/dev/null) && grep -qE "$2" <<<"$out"; }
-# has_address HOST ADDRESS: ADDRESS (any prefix) is on HOST's fe0.
-has_address() { local out; out=$(ip -n "$(nh_ns "$1")" addr show fe0) && [[ $out == *"inet $2/"* ]]; }
-admin_on() { "$admin" --socket "$dir/$1/data/nasd.sock" "${@:2}"; }
-pid_of() { cat "$dir/$1/data/nasd.pid"; }
-url() { echo "nfs://$1/r/$2?nfsport=2049&mountport=20048&version=3"; }
-on_client() { nh_exec client "$@"; }
-reaches() { on_client nfs-ls "$(url "$1" "$2")" >/dev/null 2>&1; }
-client_neigh_mac() { ip -n "$(nh_ns client)" neigh show "$1" dev fe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'; }
-neigh_is() { [[ $(client_neigh_mac "$1") == "$2" ]]; }
-# The MACs that answer a broadcast ARP request for $1 from the client (arping prints each reply).
-arp_answers() {
-  { on_client arping -c 3 -w 3 -I fe0 "$1" 2>/dev/null || true; } | tr 'A-F' 'a-f' |
-    { grep -oE '([0-9a-f]{2}:){5}[0-9a-f]{2}' || true; } | sort -u
-}
-on_interface_here() { cluster_line "$1" "^  evs $2 .*: served here on fe0$"; }
+nodes=(n1 n2)
+data_of() { echo "$dir/$1/data"; }
+source "$(dirname "$0")/netns_cluster_lib.sh"
 
 head -c 32 /dev/urandom >"$dir/cluster.key" && chmod 600 "$dir/cluster.key"
 head -c 32 /dev/urandom >"$dir/handle.key" && chmod 600 "$dir/handle.key"
@@ -86,6 +58,8 @@ CONF
     printf '\n[volume v%d]\nid = %d\nsize = 256M\nsegment_size = 1M\n' "$((i - 1))" "$((i - 1))"
     printf '\n[export /r/v%d]\nvolume = v%d\nclients = 10.0.4.0/24\noptions = rw,insecure,no_root_squash\n' "$((i - 1))" "$((i - 1))"
   done
+  # A SmartConnect-style pool on the same interface: 10.0.4.21 is n1's, 10.0.4.22 n2's.
+  printf '\n[pool clients]\naddresses = 10.0.4.21-10.0.4.22\ninterface = fe0\nprefix = 24\n'
 } >"$dir/cluster.conf"
 for i in 1 2; do
   mkdir -p "$dir/n$i" && chmod 700 "$dir/n$i"
@@ -113,11 +87,14 @@ wait_for 30 "evs1 on h1's fe0" on_interface_here n1 evs1
 wait_for 30 "evs2 on h2's fe0" on_interface_here n2 evs2
 has_address h1 10.0.4.11 || fail "10.0.4.11 is not on h1's fe0"
 wait_for 30 "evs1 answering NFS at the client" reaches 10.0.4.11 v0
+wait_for 30 "pool address 10.0.4.21 on h1's fe0" pool_here n1 10.0.4.21
+wait_for 30 "pool address 10.0.4.22 on h2's fe0" pool_here n2 10.0.4.22
+wait_for 30 "10.0.4.21 answering NFS at the client" reaches 10.0.4.21 v1
+neigh_is 10.0.4.21 "$mac1" || fail "the client's neighbour entry for 10.0.4.21 is not h1's MAC"
 neigh_is 10.0.4.11 "$mac1" || fail "the client's neighbour entry for 10.0.4.11 is not h1's MAC"
 
 # The journal of n1 must reach n2's mirror before the crash (else n1 acknowledges from its own
 # NVRAM only, and the kill -9 loses what the client was told).
-mirrored() { local out; out=$(admin_on "$1" nvram 2>/dev/null) && [[ $out != *DEGRADED* ]]; }
 wait_for 60 "n1's journal mirrored to n2" mirrored n1
 
 head -c 300000 /dev/urandom >"$dir/payload"
@@ -170,6 +147,11 @@ fault_and_back() {
   answers=$(arp_answers 10.0.4.11)
   [[ $answers == "$mac2" ]] || fail "arping 10.0.4.11 from the client: answered by '$answers', expected $mac2 only"
   echo "$how: 10.0.4.11 on h2 ($mac2) in the client's neighbour table $((moved - t0)) ms after the fault; arping sees $answers"
+  if [[ $how != stop ]]; then
+    wait_for 30 "pool address 10.0.4.21 on h2's fe0" pool_here n2 10.0.4.21
+    wait_for 10 "the client's neighbour entry for 10.0.4.21 moving to h2" neigh_is 10.0.4.21 "$mac2"
+    wait_for 30 "10.0.4.21 answering NFS at the client from h2" reaches 10.0.4.21 v1
+  fi
   on_client nfs-cp "$(url 10.0.4.11 v0/before-the-crash)" "$dir/back-$how" >/dev/null || fail "reading the file back through 10.0.4.11"
   cmp -s "$dir/payload" "$dir/back-$how" || fail "the file written before the fault differs after the takeover"
 
@@ -195,6 +177,10 @@ fault_and_back() {
   wait_for 10 "the client's neighbour entry for 10.0.4.11 back at h1 ($mac1)" neigh_is 10.0.4.11 "$mac1"
   wait_for 30 "evs1 answering NFS at the client from h1 again" reaches 10.0.4.11 v0
   wait_for 60 "n1's journal mirrored to n2 again" mirrored n1
+  # The pool address goes home by itself once n1 is back (no failback needed).
+  wait_for 30 "pool address 10.0.4.21 back on h1's fe0" pool_here n1 10.0.4.21
+  ! has_address h2 10.0.4.21 || fail "10.0.4.21 is still on h2's fe0 after n1 took it back"
+  wait_for 10 "the client's neighbour entry for 10.0.4.21 back at h1" neigh_is 10.0.4.21 "$mac1"
   echo "$how: failback put 10.0.4.11 back on h1, the client's neighbour entry at $mac1"
 }
 # The file authority's leases live in the SAN folder, which a network partition does not cut:
@@ -212,7 +198,9 @@ grep -q "^verify=OK" "$dir/client-evs1.report" || fail "client: verify"
 "$root/deploy/stop-node.sh" "$dir/n1/data" >/dev/null & "$root/deploy/stop-node.sh" "$dir/n2/data" >/dev/null & wait
 for i in 1 2; do grep -q "stopped cleanly" "$dir/n$i/data/nasd.log" || fail "n$i did not stop cleanly"; done
 for h in h1 h2; do
-  ! has_address $h 10.0.4.11 && ! has_address $h 10.0.4.12 || fail "an EVS address is still on $h's fe0 after the stop"
+  for a in 10.0.4.11 10.0.4.12 10.0.4.21 10.0.4.22; do
+    ! has_address $h $a || fail "$a is still on $h's fe0 after the stop"
+  done
 done
 for v in 0 1; do "$fsck" "$dir/san/v$v.lfs" >"$dir/fsck-v$v.log" 2>&1 || { cat "$dir/fsck-v$v.log"; fail "fsck of v$v"; }; done
 echo "PASS: evs1's address moved h1 -> h2 -> h1 with gratuitous ARP, the client's neighbour table followed, nothing acknowledged lost"
