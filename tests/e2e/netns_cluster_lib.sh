@@ -2,17 +2,19 @@
 # What the cluster tests on namespaced hosts (netns_hosts_lib.sh, sourced first) share: bounded
 # waits, each node's admin view, the addresses on a host's fe0, and the client host's view of
 # the network (its neighbour table, arping). Set before sourcing: dir, admin, nodes (the node
-# names) and data_of NODE (a function: the node's data folder).
+# names) and data_of NODE (a function: the node's data folder); log_of NODE (its log, default
+# <data folder>/nasd.log) when it logs elsewhere.
 
 fail() {
   echo "FAIL: $*"
   local n f
-  for n in "${nodes[@]}"; do echo "--- $n log"; tail -40 "$(data_of "$n")/nasd.log" 2>/dev/null || true; done
+  for n in "${nodes[@]}"; do echo "--- $n log"; tail -40 "$(node_log "$n")" 2>/dev/null || true; done
   for n in "${nodes[@]}"; do echo "--- $n cluster"; "$admin" --socket "$(data_of "$n")/nasd.sock" cluster 2>&1 || true; done
   for f in "$dir"/client-*.out; do [[ -f $f ]] && { echo "--- $(basename "$f")"; cat "$f"; }; done
   echo "--- client neighbours"; ip -n "$(nh_ns client)" neigh || true
   exit 1
 }
+node_log() { if declare -F log_of >/dev/null; then log_of "$1"; else echo "$(data_of "$1")/nasd.log"; fi; }
 now_ms() { date +%s%3N; }
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s, fails the test at the deadline.
 wait_for() {
