@@ -6,7 +6,10 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <functional>
+#include <initializer_list>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -128,12 +131,34 @@ bool list_addresses(unsigned ifindex, std::vector<AddressOnLink>* out, std::stri
   return true;
 }
 
-bool add_address(unsigned ifindex, const InterfaceAddress& a, std::string* error) {
+namespace {
+
+// One RTM_NEWADDR or RTM_DELADDR for `a`, `extra` adding attributes; an answer of `harmless`
+// (the address already there, or already gone) counts as done.
+bool change_address(uint16_t type, uint16_t flags, unsigned ifindex, const InterfaceAddress& a,
+                    const std::function<void(nlmsghdr*)>& extra, std::initializer_list<int> harmless,
+                    const std::string& what, std::string* error) {
   Socket s = open_socket(error);
   if (!s) return false;
   std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
-  nlmsghdr* nlh = address_request(buf.data(), RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, a);
-  if (a.family == AF_INET) {
+  nlmsghdr* nlh = address_request(buf.data(), type, flags, ifindex, a);
+  extra(nlh);
+  if (transact(s.get(), nlh, nullptr, nullptr) < 0 &&
+      std::find(harmless.begin(), harmless.end(), errno) == harmless.end()) {
+    *error = what + " " + a.describe() + ": " + errno_text(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool add_address(unsigned ifindex, const InterfaceAddress& a, std::string* error) {
+  const auto extra = [&a](nlmsghdr* nlh) {
+    if (a.family == AF_INET6) {
+      mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
+      return;
+    }
     std::array<uint8_t, 4> broadcast{};
     for (size_t i = 0; i < 4; ++i) {
       const int bits = a.prefix - static_cast<int>(i) * 8;
@@ -141,26 +166,12 @@ bool add_address(unsigned ifindex, const InterfaceAddress& a, std::string* error
       broadcast[i] = static_cast<uint8_t>(a.bytes[i] | ~mask);
     }
     if (a.prefix < 31) mnl_attr_put(nlh, IFA_BROADCAST, 4, broadcast.data());
-  } else {
-    mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
-  }
-  if (transact(s.get(), nlh, nullptr, nullptr) < 0 && errno != EEXIST) {
-    *error = "adding " + a.describe() + ": " + errno_text(errno);
-    return false;
-  }
-  return true;
+  };
+  return change_address(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, a, extra, {EEXIST}, "adding", error);
 }
 
 bool remove_address(unsigned ifindex, const InterfaceAddress& a, std::string* error) {
-  Socket s = open_socket(error);
-  if (!s) return false;
-  std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
-  nlmsghdr* nlh = address_request(buf.data(), RTM_DELADDR, 0, ifindex, a);
-  if (transact(s.get(), nlh, nullptr, nullptr) < 0 && errno != EADDRNOTAVAIL && errno != ENODEV) {
-    *error = "removing " + a.describe() + ": " + errno_text(errno);
-    return false;
-  }
-  return true;
+  return change_address(RTM_DELADDR, 0, ifindex, a, [](nlmsghdr*) {}, {EADDRNOTAVAIL, ENODEV}, "removing", error);
 }
 
 }  // namespace nasd::cluster::address
