@@ -53,6 +53,11 @@ bool HostedAddress::acquire(std::string* error) {
         return false;
     }
   }
+  // Before any address of ours can be a subnet's first: its removal must not take the others.
+  if (a_.family == AF_INET && !promote_secondaries(index, &why)) {
+    *error = "cannot serve " + a_.describe() + ": " + why;
+    return false;
+  }
   // Recorded before it exists, so that no crash leaves it on the interface unrecorded.
   if (!record_->add(a_, &why)) {
     *error = "cannot serve " + a_.describe() + ": recording it: " + why;

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/ip.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 
@@ -168,6 +170,30 @@ bool add_address(unsigned ifindex, const InterfaceAddress& a, std::string* error
     if (a.prefix < 31) mnl_attr_put(nlh, IFA_BROADCAST, 4, broadcast.data());
   };
   return change_address(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, ifindex, a, extra, {EEXIST}, "adding", error);
+}
+
+bool promote_secondaries(unsigned ifindex, std::string* error) {
+  Socket s = open_socket(error);
+  if (!s) return false;
+  std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlh->nlmsg_type = RTM_SETLINK;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = static_cast<int>(ifindex);
+  nlattr* spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+  nlattr* inet = mnl_attr_nest_start(nlh, AF_INET);
+  nlattr* conf = mnl_attr_nest_start(nlh, IFLA_INET_CONF);
+  mnl_attr_put_u32(nlh, IPV4_DEVCONF_PROMOTE_SECONDARIES, 1);
+  mnl_attr_nest_end(nlh, conf);
+  mnl_attr_nest_end(nlh, inet);
+  mnl_attr_nest_end(nlh, spec);
+  if (transact(s.get(), nlh, nullptr, nullptr) < 0) {
+    *error = "turning promote_secondaries on: " + errno_text(errno);
+    return false;
+  }
+  return true;
 }
 
 bool remove_address(unsigned ifindex, const InterfaceAddress& a, std::string* error) {

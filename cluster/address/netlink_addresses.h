@@ -27,6 +27,11 @@ bool list_addresses(unsigned ifindex, std::vector<AddressOnLink>* out, std::stri
 // which would hold the address back "tentative" for a second: the node has the lease). An
 // address already there with the same prefix counts as added.
 bool add_address(unsigned ifindex, const InterfaceAddress& a, std::string* error);
+// Turns the interface's IPv4 promote_secondaries on (net.ipv4.conf.IF.promote_secondaries, set
+// through rtnetlink): without it, removing the first address of a subnet (the "primary")
+// removes every other address of that subnet with it, so an EVS address leaving an interface
+// that has no address of its own in that subnet would take the pool addresses with it.
+bool promote_secondaries(unsigned ifindex, std::string* error);
 // Removes `a`; an address that is not there counts as removed.
 bool remove_address(unsigned ifindex, const InterfaceAddress& a, std::string* error);
 

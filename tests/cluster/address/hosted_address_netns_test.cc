@@ -148,6 +148,18 @@ TEST_F(HostedAddressNetns, ClearErrorsForAMissingInterfaceAndAForeignSubnet) {
   }
 }
 
+TEST_F(HostedAddressNetns, RemovingTheSubnetsFirstAddressKeepsTheOthers) {
+  // a0 has no address of its own: the first one added is the subnet's primary, and without
+  // promote_secondaries the kernel would remove the second with it.
+  HostedAddress evs(on("10.9.0.3/24"), record_);
+  HostedAddress pool(on("10.9.0.4/24"), record_);
+  ASSERT_TRUE(evs.acquire(&error_)) << error_;
+  ASSERT_TRUE(pool.acquire(&error_)) << error_;
+  ASSERT_TRUE(evs.release(&error_)) << error_;
+  EXPECT_FALSE(has("a0", "10.9.0.3/24"));
+  EXPECT_TRUE(has("a0", "10.9.0.4/24"));
+}
+
 TEST_F(HostedAddressNetns, ACrashedRunsAddressesAreRemovedAtTheNextStartAndNoOthers) {
   sh("ip addr add 10.9.0.5/24 dev a0");  // the administrator's, not recorded
   {
