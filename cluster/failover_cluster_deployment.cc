@@ -134,6 +134,11 @@ void FailoverClusterDeployment::open_volumes() {
 
 void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
                                       const std::vector<std::shared_ptr<rpc::Service>>& programs) {
+  // First of all: what a crashed run left on the interfaces goes, and what will be put there is
+  // checked, before this node answers on any address (start-node.sh takes an answer on the
+  // node's own address as "started").
+  std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
+  start_interface_addresses(pools);
   // The node's own address, unless it is its EVS (the pair form): then it moves with the volumes.
   bool own_address_moves = false;
   for (const EvsOptions& e : plan_.cluster->evs)
@@ -143,8 +148,6 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
     if (!node_server_->bind())
       throw std::runtime_error("cannot serve NFS on " + node_server_->describe());
   }
-  std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
-  start_interface_addresses(pools);
   ClusterFailoverWiring w;
   w.self = plan_.node.name;
   w.cluster = &*plan_.cluster;
