@@ -1,11 +1,14 @@
 #include "cluster/address/address_probe.h"
 
 #include <cstdio>
+#include <optional>
+
+#include "cluster/address/neighbor_advert.h"
 
 namespace nasd::cluster::address {
 namespace {
 
-constexpr uint16_t kEtherTypeArp = 0x0806;
+constexpr uint16_t kEtherTypeArp = 0x0806, kEtherTypeIpv6 = 0x86dd;
 
 std::string mac_text(const Mac& m) {
   char out[18];
@@ -17,11 +20,25 @@ std::string mac_text(const Mac& m) {
 
 ProbeResult probe_address(unsigned ifindex, const LinkInfo& link, const InterfaceAddress& a,
                           const ProbeTiming& timing, std::string* error) {
+  const bool v4 = a.family == AF_INET;
   PacketSocket s;
-  if (!s.open(ifindex, kEtherTypeArp, error)) return ProbeResult::Failed;
+  if (!s.open(ifindex, v4 ? kEtherTypeArp : kEtherTypeIpv6, error)) return ProbeResult::Failed;
   Ipv4 ip;
   std::copy(a.bytes.begin(), a.bytes.begin() + 4, ip.begin());
-  const std::vector<uint8_t> probe = arp_probe(link.mac, ip);
+  // Another host probing for the same address sends to its solicited-node group.
+  if (!v4 && !s.join_group(solicited_node_mac(a.bytes), error)) return ProbeResult::Failed;
+  const std::vector<uint8_t> probe = v4 ? arp_probe(link.mac, ip) : neighbor_solicitation_probe(link.mac, a.bytes);
+  // Who answered, or nullopt: a frame that says another host holds or wants the address.
+  const auto conflict = [&](const uint8_t* frame, size_t n) -> std::optional<Mac> {
+    if (v4) {
+      const auto p = decode_arp(frame, n);
+      if (p && conflicts_with_probe(*p, ip, link.mac)) return p->sender_mac;
+    } else {
+      const auto p = decode_neighbor_discovery(frame, n);
+      if (p && conflicts_with_nd_probe(*p, a.bytes, link.mac)) return p->frame_source;
+    }
+    return std::nullopt;
+  };
   uint8_t frame[1600];
   for (int i = 0; i < timing.probes; ++i) {
     if (!s.send(probe, error)) return ProbeResult::Failed;
@@ -31,14 +48,13 @@ ProbeResult probe_address(unsigned ifindex, const LinkInfo& link, const Interfac
       if (left.count() <= 0) break;
       const ssize_t n = s.receive(frame, sizeof frame, left);
       if (n < 0) {
-        *error = "receiving ARP on " + a.interface + " failed";
+        *error = "receiving on " + a.interface + " failed";
         return ProbeResult::Failed;
       }
       if (n == 0) continue;
-      const auto p = decode_arp(frame, static_cast<size_t>(n));
-      if (p && conflicts_with_probe(*p, ip, link.mac)) {
-        *error = a.address + " is already in use on " + a.interface + "'s segment by " +
-                 mac_text(p->sender_mac) + " (an ARP probe was answered): not taken";
+      if (const auto holder = conflict(frame, static_cast<size_t>(n))) {
+        *error = a.address + " is already in use on " + a.interface + "'s segment by " + mac_text(*holder) +
+                 (v4 ? " (an ARP probe was answered)" : " (a duplicate address probe was answered)") + ": not taken";
         return ProbeResult::InUse;
       }
     }

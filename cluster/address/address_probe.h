@@ -1,6 +1,7 @@
-// RFC 5227's probe before an IPv4 address is taken: ARP probes for it (sender 0.0.0.0) and a
-// watch for anyone answering or announcing it, so that an address some other host on the
-// segment already holds is refused instead of stolen. The RFC's timing (1 to 2 s between
+// The probe before an address is taken, so that an address some other host on the segment
+// already holds is refused instead of stolen: for IPv4 RFC 5227's ARP probes (sender 0.0.0.0)
+// and a watch for anyone answering or announcing it; for IPv6 RFC 4862's duplicate address
+// detection (neighbour solicitations from ::) and a watch for an advertisement of it. The RFC's timing (1 to 2 s between
 // probes) is for hosts that configure themselves at leisure; a takeover is waited for by
 // clients, so the counts are ours (ProbeTiming), a few hundred milliseconds in all.
 #pragma once
@@ -21,7 +22,7 @@ struct ProbeTiming {
 
 enum class ProbeResult { Free, InUse, Failed };
 
-// Probes `a` (IPv4 only) on the link `link`. InUse: *error names the MAC that holds it.
+// Probes `a` on the link `link`. InUse: *error names the MAC that holds it.
 // Failed: *error says why no probe could be made (CAP_NET_RAW, ...).
 ProbeResult probe_address(unsigned ifindex, const LinkInfo& link, const InterfaceAddress& a,
                           const ProbeTiming& timing, std::string* error);

@@ -41,7 +41,7 @@ bool HostedAddress::acquire(std::string* error) {
     *error = "cannot serve " + a_.describe() + ": " + why;
     return false;
   }
-  if (link.ethernet && a_.family == AF_INET) {
+  if (link.ethernet) {
     switch (probe_address(index, link, a_, timing_.probe, &why)) {
       case ProbeResult::Free:
         break;

@@ -1,7 +1,7 @@
 // One address this node serves on one of its interfaces, for as long as it serves it. The
 // order is the point:
 //   acquire(): the interface exists and the address is in one of its subnets (when it has
-//     any), nobody on the segment answers an ARP probe for it (RFC 5227), the address record
+//     any), nobody on the segment answers a probe for it (RFC 5227 ARP, RFC 4862 DAD), the record
 //     lists it (so that a crash leaves a trace), the kernel adds it (netlink), and the segment
 //     is told (gratuitous ARP / unsolicited neighbour advertisement). Only then does the
 //     caller bind its listeners to it (VirtualServer).

@@ -85,6 +85,19 @@ bool PacketSocket::send(const std::vector<uint8_t>& frame, std::string* error) {
   return true;
 }
 
+bool PacketSocket::join_group(const Mac& group, std::string* error) {
+  packet_mreq m{};
+  m.mr_ifindex = static_cast<int>(ifindex_);
+  m.mr_type = PACKET_MR_MULTICAST;
+  m.mr_alen = 6;
+  std::memcpy(m.mr_address, group.data(), 6);
+  if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &m, sizeof m) != 0) {
+    *error = "joining a multicast group: " + errno_text(errno);
+    return false;
+  }
+  return true;
+}
+
 ssize_t PacketSocket::receive(uint8_t* buf, size_t n, std::chrono::milliseconds timeout) {
   pollfd p{fd_, POLLIN, 0};
   const int r = poll(&p, 1, static_cast<int>(timeout.count()));

@@ -31,6 +31,9 @@ class PacketSocket {
   // Bound to `ifindex`, receiving frames of `ethertype` (host order; 0 receives nothing).
   bool open(unsigned ifindex, uint16_t ethertype, std::string* error);
   bool send(const std::vector<uint8_t>& frame, std::string* error);
+  // Receives frames sent to the Ethernet multicast `group` too (a NIC filters the groups no
+  // one has joined); left when the socket closes.
+  bool join_group(const Mac& group, std::string* error);
   // One frame into `buf` within `timeout`: its length, 0 on timeout, -1 on error.
   ssize_t receive(uint8_t* buf, size_t n, std::chrono::milliseconds timeout);
 

@@ -91,6 +91,49 @@ TEST(NeighborAdvert, UnsolicitedAdvertToAllNodesWithOverride) {
   EXPECT_EQ(icmpv6_checksum(target, all_nodes, icmp, 32), 0);
 }
 
+TEST(NeighborAdvert, ADuplicateAddressProbeSolicitsFromNowhereToTheSolicitedNodeGroup) {
+  const Ipv6 target = {0xfd, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xab, 0xcd, 0x11};
+  const auto f = neighbor_solicitation_probe(kOurs, target);
+  ASSERT_EQ(f.size(), 14u + 40 + 24);
+  EXPECT_EQ(std::vector<uint8_t>(f.begin(), f.begin() + 6), (std::vector<uint8_t>{0x33, 0x33, 0xff, 0xab, 0xcd, 0x11}));
+  EXPECT_EQ(std::vector<uint8_t>(f.begin() + 22, f.begin() + 38), std::vector<uint8_t>(16, 0));  // from ::
+  const Ipv6 group = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xab, 0xcd, 0x11};
+  EXPECT_EQ(std::vector<uint8_t>(f.begin() + 38, f.begin() + 54), std::vector<uint8_t>(group.begin(), group.end()));
+  EXPECT_EQ(f[54], kNeighborSolicitation);
+  EXPECT_EQ(icmpv6_checksum(Ipv6{}, group, f.data() + 54, 24), 0);
+  const auto p = decode_neighbor_discovery(f.data(), f.size());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->target, target);
+  EXPECT_EQ(p->source, Ipv6{});
+  EXPECT_FALSE(conflicts_with_nd_probe(*p, target, kOurs));  // our own
+  EXPECT_TRUE(conflicts_with_nd_probe(*decode_neighbor_discovery(neighbor_solicitation_probe(kTheirs, target).data(), f.size()),
+                                      target, kOurs));  // another host probing for it
+  const auto holder = unsolicited_neighbor_advert(kTheirs, target);
+  EXPECT_TRUE(conflicts_with_nd_probe(*decode_neighbor_discovery(holder.data(), holder.size()), target, kOurs));
+  Ipv6 other = target;
+  other[15] = 0x12;
+  const auto elsewhere = unsolicited_neighbor_advert(kTheirs, other);
+  EXPECT_FALSE(conflicts_with_nd_probe(*decode_neighbor_discovery(elsewhere.data(), elsewhere.size()), target, kOurs));
+}
+
+TEST(NeighborAdvert, DecoderRefusesShortRoutedAndForeignFrames) {
+  const Ipv6 target = {0xfd, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x11};
+  auto f = unsolicited_neighbor_advert(kOurs, target);
+  EXPECT_TRUE(decode_neighbor_discovery(f.data(), f.size()));
+  EXPECT_FALSE(decode_neighbor_discovery(f.data(), 14 + 40 + 23));
+  auto routed = f;
+  routed[21] = 64;  // hop limit: it crossed a router
+  EXPECT_FALSE(decode_neighbor_discovery(routed.data(), routed.size()));
+  auto long_payload = f;
+  long_payload[19] = 200;  // claims more than the frame holds
+  EXPECT_FALSE(decode_neighbor_discovery(long_payload.data(), long_payload.size()));
+  auto echo = f;
+  echo[54] = 128;
+  EXPECT_FALSE(decode_neighbor_discovery(echo.data(), echo.size()));
+  auto arp = gratuitous_arp(kOurs, kIp);
+  EXPECT_FALSE(decode_neighbor_discovery(arp.data(), arp.size()));
+}
+
 TEST(NeighborAdvert, ChecksumOfAKnownMessage) {
   // RFC 1071's example words, as an ICMPv6 body with zero addresses: the sum is independent of
   // where the words sit, so the folded complement is fixed.

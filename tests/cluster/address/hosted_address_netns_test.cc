@@ -200,6 +200,18 @@ TEST_F(HostedAddressNetns, Ipv6IsAddedWithoutWaitingAndAnnounced) {
   EXPECT_FALSE(has("a0", "fd00:9::3/64"));
 }
 
+TEST_F(HostedAddressNetns, AnIpv6AddressAnotherHostHoldsIsRefused) {
+  sh("ip addr add fd00:9::2/64 dev a1 nodad");  // the other host's, usable at once
+  HostedAddress a(on("fd00:9::2/64"), record_);
+  EXPECT_FALSE(a.acquire(&error_));
+  EXPECT_NE(error_.find("fd00:9::2 is already in use on a0"), std::string::npos) << error_;
+  EXPECT_NE(error_.find("duplicate address probe"), std::string::npos) << error_;
+  EXPECT_FALSE(has("a0", "fd00:9::2/64"));
+  sh("ip addr del fd00:9::2/64 dev a1");
+  EXPECT_TRUE(a.acquire(&error_)) << error_;
+  EXPECT_TRUE(has("a0", "fd00:9::2/64"));
+}
+
 TEST_F(HostedAddressNetns, LoopbackNeedsNoArp) {
   HostedAddress a(on("127.0.9.1/8", "lo"), record_);
   ASSERT_TRUE(a.acquire(&error_)) << error_;
