@@ -60,11 +60,23 @@ void AddressPoolServer::apply(bool in_grace) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
+  if (!in_grace) {
+    for (const std::string& n : alive)
+      if (!alive_before_.empty() && !alive_before_.count(n)) announce_rounds_ = 2;
+    alive_before_ = alive;
+  }
+  if (announce_rounds_ > 0) {
+    --announce_rounds_;
+    for (auto& [address, server] : servers_) server->announce_again();
+  }
   for (const PoolOptions& p : pools_) {
     for (const auto& [address, node] : membership::assign_pool(p.addresses, p.nodes, alive)) {
       auto it = servers_.find(address);
       if (node == self_ && it == servers_.end()) {
-        auto vs = make_(p.name + ":" + address, address, p.nfs_port, p.mount_port);
+        const address::InterfaceAddress* on = nullptr;
+        for (size_t i = 0; i < p.on_interface.size(); ++i)
+          if (p.addresses[i] == address) on = &p.on_interface[i];
+        auto vs = make_(p.name + ":" + address, address, p.nfs_port, p.mount_port, on);
         vs->claim();
         servers_[address] = std::move(vs);
         util::log("pool").info("pool " + p.name + ": serving " + address);
@@ -88,8 +100,11 @@ std::string AddressPoolServer::status() const {
       auto it = owner_.find(a);
       const std::string node = it == owner_.end() ? "?" : it->second;
       auto vs = servers_.find(a);
-      out << " " << a << "=" << (node == self_ ? (vs != servers_.end() && vs->second->bound() ? "here" : "here(claiming)")
-                                                : (node.empty() ? "nobody" : node));
+      const bool bound = vs != servers_.end() && vs->second->bound();
+      const std::string on = bound ? vs->second->where() : "";
+      out << " " << a << "="
+          << (node == self_ ? (bound ? (on.empty() ? "here" : "here(" + on.substr(4) + ")") : "here(claiming)")
+                            : (node.empty() ? "nobody" : node));
     }
     out << "\n";
   }

@@ -4,6 +4,10 @@
 // and releases the ones that moved away (a returning home node's). For `startup_grace` after
 // start every peer counts as alive, so a starting node takes only its own addresses and never
 // those of peers it has simply not heard from yet. Threads: one, for the polling.
+// A peer that comes back (dead in the last view, alive in this one) may have been cut off
+// rather than dead, and may have served this node's addresses meanwhile while this node kept
+// them (each side saw the other dead): the addresses on interfaces held here are announced
+// again, in this round and the next, so that clients' caches that followed the peer come back.
 #pragma once
 
 #include <chrono>
@@ -12,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,8 +28,10 @@ namespace nasd::cluster {
 
 class AddressPoolServer {
  public:
+  // `on_interface`: the address's interface (PoolOptions::on_interface), or nullptr.
   using MakeServer = std::function<std::unique_ptr<VirtualServer>(
-      const std::string& name, const std::string& address, uint16_t nfs_port, uint16_t mount_port)>;
+      const std::string& name, const std::string& address, uint16_t nfs_port, uint16_t mount_port,
+      const address::InterfaceAddress* on_interface)>;
   using AliveFn = std::function<std::map<std::string, bool>()>;  // peers and whether alive
 
   AddressPoolServer(std::string self, std::vector<PoolOptions> pools, MakeServer make, AliveFn alive,
@@ -33,7 +40,8 @@ class AddressPoolServer {
 
   void start();
   void stop();  // releases every address
-  // One line per pool address: where it is served ("here" or the node the rule names).
+  // One line per pool address: where it is served ("here", "here(eth1)" when on an interface
+  // here, or the node the rule names).
   std::string status() const;
 
  private:
@@ -49,6 +57,8 @@ class AddressPoolServer {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::map<std::string, std::string> owner_;                     // address -> node (last applied)
+  std::set<std::string> alive_before_;  // the last view's alive nodes (pool thread only)
+  int announce_rounds_ = 0;             // rounds left that announce held addresses again
   std::map<std::string, std::unique_ptr<VirtualServer>> servers_;  // addresses claimed here
   std::thread thread_;
 };

@@ -353,7 +353,8 @@ std::string ClusterFailover::status() const {
           << e.mount_port << (e.is_node_address ? " (" + e.node + "'s own address)" : "");
       if (node_of(e) != e.node) out << " (moved here from " << e.node << ")";
       auto vs = evs_servers_.find(e.name);
-      out << (vs != evs_servers_.end() && vs->second->bound() ? ": served here" : ": not here")
+      out << (vs != evs_servers_.end() && vs->second->bound() ? ": served here" + vs->second->where()
+                                                              : std::string(": not here"))
           << "\n";
       for (const std::string& name : volumes_of(e)) {
         uint32_t id = 0;

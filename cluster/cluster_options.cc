@@ -366,7 +366,8 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
   std::set<std::string> claimed;
   for (const ConfigSection* s : config.sections("evs")) {
     const std::string where = "[evs " + s->name() + "]";
-    if (auto unknown = s->unknown_keys({"node", "listen", "nfs_port", "mount_port", "volumes"});
+    if (auto unknown = s->unknown_keys({"node", "listen", "address", "interface", "nfs_port",
+                                        "mount_port", "volumes"});
         !unknown.empty())
       throw ConfigError(where + " unknown key '" + unknown[0] + "'");
     EvsOptions e;
@@ -377,9 +378,22 @@ void ClusterOptions::members_from_config(const Config& config, const std::string
     if (home->standby) throw ConfigError(where + ": a standby serves no virtual server");
     if (home->storage) throw ConfigError(where + ": a storage node serves no virtual server");
     e.listen = s->get("listen");
+    if (s->has("address") || s->has("interface")) {
+      if (s->has("listen"))
+        throw ConfigError(where + ": listen or address (with interface), not both");
+      if (!s->has("address") || !s->has("interface"))
+        throw ConfigError(where + ": address = a.b.c.d/len and interface = NAME go together");
+      address::InterfaceAddress a;
+      std::string error;
+      if (!address::parse_interface_address(s->get("address"), s->get("interface"), &a, &error))
+        throw ConfigError(where + " address: " + error);
+      e.listen = a.address;
+      e.on_interface = a;
+    }
     e.nfs_port = static_cast<uint16_t>(s->get_int("nfs_port", 2049));
     e.mount_port = static_cast<uint16_t>(s->get_int("mount_port", 20048));
-    if (e.listen.empty()) throw ConfigError(where + ": listen (its address) is required");
+    if (e.listen.empty())
+      throw ConfigError(where + ": listen (an address on the host) or address and interface is required");
     e.volumes = s->get_list("volumes");
     for (const auto& v : e.volumes) {
       if (!config.section("volume", v)) throw ConfigError(where + ": no [volume " + v + "]");

@@ -67,7 +67,10 @@
 //                                    # running cluster (nasd-admin join, deploy/add-node.sh)
 //   [evs evs1]                       # an Enterprise Virtual Server: an address and its volumes
 //   node = n1
-//   listen = 10.0.2.1
+//   listen = 10.0.2.1                # an address already on every host (loopback), or:
+//   address = 10.0.4.11/24           # put on `interface` by the node serving it, announced with
+//   interface = eth1                 # gratuitous ARP, removed when it lets go (same name on
+//                                    # every host)
 //   nfs_port = 2049
 //   mount_port = 20048
 //   volumes = v0, v1
@@ -81,6 +84,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/address/interface_address.h"
 #include "cluster/membership/authority_options.h"
 #include "util/config.h"
 
@@ -117,6 +121,10 @@ struct EvsOptions {
   std::string listen;
   uint16_t nfs_port = 0, mount_port = 0;
   std::vector<std::string> volumes;
+  // `address = 10.0.4.11/24` and `interface = eth1` (instead of `listen`): the serving node puts
+  // the address on that interface and announces it (cluster/address/); nullopt: the address is
+  // already on the host (loopback, or configured by the administrator) and only bound.
+  std::optional<address::InterfaceAddress> on_interface;
   // The pair form: this EVS is its node's own [node] address (listen, nfs_port, mount_port),
   // which moves to the partner with the node's volumes; the node has no fixed address then.
   bool is_node_address = false;

@@ -1,8 +1,11 @@
 #include "cluster/failover_cluster_deployment.h"
 
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
+#include "cluster/address/address_record.h"
+#include "cluster/address/hosted_address.h"
 #include "cluster/address_pool_server.h"
 #include "cluster/ifs_edge_resolver.h"
 #include "cluster/interconnect/peer_client.h"
@@ -131,6 +134,11 @@ void FailoverClusterDeployment::open_volumes() {
 
 void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
                                       const std::vector<std::shared_ptr<rpc::Service>>& programs) {
+  // First of all: what a crashed run left on the interfaces goes, and what will be put there is
+  // checked, before this node answers on any address (start-node.sh takes an answer on the
+  // node's own address as "started").
+  std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
+  start_interface_addresses(pools);
   // The node's own address, unless it is its EVS (the pair form): then it moves with the volumes.
   bool own_address_moves = false;
   for (const EvsOptions& e : plan_.cluster->evs)
@@ -152,17 +160,17 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
   w.router = router_.get();
   w.authority = make_lease_authority(*plan_.cluster);
   for (const auto& [name, peer] : peers_) w.peers[name] = peer;
-  w.make_evs = [options, programs, self = plan_.node.name](const EvsOptions& e) {
+  w.make_evs = [this, options, programs, self = plan_.node.name](const EvsOptions& e) {
     rpc::RpcServerOptions eo = options;
     eo.bind_address = e.listen;
     eo.ports = {e.nfs_port, e.mount_port};
     if (eo.ports[0] == eo.ports[1]) eo.ports.pop_back();
     // The pair form's own address registers with the portmapper, as a node's address does.
-    return std::make_unique<VirtualServer>(e.name, eo, programs, e.is_node_address && e.node == self);
+    return std::make_unique<VirtualServer>(e.name, eo, programs, e.is_node_address && e.node == self,
+                                           hosted_address(e.on_interface ? &*e.on_interface : nullptr));
   };
   w.locks = lock_hooks_;
   w.serving_log = serving_log_.get();
-  std::vector<PoolOptions> pools = pools_from_config(plan_.config, *plan_.cluster);
   failover_ = std::make_unique<ClusterFailover>(std::move(w));
   start_scaleout();
   start_interconnect([this](interconnect::InterconnectServer& s) {
@@ -175,18 +183,40 @@ void FailoverClusterDeployment::start(const rpc::RpcServerOptions& options,
     const FailoverOptions& f = *plan_.cluster->failover;
     pools_ = std::make_unique<AddressPoolServer>(
         plan_.node.name, std::move(pools),
-        [options, programs](const std::string& name, const std::string& address, uint16_t nfs,
-                            uint16_t mount) {
+        [this, options, programs](const std::string& name, const std::string& address, uint16_t nfs,
+                                  uint16_t mount, const address::InterfaceAddress* on) {
           rpc::RpcServerOptions po = options;
           po.bind_address = address;
           po.ports = {nfs, mount};
           if (nfs == mount) po.ports.pop_back();
-          return std::make_unique<VirtualServer>(name, po, programs, false);
+          return std::make_unique<VirtualServer>(name, po, programs, false, hosted_address(on));
         },
         [this] { return failover_->peers_alive(); }, std::chrono::milliseconds(f.heartbeat_ms),
         std::chrono::milliseconds(f.startup_grace_ms));
     pools_->start();
   }
+}
+
+void FailoverClusterDeployment::start_interface_addresses(const std::vector<PoolOptions>& pools) {
+  std::vector<address::InterfaceAddress> all;
+  for (const EvsOptions& e : plan_.cluster->evs)
+    if (e.on_interface) all.push_back(*e.on_interface);
+  for (const PoolOptions& p : pools) all.insert(all.end(), p.on_interface.begin(), p.on_interface.end());
+  const std::string path = plan_.node.in_data_dir("interface-addresses");
+  // Even without addresses on interfaces now: a run with them that crashed may have left some.
+  if (all.empty() && !std::filesystem::exists(path)) return;
+  address_record_ = std::make_shared<address::AddressRecord>(path);
+  // Before anything is served: a crashed run's addresses go, whether served again later or not
+  // (those served are probed, added and announced again by their VirtualServer).
+  for (const std::string& line : address::remove_leftover_addresses(*address_record_))
+    util::log("cluster").warn("interface addresses: " + line);
+  address::check_interface_addresses(all);
+}
+
+std::unique_ptr<address::HostedAddress> FailoverClusterDeployment::hosted_address(
+    const address::InterfaceAddress* on) const {
+  if (!on) return nullptr;
+  return std::make_unique<address::HostedAddress>(*on, address_record_);
 }
 
 void FailoverClusterDeployment::quiesce() {

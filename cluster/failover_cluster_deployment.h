@@ -15,6 +15,7 @@
 
 #include "cluster/cluster_deployment.h"
 #include "cluster/cluster_failover.h"
+#include "cluster/pool_options.h"
 
 namespace nasd::scaleout {
 class IfsNode;
@@ -57,6 +58,11 @@ class FailoverClusterDeployment : public ClusterDeployment {
   // `nasd-admin cluster`: how this node's READs of the scale-out volume were answered.
   std::string scaleout_line() const;
   std::string joined_lines() const;  // the status lines of the nodes that joined
+  // Before any address is served: removes the addresses a crashed run left on interfaces, and
+  // checks that every EVS and pool address on an interface can be served here (the interface
+  // exists, the subnet fits, CAP_NET_ADMIN and CAP_NET_RAW). Throws naming what is wrong.
+  void start_interface_addresses(const std::vector<PoolOptions>& pools);
+  std::unique_ptr<address::HostedAddress> hosted_address(const address::InterfaceAddress* on) const;
 
   // Links to the nodes that joined after the start (join()); they own no volume, so the
   // router never forwards to them: only the scale-out unit calls use these. Declared before
@@ -66,6 +72,9 @@ class FailoverClusterDeployment : public ClusterDeployment {
   std::unique_ptr<scaleout::IfsNode> scaleout_;
   std::shared_ptr<IfsEdgeResolver> edge_;  // null without a scale-out volume
   std::unique_ptr<VirtualServer> node_server_;
+  // <data_dir>/interface-addresses: the EVS and pool addresses this node put on interfaces
+  // (cluster/address/address_record.h); null when no address names an interface.
+  std::shared_ptr<address::AddressRecord> address_record_;
   std::unique_ptr<ClusterFailover> failover_;
   std::unique_ptr<AddressPoolServer> pools_;  // [pool] addresses; null without pools
   VolumeLockHooks lock_hooks_;

@@ -9,7 +9,11 @@
 #include <optional>
 #include <string>
 
+#include "cluster/address/address_record.h"
+#include "cluster/address/hosted_address.h"
+#include "cluster/data_dir_lock.h"
 #include "cluster/node.h"
+#include "cluster/node_options.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -18,9 +22,30 @@ namespace {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: nasd --config FILE [--log-level debug|info|warn|error|off]\n"
+               "       nasd --config FILE --remove-addresses\n"
                "  Serves NFSv3 and MOUNT v3 for the volumes and exports in FILE until SIGTERM.\n"
                "  SIGHUP re-reads the exports from FILE.\n"
+               "  --remove-addresses: with the node not running, removes the EVS and pool\n"
+               "  addresses it left on interfaces (a service manager's stop hook after a crash).\n"
                "  See deploy/nasd.conf for the format. --log-level overrides [node] log_level.\n");
+}
+
+// The addresses a node that is not running left on interfaces (<data_dir>/interface-addresses),
+// removed now rather than at its next start: systemd's ExecStopPost runs this after any end of
+// the process, kill -9 included, so a host that outlives its nasd stops answering for them.
+int remove_addresses(const std::string& config_path) {
+  try {
+    const nasd::cluster::NodeOptions o = nasd::cluster::NodeOptions::from_config(nasd::Config::load(config_path));
+    nasd::cluster::DataDirLock lock(o.data_dir);  // refuses while the node runs
+    const std::string path = o.in_data_dir("interface-addresses");
+    nasd::cluster::address::AddressRecord record(path);
+    for (const std::string& line : nasd::cluster::address::remove_leftover_addresses(record))
+      std::printf("%s\n", line.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nasd: --remove-addresses: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace
@@ -28,6 +53,7 @@ void usage(FILE* out) {
 int main(int argc, char** argv) {
   std::string config_path;
   std::optional<nasd::util::LogLevel> log_level;
+  bool remove_addresses_only = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if ((a == "--config" || a == "-c") && i + 1 < argc) {
@@ -40,6 +66,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nasd: --log-level wants debug, info, warn, error or off\n");
         return 2;
       }
+    } else if (a == "--remove-addresses") {
+      remove_addresses_only = true;
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;
@@ -53,6 +81,7 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  if (remove_addresses_only) return remove_addresses(config_path);
 
   // Block the stop signals in every thread; the main thread waits for them below.
   sigset_t stop_signals;

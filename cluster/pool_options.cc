@@ -52,7 +52,7 @@ std::vector<PoolOptions> pools_from_config(const Config& config, const ClusterOp
   for (const ConfigSection* s : config.sections("pool")) {
     const std::string where = "[pool " + s->name() + "]";
     if (!cluster.n_node()) throw ConfigError(where + ": pools need an N-node cluster ([member] sections)");
-    if (auto unknown = s->unknown_keys({"addresses", "nfs_port", "mount_port", "nodes"}); !unknown.empty())
+    if (auto unknown = s->unknown_keys({"addresses", "nfs_port", "mount_port", "nodes", "interface", "prefix"}); !unknown.empty())
       throw ConfigError(where + " unknown key '" + unknown[0] + "'");
     PoolOptions p;
     p.name = s->name();
@@ -79,6 +79,19 @@ std::vector<PoolOptions> pools_from_config(const Config& config, const ClusterOp
       const MemberOptions* m = cluster.member(n);
       if (!m || m->standby || m->storage) throw ConfigError(where + " nodes: " + n + " is no primary [member]");
       if (!once.insert(n).second) throw ConfigError(where + " nodes: " + n + " given twice");
+    }
+    if (s->has("interface") != s->has("prefix"))
+      throw ConfigError(where + ": interface and prefix go together (the addresses' subnet length)");
+    if (s->has("interface")) {
+      const int64_t prefix = s->get_int("prefix", 0);
+      for (const std::string& a : p.addresses) {
+        address::InterfaceAddress on;
+        std::string error;
+        if (!address::make_interface_address(a, static_cast<int>(prefix < 0 || prefix > 128 ? 0 : prefix),
+                                             s->get("interface"), &on, &error))
+          throw ConfigError(where + ": " + error);
+        p.on_interface.push_back(on);
+      }
     }
     pools.push_back(std::move(p));
   }

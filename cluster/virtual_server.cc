@@ -15,16 +15,27 @@ constexpr uint32_t kMountProgram = 100005;
 
 VirtualServer::VirtualServer(std::string name, rpc::RpcServerOptions options,
                              std::vector<std::shared_ptr<rpc::Service>> services,
-                             bool register_rpcbind)
+                             bool register_rpcbind,
+                             std::unique_ptr<address::HostedAddress> on_interface)
     : name_(std::move(name)),
       options_(std::move(options)),
       services_(std::move(services)),
-      register_rpcbind_(register_rpcbind) {}
+      register_rpcbind_(register_rpcbind),
+      on_interface_(std::move(on_interface)) {}
 
 VirtualServer::~VirtualServer() { release(); }
 
 bool VirtualServer::try_bind_locked(bool log_failure) {
   if (server_) return true;
+  if (on_interface_ && !on_interface_->held()) {
+    std::string error;
+    if (!on_interface_->acquire(&error)) {
+      if (log_failure) util::log("cluster").warn("virtual server " + describe() + ": " + error);
+      return false;
+    }
+    util::log("cluster").info("virtual server " + describe() + ": " + on_interface_->address().describe() +
+                              " added and announced" + (error.empty() ? "" : " (" + error + ")"));
+  }
   std::unique_ptr<rpc::RpcServer> server;
   // Everything inside the try: this runs on claim and membership threads, which must not die.
   try {
@@ -84,6 +95,17 @@ void VirtualServer::release() {
     claimed_ = false;
     server = std::move(server_);
     claimer = std::move(claimer_);
+    // The address leaves the interface before anything else: clients stop reaching this host
+    // at once and the next owner's probe finds it free. (A claimer cannot be inside acquire()
+    // now: it runs under mu_, and sees claimed_ false when it wakes.)
+    if (on_interface_ && on_interface_->held()) {
+      std::string error;
+      if (on_interface_->release(&error))
+        util::log("cluster").info("virtual server " + describe() + ": " +
+                                  on_interface_->address().describe() + " removed");
+      else
+        util::log("cluster").error("virtual server " + describe() + ": " + error);
+    }
   }
   cv_.notify_all();
   if (claimer.joinable()) claimer.join();
@@ -96,6 +118,19 @@ void VirtualServer::release() {
 bool VirtualServer::bound() const {
   std::lock_guard lock(mu_);
   return server_ != nullptr;
+}
+
+void VirtualServer::announce_again() {
+  std::lock_guard lock(mu_);
+  if (!on_interface_ || !on_interface_->held()) return;
+  std::string error;
+  if (!on_interface_->announce_again(&error))
+    util::log("cluster").warn("virtual server " + describe() + ": announcing again: " + error);
+}
+
+std::string VirtualServer::where() const {
+  std::lock_guard lock(mu_);
+  return on_interface_ && on_interface_->held() ? " on " + on_interface_->address().interface : "";
 }
 
 std::string VirtualServer::describe() const {

@@ -10,6 +10,7 @@ PACKAGES=(
   libfuse3-dev fuse3
   nfs-ganesha nfs-ganesha-vfs
   tshark gnuplot-nox iperf3 iproute2 nftables
+  libmnl-dev iputils-arping
   clang libclang-rt-14-dev
   prometheus-cpp-dev libcivetweb-dev
   libcurl4-openssl-dev nlohmann-json3-dev etcd-server etcd-client

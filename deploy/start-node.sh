@@ -65,7 +65,7 @@ for i in $(seq 1 100); do
       echo "volumes and address until:  $ADMIN --socket $DATA/nasd.sock failback"
       exit 0
     fi
-    [[ $state == *": served here" ]] || { sleep 0.2; continue; }
+    [[ $state == *": served here"* ]] || { sleep 0.2; continue; }
   fi
   if (exec 3<>"/dev/tcp/$ADDR/$PORT") 2>/dev/null; then
     MPORT="$(conf_get node mount_port)"; MPORT="${MPORT:-20048}"
