@@ -305,7 +305,13 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
     fill_wcc(wcc, pre, c);
     return Status::NotSync;
   }
-  store_->make_log_room();
+  // Truncating frees space: it may use the room kept for deletes.
+  const bool shrinks = sa.size && *sa.size < c->inode.size;
+  st = store_->make_log_room(1, claim(shrinks ? Store::Claim::Delete : Store::Claim::Ordinary));
+  if (st != Status::Ok) {
+    fill_wcc(wcc, pre, c);
+    return st;
+  }
   st = apply_setattr(ctx, c, sa);
   fill_wcc(wcc, pre, c);
   return finish(lk, st, true);

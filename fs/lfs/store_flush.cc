@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fs/lfs/endian.h"
+#include "fs/lfs/snapshot_catalog.h"
 #include "fs/lfs/store.h"
 
 namespace nasd::fs::lfs {
@@ -96,6 +97,18 @@ Status Store::begin_flush(bool* to_write) {
   // A held group must reach the disk before anything appended after it.
   if (!retry_held()) return failed_ ? Status::Io : Status::NoSpc;
   if (!has_dirty()) return Status::Ok;
+  // Admission keeps the dirty set within the log's room; should that ever fail, the group is
+  // not started (nothing changes) and the caller gets NoSpc: everything stays in memory and in
+  // the NVRAM journal until the cleaner or deletes make room. The checkpoint that must follow
+  // keeps its room.
+  const uint64_t need = log_blocks_for(flush_bound(), icache_.dirty_count(), frees_.size() + 1);
+  if (need + checkpoint_room() > log_.blocks_available()) {
+    note_log_full(need);
+    return Status::NoSpc;
+  }
+  if (log_full_.exchange(false))
+    report(opts_.backing + ": the log has room again: volume " + std::to_string(opts_.volume_id) +
+           " writes its dirty state out");
   int64_t now = now_time().sec;
   // Frees go first: a number freed and reused within one group must end up live.
   for (auto& [ino, gen] : frees_) {
@@ -121,6 +134,9 @@ Status Store::begin_flush(bool* to_write) {
     // Only the journal sequence advanced: record it with an empty unit so durable_seq() moves.
     log_.append_record(SummaryRecord{RecordKind::InodeFree, 0, 0, 0, 0});
   }
+  // Everything dirty is in the group now: the bound starts again from nothing.
+  walked_bound_ = 0;
+  walked_dirtied_ = bcache_.dirtied();
   flush_jseq_ = applied_jseq_;
   flush_time_ = now;
   log_.seal_group(flush_jseq_, now);
@@ -196,6 +212,13 @@ Status Store::checkpoint() {
   log_.ensure_next_segment();
   alignas(kBlockSize) uint8_t blk[kBlockSize];
   std::vector<uint32_t> dirty(imap_.dirty_blocks().begin(), imap_.dirty_blocks().end());
+  // checkpoint_room() is kept for this; a log short of it (should not happen) keeps the dirty
+  // inode map blocks for a later checkpoint: the flushed groups are in the log already.
+  const uint64_t tables = pending_snapshot_ ? imap_.block_count() / kTableAddrsPerBlock + 1 : 0;
+  if (log_blocks_for(dirty.size() + tables + 1, 0, 0) > log_.blocks_available()) {
+    note_log_full(dirty.size());
+    return Status::NoSpc;
+  }
   for (uint32_t b : dirty) {
     imap_.encode_block(b, blk);
     SummaryRecord r;
