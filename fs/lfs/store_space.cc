@@ -32,11 +32,12 @@ uint64_t Store::checkpoint_room() const {
   return log_blocks_for(imap_blocks + table_blocks + 1, 0, 0);
 }
 
-// Enough for a run of deletes after every ordinary call got NoSpc: each delete dirties a
-// directory block or two and a few inodes, and a checkpoint in between (which the deletes'
-// freed space needs to become reusable) takes up to checkpoint_room() again.
+// Enough for a run of deletes after every ordinary call got NoSpc: each dirties a directory
+// block or two and a few inodes, and the checkpoint that follows them (the freed space is
+// reusable only after one) takes up to checkpoint_room() again.
 uint64_t Store::delete_room() const {
-  return checkpoint_room() + std::max<uint64_t>(sb_.segment_blocks, 256 * call_blocks(0));
+  constexpr uint64_t kDeletesBetweenCheckpoints = 16;
+  return checkpoint_room() + kDeletesBetweenCheckpoints * call_blocks(0);
 }
 
 uint64_t Store::kept_free(Claim claim) const {
@@ -68,7 +69,7 @@ uint64_t Store::call_blocks(uint64_t blocks) {
   // plus two at each level (the run's ends); a namespace change touches a few directory
   // blocks (header, bucket, a split's new bucket and table block), each with its nodes.
   constexpr uint64_t kNodesPerRun = 2 * kTreeCount;
-  constexpr uint64_t kDirectoryBlocks = 8 * (1 + kTreeCount);
+  constexpr uint64_t kDirectoryBlocks = 4 * (1 + kTreeCount);
   return blocks + blocks / kPtrsPerNode + kNodesPerRun + kDirectoryBlocks;
 }
 
