@@ -390,6 +390,7 @@ std::string LfsVolume::status_text() {
   o << "volume " << opts_.volume_id << " (" << opts_.backing << ")"
     << (store_->failed() ? " FAILED (I/O error; read-only until restart)" : "")
     << (store_->host_full() ? " HOST FULL (calls that need space get NOSPC; retrying)" : "")
+    << (store_->log_full() ? " LOG FULL (calls that need space get NOSPC until the cleaner makes room)" : "")
     << "\n";
   if (store_->held_bytes() > 0)
     o << "  held in memory: " << (store_->held_bytes() >> 10)

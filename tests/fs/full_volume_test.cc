@@ -286,7 +286,7 @@ TEST(FullVolume, MetadataLoadToNoSpcNeverFailsAndSurvivesACrashAtTheFullestPoint
   for (int i = 0; i < 400000 && load.nospc() < 500 && !HasFatalFailure(); i++) load.step(rng, true);
   ASSERT_GE(load.nospc(), 500u) << "the volume never filled up";
   // At the fullest point: the whole mix for a while (most growth refused, the rest goes on).
-  for (int i = 0; i < 20000 && !HasFatalFailure(); i++) load.step(rng, true);
+  for (int i = 0; i < 8000 && !HasFatalFailure(); i++) load.step(rng, true);
   ASSERT_FALSE(HasFatalFailure());
   load.flush();
   for (int i = 0; i < 60 && !HasFatalFailure(); i++) load.step(rng, false);  // not yet durable
