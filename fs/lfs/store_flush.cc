@@ -126,6 +126,9 @@ Status Store::begin_flush(bool* to_write) {
   for (CachedInode* c : dirty) {
     Status st = write_inode_group(c, now);
     if (st != Status::Ok) {
+      if (st == Status::NoSpc)  // admission's bound was wrong: say by how much
+        report(opts_.backing + ": flush group past its bound of " + std::to_string(need) +
+               " blocks (" + std::to_string(log_.blocks_available()) + " left)");
       fail();  // in-memory pointers may already name unwritten blocks
       return st == Status::NoSpc ? Status::Io : st;
     }
@@ -226,6 +229,8 @@ Status Store::checkpoint() {
     r.offset = b;
     uint64_t addr = log_.append_copy(r, blk);
     if (addr == kNoAddr) {
+      report(opts_.backing + ": checkpoint past its room (" + std::to_string(dirty.size()) +
+             " inode map blocks)");
       fail();
       return Status::Io;
     }
@@ -290,6 +295,11 @@ Status Store::checkpoint() {
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
+  // The log announced no next segment (none was free when it was due) and segments came back
+  // just now: one more checkpoint (no data) records one, or the log could not go on past its
+  // current segment. Announcing it without a checkpoint is not safe: roll-forward follows the
+  // announcements in the log, and the last one said "none".
+  if (cp.head.next_seg >= sb_.nsegments && sut_.free_count() > 0) return checkpoint();
   return Status::Ok;
 }
 

@@ -183,8 +183,11 @@ uint32_t Store::clean(uint32_t max_segments, double max_utilization) {
     // Copies of the live blocks (plus their inodes and nodes: twice as many is generous for
     // a segment, whose nodes were written with their blocks) must fit in the log along with
     // the dirty set, leaving the checkpoint that ends the pass its room.
+    // It never takes the last free segment either: the log must always be able to announce
+    // a next one (LogWriter::blocks_available).
     uint64_t live_blocks = sut_.live(v) / kBlockSize + 1;
-    if (!log_fits(flush_bound(), 2 * live_blocks + 64, checkpoint_room())) break;
+    if (!log_fits(flush_bound(), 2 * live_blocks + 64, checkpoint_room() + sb_.segment_blocks))
+      break;
     if (!dev_->read(sb_.segment_start(v), sb_.segment_blocks, image.data())) break;
     uint32_t off = 0;
     uint64_t last_lsn = 0;

@@ -1,6 +1,6 @@
 // nasd-full-load: fills a volume to NFS3ERR_NOSPC with a metadata-heavy load and proves that
 // what the server acknowledged stays (the full-volume tests, full_volume_test.sh).
-//   nasd-full-load fill   COMMON [--nospc N] [--full-seconds S]
+//   nasd-full-load fill   COMMON [--nospc N] [--full-seconds S] [--kill-pid PID]
 //   nasd-full-load verify COMMON
 //   nasd-full-load drain  COMMON [--share F] [--files N]
 // COMMON: --nfs-port P --mount-port M --export /r/v0 --dir NAME --state FILE.
@@ -9,11 +9,15 @@
 //   (truncate, chmod), RENAME (to a new name or over another file), MKDIR and REMOVE, until N
 //   calls got NFS3ERR_NOSPC, and then S seconds more of the same mix on the full volume. Every
 //   answer must be NFS3_OK or NFS3ERR_NOSPC (a refused call changes nothing); the acknowledged
-//   state (each file's path, size and content hash) goes to FILE at the end.
+//   state (each file's path, size and content hash) goes to FILE at the end. With --kill-pid,
+//   PID (the server) gets SIGKILL right after the last acknowledged call: the newest calls are
+//   then only in the NVRAM journal, to be replayed onto the full volume.
 // verify: every file of FILE is there with its size and content, and nothing else is.
 // drain: removes share F of the files (REMOVE must never be refused), then creates N small
 //   files, which must all be acknowledged (writes resume by themselves); rewrites FILE.
 // Prints one line per phase; exit 0 on success, 1 with the reason otherwise.
+#include <signal.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -38,6 +42,7 @@ struct Args {
   int full_seconds = 10;
   double share = 0.5;
   int files = 200;
+  int kill_pid = 0;
 };
 
 uint64_t hash_of(const std::string& bytes) {  // FNV-1a
@@ -76,6 +81,7 @@ class FullLoad {
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(a_.full_seconds);
     const uint64_t nospc_at_full = nospc_, calls_at_full = calls_;
     while (std::chrono::steady_clock::now() < end) step(rng);
+    if (a_.kill_pid > 0 && ::kill(a_.kill_pid, SIGKILL) != 0) die("kill -9 of the server failed");
     std::cout << "fill: " << calls_before_full << " calls before the first NOSPC; then "
               << calls_ - calls_at_full << " calls on the full volume, "
               << nospc_ - nospc_at_full << " of them NOSPC; " << files_.size() << " files in "
@@ -131,7 +137,7 @@ class FullLoad {
       const std::string data = bytes_of(1 + rng() % 16384, rng());
       WRITE3res w = nfs_.write(*c.fh, 0, data, FILE_SYNC);
       if (w.status != NFS3_OK) die("drain: WRITE " + sub + "/" + name + " after the deletes: " + nfsstat_name(w.status));
-      files_[sub + "/" + name] = File{*c.fh, data.size(), hash_of(data)};
+      files_[sub + "/" + name] = File{*c.fh, data.size(), hash_of(data), {}};
     }
     std::cout << "drain: removed " << n << " files, then " << a_.files
               << " new files acknowledged" << std::endl;
@@ -321,6 +327,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--full-seconds") a.full_seconds = std::stoi(v);
     else if (k == "--share") a.share = std::stod(v);
     else if (k == "--files") a.files = std::stoi(v);
+    else if (k == "--kill-pid") a.kill_pid = std::stoi(v);
     else die("unknown option " + k);
   }
   if (a.dir.empty() || a.state.empty()) die("--dir and --state are required");

@@ -10,11 +10,11 @@
 # Everything acknowledged must be there; deletes go through and new files are acknowledged
 # again without anything else done; the volume passes fsck.
 #   full_volume_test.sh NASD_BINARY NASD_FSCK NASD_FULL_LOAD restart|takeover
-# FULL_SECONDS (default 20): how long the load goes on on the full volume.
+# FULL_SECONDS (default 10): how long the load goes on on the full volume.
 set -euo pipefail
 nasd=$1 fsck=$2 load=$3 mode=$4
 [[ ${NASD_IN_NETNS:-} == 1 ]] || exec env NASD_IN_NETNS=1 "$(dirname "$0")/../../bench/netns.sh" "$0" "$@"
-full_seconds=${FULL_SECONDS:-20}
+full_seconds=${FULL_SECONDS:-10}
 common=(--nfs-port 2049 --mount-port 20048 --export /r/v0 --dir full)
 not_failed() {  # LOG...: no volume failed for want of its own space
   if grep -h "read-only until restart\|write failed" "$@"; then fail "a volume failed"; fi
@@ -26,8 +26,10 @@ if [[ $mode == takeover ]]; then
   source "$(dirname "$0")/ha_pair_lib.sh"
   start_pair
   state=$dir/state
-  "$load" fill "${common[@]}" --state "$state" --full-seconds "$full_seconds" || fail "fill"
-  kill -9 "$(pid_of a)"  # at the fullest point: the last calls are only in the NVRAM journals
+  # kill -9 of node a by the load itself, right after its last acknowledged call on the full
+  # volume: the newest calls are only in the NVRAM journal (and its mirror on b).
+  "$load" fill "${common[@]}" --state "$state" --full-seconds "$full_seconds" --kill-pid "$(pid_of a)" ||
+    fail "fill"
   wait_for 60 "node b serving a's address" cluster_line b "^  evs a .*: served here"
   v0_on_a_ports() { nfs-ls "nfs://127.0.0.1/r/v0?nfsport=2049&mountport=20048&version=3" >/dev/null 2>&1; }
   wait_for 60 "v0 answering on a's ports" v0_on_a_ports
@@ -88,13 +90,17 @@ start() {  # LOG
   fail "nasd did not come up"
 }
 start "$dir/nasd.log"
-"$load" fill "${common[@]}" --state "$dir/state" --full-seconds "$full_seconds" || fail "fill"
-"$admin" --socket "$dir/nasd.sock" volumes | tee "$dir/volumes-full.txt" | grep -E "space:|FAILED"
-kill -9 "$pid"  # at the fullest point: the last calls are only in the NVRAM journal
+"$admin" --socket "$dir/nasd.sock" volumes >/dev/null || fail "nasd-admin volumes"
+# kill -9 by the load itself, right after its last acknowledged call on the full volume: the
+# newest calls are only in the NVRAM journal.
+"$load" fill "${common[@]}" --state "$dir/state" --full-seconds "$full_seconds" --kill-pid "$pid" ||
+  fail "fill"
 wait "$pid" 2>/dev/null || true
 pid=
 start "$dir/nasd-restart.log"
 grep -h "replayed" "$dir/nasd-restart.log" || true
+grep -q "replayed [1-9]" "$dir/nasd-restart.log" || fail "nothing was replayed: the kill came too late to prove anything"
+"$admin" --socket "$dir/nasd.sock" volumes | grep -E "space:|FAILED|FULL"
 "$load" verify "${common[@]}" --state "$dir/state" || fail "verify after the restart"
 "$load" drain "${common[@]}" --state "$dir/state" || fail "deletes and writes after the restart"
 "$load" verify "${common[@]}" --state "$dir/state" || fail "verify after the deletes"
