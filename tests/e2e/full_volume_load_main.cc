@@ -203,7 +203,7 @@ class FullLoad {
       const std::string path = sub + "/" + name;
       files_[path] = File{*c.fh, 0, 0, {}};
       // Bulk until the volume first fills (so that it fills quickly), small files always.
-      if (nospc_ == 0 && rng() % 4 == 0) {
+      if (nospc_ == 0 && rng() % 2 == 0) {
         for (uint64_t off = 0; off < (1u << 20); off += 256u << 10)
           write(path, off, bytes_of(256u << 10, rng()));
       } else {
