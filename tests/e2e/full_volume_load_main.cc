@@ -7,11 +7,11 @@
 // fill: makes NAME with a few subdirectories and runs CREATE (1 MiB files now and then until the
 //   volume first refuses, small ones always), FILE_SYNC WRITE (overwrite and append), SETATTR
 //   (truncate, chmod), RENAME (to a new name or over another file), MKDIR and REMOVE, until N
-//   calls got NFS3ERR_NOSPC, and then S seconds more of the same mix on the full volume. Every
-//   answer must be NFS3_OK or NFS3ERR_NOSPC (a refused call changes nothing); the acknowledged
-//   state (each file's path, size and content hash) goes to FILE at the end. With --kill-pid,
-//   PID (the server) gets SIGKILL right after the last acknowledged call: the newest calls are
-//   then only in the NVRAM journal, to be replayed onto the full volume.
+//   calls got NFS3ERR_NOSPC (default 100), and then S seconds more of the same mix on the full
+//   volume. Every answer must be NFS3_OK or NFS3ERR_NOSPC (a refused call changes nothing); the
+//   acknowledged state (each file's path, size and content hash) goes to FILE at the end. With
+//   --kill-pid, PID (the server) gets SIGKILL right after the last acknowledged call: the newest
+//   calls are then only in the NVRAM journal, to be replayed onto the full volume.
 // verify: every file of FILE is there with its size and content, and nothing else is.
 // drain: removes share F of the files (REMOVE must never be refused), then creates N small
 //   files, which must all be acknowledged (writes resume by themselves); rewrites FILE.
@@ -38,7 +38,7 @@ namespace {
 struct Args {
   std::string mode, export_path = "/r/v0", dir, state;
   uint16_t nfs_port = 2049, mount_port = 20048;
-  uint64_t nospc = 300;
+  uint64_t nospc = 100;
   int full_seconds = 10;
   double share = 0.5;
   int files = 200;
@@ -73,17 +73,18 @@ class FullLoad {
     top_ = must(nfs_.mkdir(root_, a_.dir, sattr_mode(0755)), "MKDIR " + a_.dir);
     for (int i = 0; i < 4; i++) add_subdir();
     std::mt19937 rng(uint32_t(std::hash<std::string>{}(a_.dir)));
-    uint64_t calls_before_full = 0;
+    uint64_t first_nospc = 0;
     while (nospc_ < a_.nospc) {
       step(rng);
-      if (nospc_ == 0) calls_before_full = calls_;
+      if (nospc_ == 0) first_nospc = calls_ + 1;
     }
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(a_.full_seconds);
     const uint64_t nospc_at_full = nospc_, calls_at_full = calls_;
     while (std::chrono::steady_clock::now() < end) step(rng);
     if (a_.kill_pid > 0 && ::kill(a_.kill_pid, SIGKILL) != 0) die("kill -9 of the server failed");
-    std::cout << "fill: " << calls_before_full << " calls before the first NOSPC; then "
-              << calls_ - calls_at_full << " calls on the full volume, "
+    std::cout << "fill: the first NOSPC at call " << first_nospc << ", the " << a_.nospc
+              << "th at call " << calls_at_full << "; then " << calls_ - calls_at_full
+              << " calls on the full volume, "
               << nospc_ - nospc_at_full << " of them NOSPC; " << files_.size() << " files in "
               << subdirs_.size() << " directories acknowledged" << std::endl;
     save();
