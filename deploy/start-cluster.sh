@@ -5,6 +5,7 @@
 # either node serves both (forwarding over the interconnect) under the one name space /r, and
 # each takes the other's volumes and address over when it dies.
 #   deploy/start-cluster.sh [--no-failover]     (--no-failover: static ownership, no HA)
+#   PAIR_VOLUME_SIZE (default 4G) sizes v0 and v1 (the full-volume test uses the drill's 256M).
 #
 # With --nodes N (2 to 8): N nodes from one cluster config ($CLUSTER_DIR/cluster.conf), node i
 # (n1..nN) on its own loopback address 127.0.1.i with the standard ports on each (NFS 2049,
@@ -117,11 +118,11 @@ $ha_peer
 
 [volume v0]
 id = 0
-size = 4G
+size = ${PAIR_VOLUME_SIZE:-4G}
 
 [volume v1]
 id = 1
-size = 4G
+size = ${PAIR_VOLUME_SIZE:-4G}
 
 [export /r/v0]
 volume = v0

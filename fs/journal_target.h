@@ -40,6 +40,9 @@ class JournalPass {
 struct JournalTag {
   uint64_t seq = 0;                 // the journal record that carries the call (> 0)
   std::optional<InodeId> created;   // replay of a create-type call: the inode to allocate
+  // A replay after a restart or takeover: the call was admitted (and answered) once already,
+  // so the file system lets it use room it keeps back from new calls.
+  bool replay = false;
 };
 
 class JournalTarget : public Volume {

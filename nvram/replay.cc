@@ -16,6 +16,7 @@ std::string apply(const fs::JournalPass& pass, fs::JournalTarget& target, uint32
   fs::JournalTag tag;
   tag.seq = seq;
   tag.created = rec.created();
+  tag.replay = true;
   fs::call::VolumeReply got = target.apply_journalled(pass, tag, rec.request);
   if (got.status != fs::Status::Ok) return fs::status_name(got.status);
   if (tag.created) {

@@ -127,6 +127,7 @@ void BlockCache::mark_dirty(CachedBlock* b) {
   if (b->dirty) return;
   lru_.erase(lru_.iterator_to(*b));
   b->dirty = true;
+  dirtied_++;
   dirty_.push_back(*b);
 }
 

@@ -109,6 +109,14 @@ class BlockCache {
   // Inodes that own dirty blocks.
   std::vector<uint64_t> dirty_inodes() const;
   size_t dirty_count() const { return dirty_.size(); }
+  // Calls fn(ino, key) for every dirty block (Store's bound of what the next flush writes).
+  template <class Fn>
+  void for_each_dirty(Fn fn) const {
+    for (const CachedBlock& b : dirty_) fn(b.ino, b.key);
+  }
+  // Blocks that went from clean to dirty so far: a bound taken from the dirty set at one moment
+  // stays a bound when it adds what has been dirtied since.
+  uint64_t dirtied() const { return dirtied_; }
   size_t size() const { return count_; }
   uint64_t bytes() const { return count_ * kBlockSize; }
   uint64_t budget() const { return budget_; }
@@ -153,6 +161,7 @@ class BlockCache {
   Memo memo_[2];
   List lru_;    // clean blocks, least recently used first
   List dirty_;  // dirty blocks, in no particular order
+  uint64_t dirtied_ = 0;
   uint64_t hits_ = 0, misses_ = 0, adoptions_ = 0;
   std::mutex touch_mu_;  // find_shared()'s LRU moves (exclusive callers need no lock)
 };

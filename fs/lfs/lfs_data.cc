@@ -65,7 +65,10 @@ Status LfsVolume::read_locked(const OpContext& ctx, InodeId id, uint64_t offset,
   data->resize(n);
   if ((st = read_range(*store_, c, offset, n, data->data())) != Status::Ok) return st;
   // Changing the inode needs the exclusive lock (read() takes it whenever atime is on).
-  if (opts_.atime && !store_->failed() && !store_->host_full()) {
+  // Best effort: only while the log has room for it at once (admission counts on the dirty
+  // set growing only through calls it let in).
+  if (opts_.atime && !store_->failed() && !store_->host_full() &&
+      store_->reserve_without_io(0, 0) == Status::Ok) {
     c->inode.atime = now_time();
     store_->mark_dirty(c);
   }
@@ -193,13 +196,12 @@ std::optional<Status> LfsVolume::write_locked(const OpContext& ctx, InodeId id, 
     const bool partial = offset > b * kBlockSize || end < (b + 1) * kBlockSize;
     if (attempt && partial && allocated && !store_->block_cached(c, b)) return std::nullopt;
   }
+  const uint64_t rewritten = last - first + 1 - fresh;
   if (attempt) {
-    std::optional<Status> room = store_->reserve_without_io(fresh);
+    std::optional<Status> room = store_->reserve_without_io(fresh, rewritten);
     if (!room) return std::nullopt;
-    if (*room != Status::Ok && fresh > 0) return fail(*room);
-  } else if (fresh == 0) {
-    store_->make_log_room();
-  } else if ((st = store_->reserve(fresh)) != Status::Ok) {
+    if (*room != Status::Ok) return fail(*room);
+  } else if ((st = store_->reserve(fresh, rewritten, claim())) != Status::Ok) {
     return fail(st);
   }
   // Zero-copy: a whole block whose bytes are a page of the call record lent to this thread

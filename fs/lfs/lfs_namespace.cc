@@ -70,7 +70,7 @@ Status LfsVolume::readlink_locked(InodeId id, std::string* target, std::optional
 // directory, the name, permissions and that the name is free.
 Status LfsVolume::new_object(const OpContext& ctx, CachedInode* dir, std::string_view name,
                              FileType type, const SetAttr& sa, CachedInode** out) {
-  Status st = store_->reserve(type == FileType::Dir ? 3 : 2);
+  Status st = store_->reserve(type == FileType::Dir ? 3 : 2, 0, claim());
   if (st != Status::Ok) return st;
   CachedInode* c;
   // A replayed journal record brings the inode (and generation) the client was given.
@@ -253,7 +253,9 @@ Status LfsVolume::remove(const OpContext& ctx, InodeId dir, std::string_view nam
   if ((st = store_->load(rec.ino, &c)) != Status::Ok) return change.reply(Status::Io);
   if (c->inode.type == FileType::Dir) return change.reply(Status::IsDir);
   if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return change.reply(Status::Access);
-  store_->make_log_room();
+  // A delete may use the room kept from other calls: deletes go on on a full volume.
+  if ((st = store_->make_log_room(0, claim(Store::Claim::Delete))) != Status::Ok)
+    return change.reply(st);
   if ((st = dirobj.remove(name, &found)) != Status::Ok) return change.reply(st);
   d->inode.mtime = d->inode.ctime = now_time();
   store_->mark_dirty(d);
@@ -283,7 +285,9 @@ Status LfsVolume::rmdir(const OpContext& ctx, InodeId dir, std::string_view name
   if (c->inode.type != FileType::Dir) return change.reply(Status::NotDir);
   if (c->inode.dir_entries > 0) return change.reply(Status::NotEmpty);
   if (!may_delete(ctx.cred, subject_of(d), c->inode.uid)) return change.reply(Status::Access);
-  store_->make_log_room();
+  // A delete may use the room kept from other calls: deletes go on on a full volume.
+  if ((st = store_->make_log_room(0, claim(Store::Claim::Delete))) != Status::Ok)
+    return change.reply(st);
   if ((st = dirobj.remove(name, &found)) != Status::Ok) return change.reply(st);
   d->inode.mtime = d->inode.ctime = now_time();
   if (d->inode.nlink > 2) d->inode.nlink--;
@@ -367,8 +371,8 @@ Status LfsVolume::rename(const OpContext& ctx, InodeId from_dir, std::string_vie
     if (!dst_found && td->inode.nlink >= limits().link_max) return done(Status::MLink);
   }
   // A new name may need a directory block; replacing one allocates nothing.
-  if (dst_found) store_->make_log_room();
-  else if ((st = store_->reserve(1)) != Status::Ok) return done(st);
+  st = dst_found ? store_->make_log_room(0, claim()) : store_->reserve(1, 0, claim());
+  if (st != Status::Ok) return done(st);
   Time now = now_time();
   if (dst_found) st = to.replace(to_name, src->inode.ino, src->inode.gen, src->inode.type);
   else st = to.insert(to_name, src->inode.ino, src->inode.gen, src->inode.type);
@@ -424,7 +428,7 @@ Status LfsVolume::link(const OpContext& ctx, InodeId file, InodeId dir, std::str
   if ((st = dirobj.lookup(name, &rec, &found)) != Status::Ok) return fail(st);
   if (found) return fail(Status::Exist);
   if (c->inode.nlink >= limits().link_max) return fail(Status::MLink);
-  if ((st = store_->reserve(1)) != Status::Ok) return fail(st);
+  if ((st = store_->reserve(1, 0, claim())) != Status::Ok) return fail(st);
   if ((st = dirobj.insert(name, c->inode.ino, c->inode.gen, c->inode.type)) != Status::Ok)
     return fail(st);
   Time now = now_time();

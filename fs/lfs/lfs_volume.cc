@@ -305,7 +305,13 @@ Status LfsVolume::setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
     fill_wcc(wcc, pre, c);
     return Status::NotSync;
   }
-  store_->make_log_room();
+  // Truncating frees space: it may use the room kept for deletes.
+  const bool shrinks = sa.size && *sa.size < c->inode.size;
+  st = store_->make_log_room(1, claim(shrinks ? Store::Claim::Delete : Store::Claim::Ordinary));
+  if (st != Status::Ok) {
+    fill_wcc(wcc, pre, c);
+    return st;
+  }
   st = apply_setattr(ctx, c, sa);
   fill_wcc(wcc, pre, c);
   return finish(lk, st, true);
@@ -384,6 +390,7 @@ std::string LfsVolume::status_text() {
   o << "volume " << opts_.volume_id << " (" << opts_.backing << ")"
     << (store_->failed() ? " FAILED (I/O error; read-only until restart)" : "")
     << (store_->host_full() ? " HOST FULL (calls that need space get NOSPC; retrying)" : "")
+    << (store_->log_full() ? " LOG FULL (calls that need space get NOSPC until the cleaner makes room)" : "")
     << "\n";
   if (store_->held_bytes() > 0)
     o << "  held in memory: " << (store_->held_bytes() >> 10)

@@ -237,6 +237,12 @@ class LfsVolume : public JournalTarget {
   Status reply_created(const OpContext& ctx, Lock& lk, CachedInode* c, const DirChange& change,
                        InodeId* out, std::optional<Attr>* obj_attr);
   static Status check_name(std::string_view name);
+  // Space admission's claim for the running call (Store::Claim): `kind`, except for a
+  // replayed journal record, which was admitted once already.
+  Store::Claim claim(Store::Claim kind = Store::Claim::Ordinary) const {
+    const JournalTag* tag = journal_tag();
+    return tag && tag->replay ? Store::Claim::Replay : kind;
+  }
   // Finishes a mutation: notes the journal sequence of a journalled call (journal_tag()), or
   // (without a journal) writes the changes and, after dropping the lock, waits until they are
   // durable.

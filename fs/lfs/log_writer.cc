@@ -161,8 +161,11 @@ bool LogWriter::write_sealed(std::unique_lock<std::mutex>& reserved) {
 
 uint64_t LogWriter::blocks_available() const {
   uint64_t here = sb_.segment_blocks > pos_.off ? sb_.segment_blocks - pos_.off : 0;
-  uint64_t next = pos_.next_seg < sb_.nsegments ? sb_.segment_blocks : 0;
-  return here + next + uint64_t(sut_->free_count()) * sb_.segment_blocks;
+  // Past this segment the log can only go to the one it announced: with none announced (none
+  // was free when it was due), free segments are out of reach until a checkpoint announces
+  // one (Store::checkpoint), however many there are.
+  if (pos_.next_seg >= sb_.nsegments || pos_.next_seg == pos_.seg) return here;
+  return here + sb_.segment_blocks + uint64_t(sut_->free_count()) * sb_.segment_blocks;
 }
 
 }  // namespace nasd::fs::lfs

@@ -113,7 +113,11 @@ std::unique_ptr<Store> Store::open(const LfsOptions& opts, std::string* err) {
   if (s->stats_.recovered_units > 0) {
     // The checkpoint's usage table predates the recovered units: recount, then checkpoint so
     // the next crash starts from here.
-    if (s->recount_usage() != Status::Ok || s->checkpoint() != Status::Ok) {
+    // A log too full for the checkpoint (NoSpc) is no reason to refuse the volume: the
+    // recovered groups stay in the log, and the next checkpoint records them.
+    Status cp = Status::Ok;
+    if (s->recount_usage() != Status::Ok ||
+        ((cp = s->checkpoint()) != Status::Ok && cp != Status::NoSpc)) {
       *err = opts.backing + ": recovery failed (I/O error)";
       return nullptr;
     }

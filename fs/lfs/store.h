@@ -84,6 +84,9 @@ class Store {
   // that need space get NoSpc, and every flush retries it until space returns.
   bool host_full() const { return host_full_.load(); }
   uint64_t held_bytes() const { return dev_->held_bytes(); }
+  // A flush found the log without room for the dirty set (admission should make that
+  // impossible): calls that need space get NoSpc until a flush fits again. Not a failure.
+  bool log_full() const { return log_full_.load(); }
   // Where the next unit will be written.
   const LogPosition& log_head() const { return log_.position(); }
 
@@ -122,16 +125,38 @@ class Store {
     return (c->inode.blocks + c->pending_blocks) * kBlockSize;
   }
 
-  // --- Space -------------------------------------------------------------------------------
-  // Bytes clients may fill; the rest of the device is the cleaner's reserve.
+  // --- Space (store_space.cc) --------------------------------------------------------------
+  // Bytes clients may fill; the rest of the device is the log's reserves (below) and the
+  // cleaner's slack.
   uint64_t capacity_bytes() const;
   uint64_t used_space_bytes() const;
-  // Admits an operation that allocates about `new_blocks` blocks: NoSpc when the volume is
-  // full; otherwise makes sure the log has room (flushing and cleaning as needed).
-  Status reserve(uint64_t new_blocks);
-  // For operations that allocate nothing (remove, rename, overwrite, setattr): never NoSpc on
-  // a full volume, but still lets the cleaner make log room first when it can.
-  void make_log_room();
+  // Admission. A call is let in only when the log can take everything the next flush will
+  // write once the call is applied (the dirty set, bounded by flush_bound(), plus the call's
+  // worst case) and still keep its reserves free:
+  //  - checkpoint room: every inode map block, the snapshot table and the catalog, so a
+  //    checkpoint always fits after any flush (segments emptied by overwrites and deletes
+  //    come back only at a checkpoint, and the cleaner ends every pass with one);
+  //  - cleaner room: the copies of a victim's live blocks, so the cleaner can always run and
+  //    give segments back (without it a full log could never empty again);
+  //  - delete room (left by ordinary calls only): deletes and journal replay may use it, so
+  //    they go on when everything else gets NoSpc.
+  // A flush of an admitted dirty set therefore never finds the log full (begin_flush checks
+  // it again and answers NoSpc, keeping everything in memory, rather than failing the volume).
+  enum class Claim {
+    Ordinary,  // creates, writes, renames, setattrs: keep every reserve
+    Delete,    // remove, rmdir, truncating setattr: may use the delete room
+    Replay,    // a journal record replayed after a crash or takeover: it was admitted once;
+               // may use the delete room and is not held to capacity_bytes()
+  };
+  // Admits a call that allocates about `new_blocks` blocks and rewrites `rewritten_blocks`
+  // allocated ones (data or directory blocks): NoSpc when the volume is full or the log cannot
+  // take it even after a checkpoint and cleaning; otherwise makes the room first.
+  Status reserve(uint64_t new_blocks, uint64_t rewritten_blocks = 0, Claim claim = Claim::Ordinary);
+  // For calls that allocate nothing (remove, rename, overwrite, setattr): never NoSpc because
+  // used space is at capacity, only when the log cannot take the rewrite.
+  Status make_log_room(uint64_t rewritten_blocks = 0, Claim claim = Claim::Ordinary) {
+    return reserve(0, rewritten_blocks, claim);
+  }
   // Cleans up to `max_segments` segments now; returns how many became free. Cached inodes and
   // blocks stay where they are (pointers held by the caller remain valid).
   // Only segments at most `max_utilization` full are worth it (the background cleaner is
@@ -171,7 +196,7 @@ class Store {
   // A cheap answer for a WRITE on the event loop: whether reserve(new_blocks) (or, for 0,
   // make_log_room()) would answer at once without writing, cleaning or checkpointing. nullopt
   // when it would have to; otherwise its answer (RoFs, NoSpc or Ok).
-  std::optional<Status> reserve_without_io(uint64_t new_blocks) const;
+  std::optional<Status> reserve_without_io(uint64_t new_blocks, uint64_t rewritten_blocks) const;
   // Whether block `lblk` of the inode is in the block cache (a partial WRITE of an uncached,
   // allocated block must read it first).
   bool block_cached(const CachedInode* c, uint64_t lblk) {
@@ -251,8 +276,24 @@ class Store {
   Status walk_node(CachedInode* c, const NodeId& id,
                    const std::function<void(uint64_t, RecordKind, uint64_t)>& fn);
   Status write_inode_group(CachedInode* c, int64_t now);
-  Status ensure_log_room(uint64_t blocks);
-  uint64_t reserve_blocks() const;
+  // Admission's parts (store_space.cc).
+  uint64_t reserve_blocks() const;  // the cleaner's room
+  uint64_t checkpoint_room() const;
+  uint64_t delete_room() const;
+  uint64_t kept_free(Claim claim) const;
+  // Worst case of what a call adds to the next flush: its blocks, their block-map nodes, the
+  // directory blocks and inodes a namespace change touches.
+  static uint64_t call_blocks(uint64_t blocks);
+  // Log blocks a group of `blocks` blocks (data and nodes), `inodes` inodes and `records`
+  // block-less records takes: with its inode blocks, summaries and the segment tails it skips.
+  uint64_t log_blocks_for(uint64_t blocks, uint64_t inodes, uint64_t records) const;
+  // Blocks (data and block-map nodes) the next flush writes at most: walks the dirty set
+  // (flush_bound) or, cheaply, adds what was dirtied since the last walk (flush_estimate).
+  uint64_t flush_bound();
+  uint64_t flush_estimate() const;
+  // Whether a flush of the dirty set plus `extra` blocks fits with `keep` blocks left over.
+  bool log_fits(uint64_t blocks, uint64_t extra, uint64_t keep) const;
+  void note_log_full(uint64_t need);
   void fail();
   // After a log write failed: holds it when the host is full (NoSpc), else fails (Io).
   Status write_failed(uint64_t jseq);
@@ -286,6 +327,10 @@ class Store {
   uint64_t cp_blocks_written_ = 0;  // log_.blocks_written() at the last checkpoint
   std::atomic<bool> failed_{false};  // read without the volume lock by write_flush()'s readers
   bool cleaning_ = false;
+  // flush_bound()'s last walk: its result and the cache's dirtied() count then.
+  uint64_t walked_bound_ = 0;
+  uint64_t walked_dirtied_ = 0;
+  std::atomic<bool> log_full_{false};  // a flush found no room (should not happen; reported)
   std::atomic<bool> host_full_{false};
   uint64_t held_lsn_ = 0;   // last unit of the held groups
   uint64_t held_jseq_ = 0;  // and the journal sequence they carry

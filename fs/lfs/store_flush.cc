@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fs/lfs/endian.h"
+#include "fs/lfs/snapshot_catalog.h"
 #include "fs/lfs/store.h"
 
 namespace nasd::fs::lfs {
@@ -96,6 +97,18 @@ Status Store::begin_flush(bool* to_write) {
   // A held group must reach the disk before anything appended after it.
   if (!retry_held()) return failed_ ? Status::Io : Status::NoSpc;
   if (!has_dirty()) return Status::Ok;
+  // Admission keeps the dirty set within the log's room; should that ever fail, the group is
+  // not started (nothing changes) and the caller gets NoSpc: everything stays in memory and in
+  // the NVRAM journal until the cleaner or deletes make room. The checkpoint that must follow
+  // keeps its room.
+  const uint64_t need = log_blocks_for(flush_bound(), icache_.dirty_count(), frees_.size() + 1);
+  if (need + checkpoint_room() > log_.blocks_available()) {
+    note_log_full(need);
+    return Status::NoSpc;
+  }
+  if (log_full_.exchange(false))
+    report(opts_.backing + ": the log has room again: volume " + std::to_string(opts_.volume_id) +
+           " writes its dirty state out");
   int64_t now = now_time().sec;
   // Frees go first: a number freed and reused within one group must end up live.
   for (auto& [ino, gen] : frees_) {
@@ -113,6 +126,9 @@ Status Store::begin_flush(bool* to_write) {
   for (CachedInode* c : dirty) {
     Status st = write_inode_group(c, now);
     if (st != Status::Ok) {
+      if (st == Status::NoSpc)  // admission's bound was wrong: say by how much
+        report(opts_.backing + ": flush group past its bound of " + std::to_string(need) +
+               " blocks (" + std::to_string(log_.blocks_available()) + " left)");
       fail();  // in-memory pointers may already name unwritten blocks
       return st == Status::NoSpc ? Status::Io : st;
     }
@@ -121,6 +137,9 @@ Status Store::begin_flush(bool* to_write) {
     // Only the journal sequence advanced: record it with an empty unit so durable_seq() moves.
     log_.append_record(SummaryRecord{RecordKind::InodeFree, 0, 0, 0, 0});
   }
+  // Everything dirty is in the group now: the bound starts again from nothing.
+  walked_bound_ = 0;
+  walked_dirtied_ = bcache_.dirtied();
   flush_jseq_ = applied_jseq_;
   flush_time_ = now;
   log_.seal_group(flush_jseq_, now);
@@ -196,6 +215,13 @@ Status Store::checkpoint() {
   log_.ensure_next_segment();
   alignas(kBlockSize) uint8_t blk[kBlockSize];
   std::vector<uint32_t> dirty(imap_.dirty_blocks().begin(), imap_.dirty_blocks().end());
+  // checkpoint_room() is kept for this; a log short of it (should not happen) keeps the dirty
+  // inode map blocks for a later checkpoint: the flushed groups are in the log already.
+  const uint64_t tables = pending_snapshot_ ? imap_.block_count() / kTableAddrsPerBlock + 1 : 0;
+  if (log_blocks_for(dirty.size() + tables + 1, 0, 0) > log_.blocks_available()) {
+    note_log_full(dirty.size());
+    return Status::NoSpc;
+  }
   for (uint32_t b : dirty) {
     imap_.encode_block(b, blk);
     SummaryRecord r;
@@ -203,6 +229,8 @@ Status Store::checkpoint() {
     r.offset = b;
     uint64_t addr = log_.append_copy(r, blk);
     if (addr == kNoAddr) {
+      report(opts_.backing + ": checkpoint past its room (" + std::to_string(dirty.size()) +
+             " inode map blocks)");
       fail();
       return Status::Io;
     }
@@ -267,6 +295,11 @@ Status Store::checkpoint() {
   cp_blocks_written_ = log_.blocks_written();
   stats_.checkpoints++;
   sut_.release_empty({cp.head.seg, cp.head.next_seg});
+  // The log announced no next segment (none was free when it was due) and segments came back
+  // just now: one more checkpoint (no data) records one, or the log could not go on past its
+  // current segment. Announcing it without a checkpoint is not safe: roll-forward follows the
+  // announcements in the log, and the last one said "none".
+  if (cp.head.next_seg >= sb_.nsegments && sut_.free_count() > 0) return checkpoint();
   return Status::Ok;
 }
 

@@ -28,6 +28,21 @@ inline call::VolumeReply apply_journalled_for_testing(JournalTarget& target, uin
   return target.apply_journalled(JournalPassForTesting::make(), tag, req);
 }
 
+// The same as the journal's replay after a crash runs it (JournalTag::replay).
+inline call::VolumeReply replay_journalled_for_testing(JournalTarget& target, uint64_t seq,
+                                                       call::CallArgs args,
+                                                       std::optional<InodeId> created = {}) {
+  call::VolumeRequest req;
+  req.volume_id = target.id();
+  req.ctx.cred = Cred{0, 0, {}};
+  req.args = std::move(args);
+  JournalTag tag;
+  tag.seq = seq;
+  tag.created = created;
+  tag.replay = true;
+  return target.apply_journalled(JournalPassForTesting::make(), tag, req);
+}
+
 // The same through the volume's non-blocking WRITE attempt (JournalTarget::try_apply_journalled_write).
 inline std::optional<call::VolumeReply> try_apply_journalled_write_for_testing(
     JournalTarget& target, uint64_t seq, call::WriteArgs args) {
