@@ -5,11 +5,6 @@
 namespace nasd::nlm {
 namespace {
 
-size_t size_of(const std::vector<Lock>& l, const std::deque<Waiter>& w,
-               const std::vector<Share>& s) {
-  return l.size() + w.size() + s.size();
-}
-
 bool same_request(const Lock& a, const Lock& b) {
   return a.file == b.file && a.owner == b.owner && a.exclusive == b.exclusive && a.range == b.range;
 }
@@ -18,6 +13,25 @@ bool shares_conflict(const Share& a, const Share& b) {
   auto acc = [](ShareAccess x) { return static_cast<uint32_t>(x); };
   auto deny = [](ShareDeny x) { return static_cast<uint32_t>(x); };
   return (acc(a.access) & deny(b.deny)) != 0 || (deny(a.deny) & acc(b.access)) != 0;
+}
+
+// What an entry costs, for the byte quotas: the record and the strings it carries.
+size_t bytes_of(const Lock& l) {
+  return sizeof(Lock) + l.owner.host.size() + l.owner.oh.size() + l.owner.address.size();
+}
+size_t bytes_of(const Waiter& w) {
+  return sizeof(Waiter) + bytes_of(w.lock) + w.fh.size() + w.cookie.size() + w.callback.host.size() +
+         w.callback.from.size() + w.callback.relay.size();
+}
+size_t bytes_of(const Share& s) {
+  return sizeof(Share) + s.host.size() + s.oh.size() + s.address.size();
+}
+
+ClientKey key_of(const LockOwner& o) { return ClientKey{o.address, o.host}; }
+ClientKey key_of(const Share& s) { return ClientKey{s.address, s.host}; }
+
+bool meets_any(const ByteRange& r, const std::vector<ByteRange>& freed) {
+  return std::any_of(freed.begin(), freed.end(), [&](const ByteRange& f) { return f.overlaps(r); });
 }
 
 }  // namespace
@@ -62,14 +76,14 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   // Only reclaims in the grace period, and reclaims only then: a reclaim that comes later may
   // be of a lock another client has been granted since, and must not take it back.
   if (request.reclaim != in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
-  FileState& state = files_[want.file];
-  size_t before = size_of(state.locks, state.waiters, state.shares);
+  auto it = files_.try_emplace(want.file).first;
+  FileState& state = it->second;
   LockStatus result;
   auto queued = std::find_if(state.waiters.begin(), state.waiters.end(),
                              [&](const Waiter& w) { return same_request(w.lock, want); });
   if (!find_conflict(state, want)) {
-    // A lock adds at most two entries (a split); refuse before growing past the bound.
-    if (entries_ + 2 > max_entries_) {
+    // A lock adds at most two entries (a split); refuse before growing past a bound.
+    if (!fits(state, want.owner.address, 2, 2 * bytes_of(want))) {
       result = LockStatus::NoLocks;
     } else {
       if (queued != state.waiters.end()) state.waiters.erase(queued);
@@ -83,23 +97,82 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
     queued->cookie = request.cookie;  // a retransmission: same place, latest cookie
     queued->callback = request.callback;
     result = LockStatus::Blocked;
-  } else if (entries_ + 1 > max_entries_) {
-    result = LockStatus::NoLocks;
   } else {
-    state.waiters.push_back(Waiter{want, request.fh, request.cookie, request.callback});
-    result = LockStatus::Blocked;
+    Waiter w{want, request.fh, request.cookie, request.callback};
+    if (!fits(state, want.owner.address, 1, bytes_of(w))) {
+      result = LockStatus::NoLocks;
+    } else {
+      state.waiters.push_back(std::move(w));
+      result = LockStatus::Blocked;
+    }
   }
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(want.file);
+  recount(it);
   return result;
 }
 
-void LockManager::remove_range(FileState& state, const LockOwner& owner, const ByteRange& range) {
+bool LockManager::fits(const FileState& state, const std::string& address, size_t more,
+                       size_t bytes) const {
+  Usage mine;
+  if (auto a = by_address_.find(address); a != by_address_.end()) mine = a->second;
+  return entries_ + more <= limits_.max_entries &&
+         state.total.entries + more <= limits_.max_entries_per_file &&
+         state.total.bytes + bytes <= limits_.max_bytes_per_file &&
+         mine.entries + more <= limits_.max_entries_per_address &&
+         mine.bytes + bytes <= limits_.max_bytes_per_address;
+}
+
+void LockManager::uncount(const FileId& file, const FileState& state) {
+  entries_ -= state.total.entries;
+  for (const auto& [client, use] : state.by_client) {
+    auto a = by_address_.find(client.address);
+    a->second.entries -= use.entries;
+    a->second.bytes -= use.bytes;
+    if (a->second.entries == 0) by_address_.erase(a);
+    auto c = client_files_.find(client);
+    c->second.erase(file);
+    if (c->second.empty()) client_files_.erase(c);
+  }
+}
+
+void LockManager::recount(std::map<FileId, FileState>::iterator it) {
+  const FileId& file = it->first;
+  FileState& state = it->second;
+  uncount(file, state);
+  state.by_client.clear();
+  state.total = Usage{};
+  auto add = [&](const ClientKey& client, size_t bytes) {
+    Usage& u = state.by_client[client];
+    u.entries++;
+    u.bytes += bytes;
+    state.total.entries++;
+    state.total.bytes += bytes;
+  };
+  for (const Lock& l : state.locks) add(key_of(l.owner), bytes_of(l));
+  for (const Waiter& w : state.waiters) add(key_of(w.lock.owner), bytes_of(w));
+  for (const Share& s : state.shares) add(key_of(s), bytes_of(s));
+  entries_ += state.total.entries;
+  for (const auto& [client, use] : state.by_client) {
+    Usage& a = by_address_[client.address];
+    a.entries += use.entries;
+    a.bytes += use.bytes;
+    client_files_[client][file] = use.entries;
+  }
+  if (state.empty()) files_.erase(it);
+}
+
+bool LockManager::holds(const ClientKey& client, uint32_t volume) const {
+  auto c = client_files_.find(client);
+  if (c == client_files_.end()) return false;
+  auto f = c->second.lower_bound(FileId{volume, 0, 0});
+  return f != c->second.end() && f->first.volume == volume;
+}
+
+bool LockManager::remove_range(FileState& state, const LockOwner& owner, const ByteRange& range) {
   // Rebuild the list only when the owner holds something in the range.
   bool touched = std::any_of(state.locks.begin(), state.locks.end(), [&](const Lock& held) {
     return held.range.overlaps(range) && held.owner == owner;
   });
-  if (!touched) return;
+  if (!touched) return false;
   std::vector<Lock> kept;
   kept.reserve(state.locks.size() + 1);
   for (Lock& held : state.locks) {
@@ -120,6 +193,7 @@ void LockManager::remove_range(FileState& state, const LockOwner& owner, const B
     }
   }
   state.locks = std::move(kept);
+  return true;
 }
 
 void LockManager::apply(FileState& state, const Lock& lock) {
@@ -150,10 +224,13 @@ void LockManager::apply(FileState& state, const Lock& lock) {
   state.locks = std::move(kept);
 }
 
-std::vector<Waiter> LockManager::wake(FileState& state) {
+std::vector<Waiter> LockManager::wake(FileState& state, const std::vector<ByteRange>& freed) {
   std::vector<Waiter> granted;
+  if (freed.empty()) return granted;
+  // A waiter that meets no freed range is still blocked by what blocked it (granting others
+  // frees nothing), so it is not looked at: an unlock costs its neighbourhood, not the file.
   for (auto it = state.waiters.begin(); it != state.waiters.end();) {
-    if (find_conflict(state, it->lock)) {
+    if (!meets_any(it->lock.range, freed) || find_conflict(state, it->lock)) {
       ++it;
       continue;
     }
@@ -168,12 +245,9 @@ std::vector<Waiter> LockManager::unlock(const FileId& file, const LockOwner& own
                                         const ByteRange& range) {
   auto it = files_.find(file);
   if (it == files_.end()) return {};
-  FileState& state = it->second;
-  size_t before = size_of(state.locks, state.waiters, state.shares);
-  remove_range(state, owner, range);
-  std::vector<Waiter> granted = wake(state);
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(file);
+  if (!remove_range(it->second, owner, range)) return {};  // nothing held there: nothing freed
+  std::vector<Waiter> granted = wake(it->second, {range});
+  recount(it);
   return granted;
 }
 
@@ -185,17 +259,18 @@ bool LockManager::cancel(const Lock& waiting) {
                         [&](const Waiter& x) { return same_request(x.lock, waiting); });
   if (w == waiters.end()) return false;
   waiters.erase(w);
-  entries_--;
-  forget_if_empty(waiting.file);
+  recount(it);
   return true;
 }
 
 LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms) {
   if (away_.count(share.file.volume)) return LockStatus::DeniedGrace;
   if (reclaim != in_grace(share.file.volume, now_ms)) return LockStatus::DeniedGrace;
-  FileState& state = files_[share.file];
-  size_t before = size_of(state.locks, state.waiters, state.shares);
-  auto mine = [&](const Share& s) { return s.host == share.host && s.oh == share.oh; };
+  auto it = files_.try_emplace(share.file).first;
+  FileState& state = it->second;
+  auto mine = [&](const Share& s) {
+    return s.host == share.host && s.oh == share.oh && s.address == share.address;
+  };
   LockStatus result = LockStatus::Granted;
   for (const Share& other : state.shares)
     if (!mine(other) && shares_conflict(share, other)) result = LockStatus::Denied;
@@ -203,38 +278,47 @@ LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms)
     auto existing = std::find_if(state.shares.begin(), state.shares.end(), mine);
     if (existing != state.shares.end()) {
       *existing = share;
-    } else if (entries_ + 1 > max_entries_) {
+    } else if (!fits(state, share.address, 1, bytes_of(share))) {
       result = LockStatus::NoLocks;
     } else {
       state.shares.push_back(share);
     }
   }
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(share.file);
+  recount(it);
   return result;
 }
 
-void LockManager::unshare(const FileId& file, const std::string& host, const std::string& oh) {
+void LockManager::unshare(const FileId& file, const std::string& host, const std::string& oh,
+                          const std::string& address) {
   auto it = files_.find(file);
   if (it == files_.end()) return;
   auto& shares = it->second.shares;
   size_t before = shares.size();
-  std::erase_if(shares, [&](const Share& s) { return s.host == host && s.oh == oh; });
-  entries_ -= before - shares.size();
-  forget_if_empty(file);
+  std::erase_if(shares,
+                [&](const Share& s) { return s.host == host && s.oh == oh && s.address == address; });
+  if (shares.size() != before) recount(it);
 }
 
-std::vector<Waiter> LockManager::free_all(const std::string& host) {
+std::vector<Waiter> LockManager::free_all(const ClientKey& client) {
   std::vector<Waiter> granted;
-  for (auto it = files_.begin(); it != files_.end();) {
+  auto c = client_files_.find(client);
+  if (c == client_files_.end()) return granted;
+  std::vector<FileId> files;
+  for (const auto& [file, count] : c->second) files.push_back(file);
+  for (const FileId& file : files) {
+    auto it = files_.find(file);
+    if (it == files_.end()) continue;
     FileState& state = it->second;
-    size_t before = size_of(state.locks, state.waiters, state.shares);
-    std::erase_if(state.locks, [&](const Lock& l) { return l.owner.host == host; });
-    std::erase_if(state.waiters, [&](const Waiter& w) { return w.lock.owner.host == host; });
-    std::erase_if(state.shares, [&](const Share& s) { return s.host == host; });
-    for (Waiter& w : wake(state)) granted.push_back(std::move(w));
-    entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-    it = state.empty() ? files_.erase(it) : std::next(it);
+    std::vector<ByteRange> freed;
+    std::erase_if(state.locks, [&](const Lock& l) {
+      if (key_of(l.owner) != client) return false;
+      freed.push_back(l.range);
+      return true;
+    });
+    std::erase_if(state.waiters, [&](const Waiter& w) { return key_of(w.lock.owner) == client; });
+    std::erase_if(state.shares, [&](const Share& s) { return key_of(s) == client; });
+    for (Waiter& w : wake(state, freed)) granted.push_back(std::move(w));
+    recount(it);
   }
   return granted;
 }
@@ -242,12 +326,9 @@ std::vector<Waiter> LockManager::free_all(const std::string& host) {
 void LockManager::drop_volume(uint32_t volume) {
   away_.insert(volume);
   volume_grace_until_.erase(volume);
-  for (auto it = files_.begin(); it != files_.end();) {
-    if (it->first.volume != volume) {
-      ++it;
-      continue;
-    }
-    entries_ -= size_of(it->second.locks, it->second.waiters, it->second.shares);
+  for (auto it = files_.lower_bound(FileId{volume, 0, 0});
+       it != files_.end() && it->first.volume == volume;) {
+    uncount(it->first, it->second);
     it = files_.erase(it);
   }
 }
@@ -259,8 +340,9 @@ VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
   auto grace = volume_grace_until_.find(volume);
   if (grace != volume_grace_until_.end() && now_ms < grace->second)
     out.grace_left_ms = grace->second - now_ms;
-  for (const auto& [file, state] : files_) {
-    if (file.volume != volume) continue;
+  for (auto it = files_.lower_bound(FileId{volume, 0, 0});
+       it != files_.end() && it->first.volume == volume; ++it) {
+    const FileState& state = it->second;
     out.locks.insert(out.locks.end(), state.locks.begin(), state.locks.end());
     out.waiters.insert(out.waiters.end(), state.waiters.begin(), state.waiters.end());
     out.shares.insert(out.shares.end(), state.shares.begin(), state.shares.end());
@@ -270,7 +352,7 @@ VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
 }
 
 bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64_t now_ms) {
-  if (entries_ + table.entries() > max_entries_) return false;
+  if (entries_ + table.entries() > limits_.max_entries) return false;
   // Built apart and checked whole, so that a bad table changes nothing.
   std::map<FileId, FileState> adopted;
   for (const Lock& l : table.locks) {
@@ -292,7 +374,7 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
     if (s.file.volume != volume) return false;
     FileState& state = adopted[s.file];
     for (const Share& other : state.shares) {
-      if (other.host == s.host && other.oh == s.oh) return false;
+      if (other.host == s.host && other.oh == s.oh && other.address == s.address) return false;
       if (shares_conflict(s, other)) return false;
     }
     state.shares.push_back(s);
@@ -301,8 +383,7 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
   // must not meet it.
   for (const auto& [file, state] : adopted)
     if (files_.count(file)) return false;
-  for (auto& [file, state] : adopted) files_[file] = std::move(state);
-  entries_ += table.entries();
+  for (auto& [file, state] : adopted) recount(files_.emplace(file, std::move(state)).first);
   away_.erase(volume);
   volume_grace_until_.erase(volume);
   if (table.grace_left_ms > 0) volume_grace_until_[volume] = now_ms + table.grace_left_ms;
@@ -326,11 +407,6 @@ std::map<uint32_t, uint64_t> LockManager::volume_graces(uint64_t now_ms) const {
   for (const auto& [volume, until] : volume_grace_until_)
     if (now_ms < until) out[volume] = until;
   return out;
-}
-
-void LockManager::forget_if_empty(const FileId& file) {
-  auto it = files_.find(file);
-  if (it != files_.end() && it->second.empty()) files_.erase(it);
 }
 
 std::vector<Lock> LockManager::locks() const {
