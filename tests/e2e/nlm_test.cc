@@ -468,6 +468,37 @@ TEST_F(NlmTest, AMsgFloodFromASilentHostDoesNotHoldUpGranted) {
 }
 
 
+// Invented caller_names filled the status monitor's list (max_hosts, 200 in the test config)
+// for ever, and every new client's LOCK was then answered DENIED_NOLOCKS. Now names that hold
+// nothing are forgotten when room is needed, and one address gets at most 64 names (the
+// default): the attacker's own requests are refused, nobody else's.
+TEST_F(NlmTest, InventedCallerNamesDoNotFillTheClientList) {
+  // 300 names that lock and unlock at once, then 100 that keep their lock.
+  for (int i = 0; i < 300; ++i) {
+    auto m = LockClient::from("127.0.0.2", server().nfs_port(), "idle-" + std::to_string(i));
+    ASSERT_EQ(m->lock(other_, true, 1000 + i, 1), kGranted) << i;
+    ASSERT_EQ(m->unlock(other_, 1000 + i, 1), kGranted);
+  }
+  int refused = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto m = LockClient::from("127.0.0.2", server().nfs_port(), "holder-" + std::to_string(i));
+    if (m->lock(other_, true, 5000 + i, 1) == kNoLocks) refused++;
+  }
+  EXPECT_EQ(refused, 100 - 64) << "one address kept more names than its bound";
+  // New clients at other addresses are served.
+  for (int i = 0; i < 3; ++i) {
+    auto c = LockClient::from("127.0.0." + std::to_string(10 + i), server().nfs_port(),
+                              "new-client-" + std::to_string(i));
+    EXPECT_EQ(c->lock(file_, false, 0, 1), kGranted) << i;
+  }
+  EXPECT_EQ(a_->lock(file_, false, 0, 1), kGranted);
+  std::ifstream list(server().data_dir() / "sm" / "clients");
+  size_t lines = 0;
+  for (std::string l; std::getline(list, l);) lines++;
+  EXPECT_LE(lines, 2 * 200u + 17) << "the log of the client list is compacted";
+}
+
+
 // An HA pair (deploy/start-cluster.sh, started by nlm_failover_test.sh, which sets
 // NASD_NLM_PAIR_DIR): node a (NFS 2049) is the home of v0, node b (2149) of v1. A lock on v0
 // taken through a's address is reclaimed at b after a is killed: b serves a's address, and v0
