@@ -44,17 +44,6 @@ ByteRange ByteRange::from_nlm(uint64_t offset, uint64_t len) {
   return r;
 }
 
-const Lock* LockManager::find_conflict(const FileState& state, const Lock& lock) {
-  // Cheap tests first: most locks on a busy file are elsewhere in it.
-  for (const Lock& held : state.locks) {
-    if (!held.range.overlaps(lock.range)) continue;
-    if (!held.exclusive && !lock.exclusive) continue;
-    if (held.owner == lock.owner) continue;
-    return &held;
-  }
-  return nullptr;
-}
-
 LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
                              std::optional<Lock>* conflicting) const {
   conflicting->reset();
@@ -62,7 +51,7 @@ LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
     return LockStatus::DeniedGrace;
   auto it = files_.find(probe.file);
   if (it == files_.end()) return LockStatus::Granted;
-  if (const Lock* c = find_conflict(it->second, probe)) {
+  if (const Lock* c = it->second.locks.conflict(probe)) {
     *conflicting = *c;
     return LockStatus::Denied;
   }
@@ -78,35 +67,42 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   if (request.reclaim != in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
   auto it = files_.try_emplace(want.file).first;
   FileState& state = it->second;
+  const ClientKey client = key_of(want.owner);
   LockStatus result;
   auto queued = std::find_if(state.waiters.begin(), state.waiters.end(),
                              [&](const Waiter& w) { return same_request(w.lock, want); });
-  if (!find_conflict(state, want)) {
+  if (!state.locks.conflicts(want)) {
     // A lock adds at most two entries (a split); refuse before growing past a bound.
     if (!fits(state, want.owner.address, 2, 2 * bytes_of(want))) {
       result = LockStatus::NoLocks;
     } else {
-      if (queued != state.waiters.end()) state.waiters.erase(queued);
-      apply(state, want);
+      if (queued != state.waiters.end()) {
+        count(want.file, state, client, bytes_of(*queued), -1);
+        state.waiters.erase(queued);
+      }
+      apply(want.file, state, want);
       result = LockStatus::Granted;
     }
   } else if (!request.block) {
     result = LockStatus::Denied;
   } else if (queued != state.waiters.end()) {
+    count(want.file, state, client, bytes_of(*queued), -1);
     queued->fh = request.fh;
     queued->cookie = request.cookie;  // a retransmission: same place, latest cookie
     queued->callback = request.callback;
+    count(want.file, state, client, bytes_of(*queued), +1);
     result = LockStatus::Blocked;
   } else {
     Waiter w{want, request.fh, request.cookie, request.callback};
     if (!fits(state, want.owner.address, 1, bytes_of(w))) {
       result = LockStatus::NoLocks;
     } else {
+      count(want.file, state, client, bytes_of(w), +1);
       state.waiters.push_back(std::move(w));
       result = LockStatus::Blocked;
     }
   }
-  recount(it);
+  forget_if_empty(it);
   return result;
 }
 
@@ -121,43 +117,61 @@ bool LockManager::fits(const FileState& state, const std::string& address, size_
          mine.bytes + bytes <= limits_.max_bytes_per_address;
 }
 
-void LockManager::uncount(const FileId& file, const FileState& state) {
-  entries_ -= state.total.entries;
-  for (const auto& [client, use] : state.by_client) {
-    auto a = by_address_.find(client.address);
-    a->second.entries -= use.entries;
-    a->second.bytes -= use.bytes;
-    if (a->second.entries == 0) by_address_.erase(a);
-    auto c = client_files_.find(client);
-    c->second.erase(file);
-    if (c->second.empty()) client_files_.erase(c);
+void LockManager::count(const FileId& file, FileState& state, const ClientKey& client,
+                        size_t bytes, int sign) {
+  auto apply_to = [&](Usage& u) {
+    if (sign > 0) {
+      u.entries++;
+      u.bytes += bytes;
+    } else {
+      u.entries--;
+      u.bytes -= bytes;
+    }
+  };
+  apply_to(state.total);
+  auto c = state.by_client.try_emplace(client).first;
+  apply_to(c->second);
+  if (c->second.entries == 0) state.by_client.erase(c);
+  auto a = by_address_.try_emplace(client.address).first;
+  apply_to(a->second);
+  if (a->second.entries == 0) by_address_.erase(a);
+  auto files = client_files_.try_emplace(client).first;
+  size_t& n = files->second[file];
+  n = sign > 0 ? n + 1 : n - 1;
+  if (n == 0) {
+    files->second.erase(file);
+    if (files->second.empty()) client_files_.erase(files);
   }
+  entries_ = sign > 0 ? entries_ + 1 : entries_ - 1;
 }
 
-void LockManager::recount(std::map<FileId, FileState>::iterator it) {
-  const FileId& file = it->first;
-  FileState& state = it->second;
-  uncount(file, state);
-  state.by_client.clear();
-  state.total = Usage{};
-  auto add = [&](const ClientKey& client, size_t bytes) {
-    Usage& u = state.by_client[client];
-    u.entries++;
-    u.bytes += bytes;
-    state.total.entries++;
-    state.total.bytes += bytes;
-  };
-  for (const Lock& l : state.locks) add(key_of(l.owner), bytes_of(l));
-  for (const Waiter& w : state.waiters) add(key_of(w.lock.owner), bytes_of(w));
-  for (const Share& s : state.shares) add(key_of(s), bytes_of(s));
-  entries_ += state.total.entries;
+void LockManager::count(const FileId& file, FileState& state, const RangeTable::Changes& changes) {
+  for (const Lock& l : changes.removed) count(file, state, key_of(l.owner), bytes_of(l), -1);
+  for (const Lock& l : changes.added) count(file, state, key_of(l.owner), bytes_of(l), +1);
+}
+
+// A whole file's entries join (+1) or leave (-1) the node's counts; the file's own stay.
+void LockManager::count_file(const FileId& file, const FileState& state, int sign) {
   for (const auto& [client, use] : state.by_client) {
     Usage& a = by_address_[client.address];
-    a.entries += use.entries;
-    a.bytes += use.bytes;
-    client_files_[client][file] = use.entries;
+    auto files = client_files_.try_emplace(client).first;
+    if (sign > 0) {
+      a.entries += use.entries;
+      a.bytes += use.bytes;
+      files->second[file] = use.entries;
+    } else {
+      a.entries -= use.entries;
+      a.bytes -= use.bytes;
+      files->second.erase(file);
+    }
+    if (a.entries == 0) by_address_.erase(client.address);
+    if (files->second.empty()) client_files_.erase(files);
   }
-  if (state.empty()) files_.erase(it);
+  entries_ = sign > 0 ? entries_ + state.total.entries : entries_ - state.total.entries;
+}
+
+void LockManager::forget_if_empty(std::map<FileId, FileState>::iterator it) {
+  if (it->second.empty()) files_.erase(it);
 }
 
 bool LockManager::holds(const ClientKey& client, uint32_t volume) const {
@@ -167,74 +181,25 @@ bool LockManager::holds(const ClientKey& client, uint32_t volume) const {
   return f != c->second.end() && f->first.volume == volume;
 }
 
-bool LockManager::remove_range(FileState& state, const LockOwner& owner, const ByteRange& range) {
-  // Rebuild the list only when the owner holds something in the range.
-  bool touched = std::any_of(state.locks.begin(), state.locks.end(), [&](const Lock& held) {
-    return held.range.overlaps(range) && held.owner == owner;
-  });
-  if (!touched) return false;
-  std::vector<Lock> kept;
-  kept.reserve(state.locks.size() + 1);
-  for (Lock& held : state.locks) {
-    if (held.owner != owner || !held.range.overlaps(range)) {
-      kept.push_back(std::move(held));
-      continue;
-    }
-    // Keep what lies outside `range`: a part before it, a part after it, or both (a split).
-    if (held.range.start < range.start) {
-      Lock before = held;
-      before.range.end = range.start;
-      kept.push_back(std::move(before));
-    }
-    if (range.end < held.range.end) {
-      Lock after = held;
-      after.range.start = range.end;
-      kept.push_back(std::move(after));
-    }
-  }
-  state.locks = std::move(kept);
-  return true;
+void LockManager::apply(const FileId& file, FileState& state, const Lock& lock) {
+  RangeTable::Changes changes;
+  state.locks.apply(lock, &changes);
+  count(file, state, changes);
 }
 
-void LockManager::apply(FileState& state, const Lock& lock) {
-  remove_range(state, lock.owner, lock.range);
-  Lock merged = lock;
-  auto touches = [&](const Lock& held) {
-    return held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
-           held.exclusive == lock.exclusive && held.owner == lock.owner;
-  };
-  if (std::none_of(state.locks.begin(), state.locks.end(), touches)) {
-    state.locks.push_back(std::move(merged));
-    return;
-  }
-  // Absorb the owner's locks of the same mode that touch or overlap the new one.
-  std::vector<Lock> kept;
-  kept.reserve(state.locks.size() + 1);
-  for (Lock& held : state.locks) {
-    bool joins = held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
-                 held.owner == lock.owner && held.exclusive == lock.exclusive;
-    if (joins) {
-      merged.range.start = std::min(merged.range.start, held.range.start);
-      merged.range.end = std::max(merged.range.end, held.range.end);
-    } else {
-      kept.push_back(std::move(held));
-    }
-  }
-  kept.push_back(std::move(merged));
-  state.locks = std::move(kept);
-}
-
-std::vector<Waiter> LockManager::wake(FileState& state, const std::vector<ByteRange>& freed) {
+std::vector<Waiter> LockManager::wake(const FileId& file, FileState& state,
+                                      const std::vector<ByteRange>& freed) {
   std::vector<Waiter> granted;
   if (freed.empty()) return granted;
   // A waiter that meets no freed range is still blocked by what blocked it (granting others
   // frees nothing), so it is not looked at: an unlock costs its neighbourhood, not the file.
   for (auto it = state.waiters.begin(); it != state.waiters.end();) {
-    if (!meets_any(it->lock.range, freed) || find_conflict(state, it->lock)) {
+    if (!meets_any(it->lock.range, freed) || state.locks.conflicts(it->lock)) {
       ++it;
       continue;
     }
-    apply(state, it->lock);
+    count(file, state, key_of(it->lock.owner), bytes_of(*it), -1);
+    apply(file, state, it->lock);
     granted.push_back(std::move(*it));
     it = state.waiters.erase(it);
   }
@@ -245,9 +210,16 @@ std::vector<Waiter> LockManager::unlock(const FileId& file, const LockOwner& own
                                         const ByteRange& range) {
   auto it = files_.find(file);
   if (it == files_.end()) return {};
-  if (!remove_range(it->second, owner, range)) return {};  // nothing held there: nothing freed
-  std::vector<Waiter> granted = wake(it->second, {range});
-  recount(it);
+  RangeTable::Changes changes;
+  if (!it->second.locks.remove_range(owner, range, &changes)) return {};  // nothing freed
+  count(file, it->second, changes);
+  // What was freed: the removed locks' parts inside `range` (not all of `range`, which may be
+  // the whole file).
+  std::vector<ByteRange> freed;
+  for (const Lock& l : changes.removed)
+    freed.push_back({std::max(l.range.start, range.start), std::min(l.range.end, range.end)});
+  std::vector<Waiter> granted = wake(file, it->second, freed);
+  forget_if_empty(it);
   return granted;
 }
 
@@ -258,8 +230,9 @@ bool LockManager::cancel(const Lock& waiting) {
   auto w = std::find_if(waiters.begin(), waiters.end(),
                         [&](const Waiter& x) { return same_request(x.lock, waiting); });
   if (w == waiters.end()) return false;
+  count(waiting.file, it->second, key_of(w->lock.owner), bytes_of(*w), -1);
   waiters.erase(w);
-  recount(it);
+  forget_if_empty(it);
   return true;
 }
 
@@ -277,14 +250,17 @@ LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms)
   if (result == LockStatus::Granted) {
     auto existing = std::find_if(state.shares.begin(), state.shares.end(), mine);
     if (existing != state.shares.end()) {
+      count(share.file, state, key_of(*existing), bytes_of(*existing), -1);
       *existing = share;
+      count(share.file, state, key_of(share), bytes_of(share), +1);
     } else if (!fits(state, share.address, 1, bytes_of(share))) {
       result = LockStatus::NoLocks;
     } else {
+      count(share.file, state, key_of(share), bytes_of(share), +1);
       state.shares.push_back(share);
     }
   }
-  recount(it);
+  forget_if_empty(it);
   return result;
 }
 
@@ -292,11 +268,12 @@ void LockManager::unshare(const FileId& file, const std::string& host, const std
                           const std::string& address) {
   auto it = files_.find(file);
   if (it == files_.end()) return;
-  auto& shares = it->second.shares;
-  size_t before = shares.size();
-  std::erase_if(shares,
-                [&](const Share& s) { return s.host == host && s.oh == oh && s.address == address; });
-  if (shares.size() != before) recount(it);
+  std::erase_if(it->second.shares, [&](const Share& s) {
+    if (s.host != host || s.oh != oh || s.address != address) return false;
+    count(file, it->second, key_of(s), bytes_of(s), -1);
+    return true;
+  });
+  forget_if_empty(it);
 }
 
 std::vector<Waiter> LockManager::free_all(const ClientKey& client) {
@@ -304,21 +281,27 @@ std::vector<Waiter> LockManager::free_all(const ClientKey& client) {
   auto c = client_files_.find(client);
   if (c == client_files_.end()) return granted;
   std::vector<FileId> files;
-  for (const auto& [file, count] : c->second) files.push_back(file);
+  for (const auto& [file, n] : c->second) files.push_back(file);
   for (const FileId& file : files) {
     auto it = files_.find(file);
     if (it == files_.end()) continue;
     FileState& state = it->second;
+    RangeTable::Changes changes;
     std::vector<ByteRange> freed;
-    std::erase_if(state.locks, [&](const Lock& l) {
-      if (key_of(l.owner) != client) return false;
-      freed.push_back(l.range);
+    state.locks.remove_client(client, &changes, &freed);
+    count(file, state, changes);
+    std::erase_if(state.waiters, [&](const Waiter& w) {
+      if (key_of(w.lock.owner) != client) return false;
+      count(file, state, client, bytes_of(w), -1);
       return true;
     });
-    std::erase_if(state.waiters, [&](const Waiter& w) { return key_of(w.lock.owner) == client; });
-    std::erase_if(state.shares, [&](const Share& s) { return key_of(s) == client; });
-    for (Waiter& w : wake(state, freed)) granted.push_back(std::move(w));
-    recount(it);
+    std::erase_if(state.shares, [&](const Share& s) {
+      if (key_of(s) != client) return false;
+      count(file, state, client, bytes_of(s), -1);
+      return true;
+    });
+    for (Waiter& w : wake(file, state, freed)) granted.push_back(std::move(w));
+    forget_if_empty(it);
   }
   return granted;
 }
@@ -328,9 +311,15 @@ void LockManager::drop_volume(uint32_t volume) {
   volume_grace_until_.erase(volume);
   for (auto it = files_.lower_bound(FileId{volume, 0, 0});
        it != files_.end() && it->first.volume == volume;) {
-    uncount(it->first, it->second);
+    count_file(it->first, it->second, -1);
     it = files_.erase(it);
   }
+}
+
+uint64_t LockManager::work() const {
+  uint64_t n = 0;
+  for (const auto& [file, state] : files_) n += state.locks.work();
+  return n;
 }
 
 void LockManager::begin_grace(uint64_t until_ms) { grace_until_ = std::max(grace_until_, until_ms); }
@@ -343,7 +332,7 @@ VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
   for (auto it = files_.lower_bound(FileId{volume, 0, 0});
        it != files_.end() && it->first.volume == volume; ++it) {
     const FileState& state = it->second;
-    out.locks.insert(out.locks.end(), state.locks.begin(), state.locks.end());
+    state.locks.append_to(&out.locks);
     out.waiters.insert(out.waiters.end(), state.waiters.begin(), state.waiters.end());
     out.shares.insert(out.shares.end(), state.shares.begin(), state.shares.end());
   }
@@ -355,13 +344,19 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
   if (entries_ + table.entries() > limits_.max_entries) return false;
   // Built apart and checked whole, so that a bad table changes nothing.
   std::map<FileId, FileState> adopted;
+  auto local = [](FileState& state, const ClientKey& client, size_t bytes) {
+    state.total.entries++;
+    state.total.bytes += bytes;
+    Usage& u = state.by_client[client];
+    u.entries++;
+    u.bytes += bytes;
+  };
   for (const Lock& l : table.locks) {
     if (l.file.volume != volume || l.range.empty()) return false;
     FileState& state = adopted[l.file];
-    if (find_conflict(state, l)) return false;
-    for (const Lock& held : state.locks)
-      if (held.owner == l.owner && held.range.overlaps(l.range)) return false;
-    state.locks.push_back(l);
+    if (state.locks.conflicts(l) || state.locks.owner_overlaps(l)) return false;
+    state.locks.insert(l);
+    local(state, key_of(l.owner), bytes_of(l));
   }
   for (const Waiter& w : table.waiters) {
     if (w.lock.file.volume != volume || w.lock.range.empty()) return false;
@@ -369,6 +364,7 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
     for (const Waiter& other : state.waiters)
       if (same_request(other.lock, w.lock)) return false;
     state.waiters.push_back(w);
+    local(state, key_of(w.lock.owner), bytes_of(w));
   }
   for (const Share& s : table.shares) {
     if (s.file.volume != volume) return false;
@@ -378,12 +374,16 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
       if (shares_conflict(s, other)) return false;
     }
     state.shares.push_back(s);
+    local(state, key_of(s), bytes_of(s));
   }
   // What is still here of the volume (nothing, unless it never left) stays; the table's files
   // must not meet it.
   for (const auto& [file, state] : adopted)
     if (files_.count(file)) return false;
-  for (auto& [file, state] : adopted) recount(files_.emplace(file, std::move(state)).first);
+  for (auto& [file, state] : adopted) {
+    count_file(file, state, +1);
+    files_.emplace(file, std::move(state));
+  }
   away_.erase(volume);
   volume_grace_until_.erase(volume);
   if (table.grace_left_ms > 0) volume_grace_until_[volume] = now_ms + table.grace_left_ms;
@@ -411,7 +411,7 @@ std::map<uint32_t, uint64_t> LockManager::volume_graces(uint64_t now_ms) const {
 
 std::vector<Lock> LockManager::locks() const {
   std::vector<Lock> out;
-  for (const auto& [file, state] : files_) out.insert(out.end(), state.locks.begin(), state.locks.end());
+  for (const auto& [file, state] : files_) state.locks.append_to(&out);
   return out;
 }
 

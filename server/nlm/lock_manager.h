@@ -41,53 +41,10 @@
 #include <vector>
 
 #include "server/nlm/callback_call.h"
+#include "server/nlm/lock_types.h"
+#include "server/nlm/range_table.h"
 
 namespace nasd::nlm {
-
-// What a lock is on: a file of a volume, as the file handle names it.
-struct FileId {
-  uint32_t volume = 0;
-  uint64_t inode = 0;
-  uint32_t gen = 0;  // a reused inode number is another file
-  auto operator<=>(const FileId&) const = default;
-};
-
-struct LockOwner {
-  std::string host;  // caller_name
-  int32_t svid = 0;  // usually the process id on the client
-  std::string oh;    // the client's opaque owner handle
-  std::string address;  // the numeric address the client called from (not from the wire)
-  auto operator<=>(const LockOwner&) const = default;
-};
-
-// A client as the lock manager knows it: the address it calls from and the caller_name it
-// gives. What FREE_ALL and SM_NOTIFY release, and what the quotas count.
-struct ClientKey {
-  std::string address;
-  std::string host;
-  auto operator<=>(const ClientKey&) const = default;
-};
-
-// A byte range; `end` is exclusive and kToEof means "to the end of the file".
-struct ByteRange {
-  static constexpr uint64_t kToEof = UINT64_MAX;
-  uint64_t start = 0;
-  uint64_t end = kToEof;
-
-  // NLM's (offset, len): len 0, or an end past 2^64 - 1, reaches the end of the file.
-  static ByteRange from_nlm(uint64_t offset, uint64_t len);
-  uint64_t nlm_len() const { return end == kToEof ? 0 : end - start; }
-  bool overlaps(const ByteRange& o) const { return start < o.end && o.start < end; }
-  bool empty() const { return start >= end; }
-  bool operator==(const ByteRange&) const = default;
-};
-
-struct Lock {
-  FileId file;
-  LockOwner owner;
-  bool exclusive = false;
-  ByteRange range;
-};
 
 // A blocked request. `fh`, `cookie` and `callback` are the caller's, carried to the GRANTED
 // callback unchanged.
@@ -193,6 +150,9 @@ class LockManager {
   void begin_grace(uint64_t until_ms);                      // every volume (a restart)
   void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a takeover)
   bool in_grace(uint32_t volume, uint64_t now_ms) const;
+  // Locks and coverage segments the range index has looked at (for tests of a call's cost).
+  uint64_t work() const;
+
   // For the admin view: when the all-volume grace ends (0 when over), and each volume's.
   uint64_t grace_until(uint64_t now_ms) const { return now_ms < grace_until_ ? grace_until_ : 0; }
   std::map<uint32_t, uint64_t> volume_graces(uint64_t now_ms) const;
@@ -209,26 +169,25 @@ class LockManager {
     size_t bytes = 0;
   };
   struct FileState {
-    std::vector<Lock> locks;
+    RangeTable locks;
     std::deque<Waiter> waiters;
     std::vector<Share> shares;
-    Usage total;                           // as last counted (recount)
-    std::map<ClientKey, Usage> by_client;  // likewise
+    Usage total;                           // locks + waiters + shares, and their bytes
+    std::map<ClientKey, Usage> by_client;  // likewise, per client
     bool empty() const { return locks.empty() && waiters.empty() && shares.empty(); }
   };
-  static const Lock* find_conflict(const FileState& state, const Lock& lock);
   // Sets the owner's mode on `lock.range`, replacing what it held there, then merges.
-  void apply(FileState& state, const Lock& lock);
-  // Removes the owner's locks inside `range`; false when it held nothing there.
-  bool remove_range(FileState& state, const LockOwner& owner, const ByteRange& range);
+  void apply(const FileId& file, FileState& state, const Lock& lock);
   // Grants the waiters that meet a range in `freed` and no longer conflict, in arrival order.
-  std::vector<Waiter> wake(FileState& state, const std::vector<ByteRange>& freed);
+  std::vector<Waiter> wake(const FileId& file, FileState& state, const std::vector<ByteRange>& freed);
   // Whether `more` new entries of `bytes` bytes for `address` on `state` stay within the limits.
   bool fits(const FileState& state, const std::string& address, size_t more, size_t bytes) const;
-  // Brings the counts (entries_, the file's, each client's and address's) up to date with the
-  // file's table after a change, and forgets the file when it is empty.
-  void recount(std::map<FileId, FileState>::iterator it);
-  void uncount(const FileId& file, const FileState& state);
+  // The counts (the file's, its client's and address's, entries_) for one entry added (+1) or
+  // removed (-1); a RangeTable's changes; a whole file's entries (adopted or dropped).
+  void count(const FileId& file, FileState& state, const ClientKey& client, size_t bytes, int sign);
+  void count(const FileId& file, FileState& state, const RangeTable::Changes& changes);
+  void count_file(const FileId& file, const FileState& state, int sign);
+  void forget_if_empty(std::map<FileId, FileState>::iterator it);
 
   const LockLimits limits_;
   size_t entries_ = 0;
