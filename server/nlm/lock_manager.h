@@ -28,6 +28,8 @@
 //   that volume (a request that raced the move is retried by its client, by then at the new
 //   owner); adopt_volume() at the new owner puts them back as they were. A volume that arrives
 //   without its table (a takeover) gets begin_volume_grace() instead, and its clients reclaim.
+// - Cost: a file's locks are indexed by range (range_table.h); every table is bounded per file
+//   and per client address (LockLimits).
 // Invariant: no two granted locks of different owners conflict; no two shares conflict.
 #pragma once
 
