@@ -17,24 +17,11 @@
 #include <string>
 
 #include "server/nlm/status_monitor.h"
+#include "tests/fuzz/nlm/scratch_dir.h"
 
 namespace {
 
-const std::string& scratch_dir() {
-  static const std::string* dir = [] {
-    std::filesystem::path base = std::filesystem::exists("/dev/shm")
-                                     ? std::filesystem::path("/dev/shm")
-                                     : std::filesystem::temp_directory_path();
-    auto* d = new std::string((base / ("nasd-nlm-status-fuzz-" + std::to_string(getpid()))).string());
-    std::filesystem::create_directories(*d);
-    std::atexit([] {
-      std::error_code ec;
-      std::filesystem::remove_all(scratch_dir(), ec);
-    });
-    return d;
-  }();
-  return *dir;
-}
+using nasd::nlm::fuzz::scratch_dir;
 
 void put(const std::string& path, const uint8_t* data, size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
