@@ -50,8 +50,13 @@ StatusMonitor::StatusMonitor(std::string dir, size_t max_hosts, size_t max_per_a
   // Odd means "up"; each start moves to the next odd number.
   state_ = static_cast<int32_t>(previous % 2 == 1 ? previous + 2 : previous + 1);
   write_file(dir_ + "/state", std::to_string(state_) + "\n");
-  hosts_ = load_hosts(dir_ + "/clients");
-  if (hosts_.size() > max_hosts_) hosts_.resize(max_hosts_);
+  // The node's list has no third field (a volume's list has): a line with one counts as its
+  // client, once.
+  for (MonitoredHost& h : load_hosts(dir_ + "/clients")) {
+    h.called.clear();
+    if (hosts_.size() < max_hosts_ && std::find(hosts_.begin(), hosts_.end(), h) == hosts_.end())
+      hosts_.push_back(std::move(h));
+  }
   std::lock_guard lock(mu_);
   rewrite_locked();  // compacted once per start
 }
