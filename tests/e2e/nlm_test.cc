@@ -393,7 +393,8 @@ TEST_F(NlmTest, GrantedResFromAnotherHostOrWithAGuessedCookieIsIgnored) {
 }
 
 // A client that locks under another client's caller_name gets an owner of its own (keyed by its
-// address): its FREE_ALL and SM_NOTIFY free only what it holds, the victim keeps its locks, and
+// address): its FREE_ALL and SM_NOTIFY (over TCP and UDP) free only what it holds, the victim
+// keeps its locks, and
 // the victim's own SM_NOTIFY still frees them (the name was not rebound to the attacker).
 TEST_F(NlmTest, AForgedCallerNameCannotFreeAnotherClientsLocks) {
   ASSERT_EQ(a_->lock(file_, true, 0, 100), kGranted);
@@ -402,6 +403,24 @@ TEST_F(NlmTest, AForgedCallerNameCannotFreeAnotherClientsLocks) {
   ASSERT_EQ(mallory->lock(other_, true, 0, 1), kGranted);  // under the victim's name
   mallory->free_all("client-a");
   mallory->sm_notify("client-a", 9);
+  {
+    // And over UDP, one datagram each, as a status monitor sends them.
+    raw::UdpConnection udp(udp_connect_from(server().nfs_port(), "127.0.0.2"));
+    raw::Call c;
+    c.cred_body = raw::auth_sys_body(0, 0, {}, "client-a");
+    c.prog = kNlmProg;
+    c.vers = kNlmVers;
+    c.proc = kFreeAll;
+    c.args = encode_free_all("client-a", 9);
+    c.xid = raw::next_xid();
+    EXPECT_TRUE(udp.call(c));
+    c.prog = kNsmProg;
+    c.vers = kNsmVers;
+    c.proc = kSmNotify;
+    c.args = encode_sm_notify("client-a", 11);
+    c.xid = raw::next_xid();
+    EXPECT_TRUE(udp.call(c));
+  }
   EXPECT_EQ(b_->lock(file_, true, 0, 10), kDenied) << "the victim's lock was freed by another host";
   EXPECT_EQ(b_->share(other_, kAccessR, kDenyNone, "b-open"), kDenied) << "the victim's share was freed";
   EXPECT_EQ(b_->lock(other_, true, 0, 1), kGranted) << "the attacker's own lock outlived its FREE_ALL";
