@@ -44,26 +44,34 @@ std::vector<nlm::MonitoredHost>& VolumeLockFiles::cached_locked(uint32_t volume)
 bool VolumeLockFiles::record(uint32_t volume, const nlm::MonitoredHost& client) {
   std::lock_guard lock(mu_);
   std::vector<nlm::MonitoredHost>& list = cached_locked(volume);
+  // One entry per client (name and address) and server address it locked at: after a takeover
+  // each is told in the name of the server it knows. Never rebound: another address claiming
+  // the name gets its own entry, and the first client is still told at its own address.
+  if (std::find(list.begin(), list.end(), client) != list.end()) return true;  // nothing to write
+  if (list.size() >= max_clients_) return false;
   std::vector<nlm::MonitoredHost> next = list;
-  // One entry per client and server address it locked at: after a takeover each is told in
-  // the name of the server it knows.
-  auto it = std::find_if(next.begin(), next.end(), [&](const nlm::MonitoredHost& h) {
-    return h.name == client.name && h.called == client.called;
-  });
-  if (it != next.end()) {
-    if (it->address == client.address) return true;  // the common case: nothing to write
-    it->address = client.address;
-  } else {
-    if (next.size() >= max_clients_) return false;
-    next.push_back(client);
-  }
-  std::string text;
-  for (const auto& h : next)
-    text += h.address + " " + h.name + (h.called.empty() ? "" : " " + h.called) + "\n";
-  std::string error;
-  if (!util::write_file_durably(path(volume, ".clients"), text, &error)) return false;
+  next.push_back(client);
+  if (!write_locked(volume, next)) return false;
   list = std::move(next);
   return true;
+}
+
+void VolumeLockFiles::forget(uint32_t volume, const std::vector<nlm::MonitoredHost>& gone) {
+  std::lock_guard lock(mu_);
+  std::vector<nlm::MonitoredHost>& list = cached_locked(volume);
+  std::vector<nlm::MonitoredHost> next = list;
+  std::erase_if(next, [&](const nlm::MonitoredHost& h) {
+    return std::find(gone.begin(), gone.end(), h) != gone.end();
+  });
+  if (next.size() != list.size() && write_locked(volume, next)) list = std::move(next);
+}
+
+bool VolumeLockFiles::write_locked(uint32_t volume, const std::vector<nlm::MonitoredHost>& list) {
+  std::string text;
+  for (const auto& h : list)
+    text += h.address + " " + h.name + (h.called.empty() ? "" : " " + h.called) + "\n";
+  std::string error;
+  return util::write_file_durably(path(volume, ".clients"), text, &error);
 }
 
 std::vector<nlm::MonitoredHost> VolumeLockFiles::clients(uint32_t volume) {

@@ -3,7 +3,8 @@
 // the volume wherever it goes -- whichever node serves it, whatever EVS it belongs to.
 //
 //   <volume>.clients  every client that holds locks on the volume ("address name [called]" per
-//                     line, one per server address the client locked at),
+//                     line, one per address the client called from and server address it
+//                     locked at; a name is never rebound to another address),
 //                     written (durably) before such a client's first lock there is granted:
 //                     the node that takes the volume over after its owner died tells exactly
 //                     these clients to reclaim (nlm::VolumeClientLog).
@@ -40,6 +41,7 @@ class VolumeLockFiles : public nlm::VolumeClientLog {
                   size_t max_clients);
 
   bool record(uint32_t volume, const nlm::MonitoredHost& client) override;
+  void forget(uint32_t volume, const std::vector<nlm::MonitoredHost>& gone) override;
   // Read from the folder (another node may have written the list since this one last did).
   std::vector<nlm::MonitoredHost> clients(uint32_t volume) override;
 
@@ -52,6 +54,7 @@ class VolumeLockFiles : public nlm::VolumeClientLog {
  private:
   std::string path(uint32_t volume, const char* suffix) const;
   std::vector<nlm::MonitoredHost>& cached_locked(uint32_t volume);
+  bool write_locked(uint32_t volume, const std::vector<nlm::MonitoredHost>& list);
 
   const std::string dir_;
   const std::function<std::string(uint32_t)> volume_name_;

@@ -34,6 +34,9 @@ struct CallbackCall {
   // True when the reply is an nlm4_res whose status the caller acts on (GRANTED); false when
   // the reply is void or ignored (the _RES calls, SM_NOTIFY).
   bool wants_status = false;
+  // GRANTED and SM_NOTIFY: a lock is lost when they are not made, so they never wait behind
+  // the _RES replies, which any client can cause by the thousand (callback_sender.h).
+  bool urgent = false;
 };
 
 inline CallbackCall callback_to(CallbackRoute route, uint32_t prog, uint32_t vers,

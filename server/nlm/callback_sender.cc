@@ -8,6 +8,7 @@
 
 #include "server/nfs/mount/mount_service.h"
 #include "server/nlm/xdr/nlm4_prot.h"
+#include "util/contained_thread.h"
 #include "util/net.h"
 
 namespace nasd::nlm {
@@ -74,7 +75,10 @@ std::string called_address(const rpc::CallContext& call) {
 }
 
 CallbackSender::CallbackSender(Options options) : options_(options) {
-  thread_ = std::thread([this] { run(); });
+  const uint32_t threads = std::max<uint32_t>(options_.threads, 2);
+  for (uint32_t i = 0; i < threads; ++i)
+    threads_.push_back(util::contained_thread("nlm", "NLM callback sender",
+                                              [this, i] { run(/*urgent_only=*/i == 0); }));
 }
 
 CallbackSender::~CallbackSender() { stop(); }
@@ -85,25 +89,55 @@ void CallbackSender::set_relay(std::shared_ptr<CallbackRelay> relay) {
 }
 
 void CallbackSender::post(CallbackCall call, OnAnswer on_answer, GiveUp give_up) {
-  std::lock_guard lock(mu_);
-  if (stopping_) return;
-  if (queue_.size() >= options_.max_queue) {
-    failed_++;
-    return;
-  }
-  queue_.push_back(Job{std::move(call), std::move(on_answer), std::move(give_up), 0,
+  {
+    std::lock_guard lock(mu_);
+    // Routine jobs may take half the queue in all and max_per_host per address, so that they
+    // never leave urgent ones without room.
+    bool room = !stopping_ && queued_ < options_.max_queue;
+    if (room && !call.urgent) {
+      auto h = hosts_.find(call.route.host);
+      size_t mine = h == hosts_.end() ? 0 : h->second.routine.size();
+      room = routine_queued_ < options_.max_queue / 2 && mine < options_.max_per_host;
+    }
+    if (room) {
+      queue_locked(Job{std::move(call), std::move(on_answer), std::move(give_up), 0,
                        std::chrono::steady_clock::now()});
-  cv_.notify_one();
+      return;
+    }
+    failed_++;
+  }
+  if (give_up) give_up();  // outside the lock: it may take the caller's
+}
+
+void CallbackSender::queue_locked(Job job) {
+  HostQueue& q = hosts_[job.call.route.host];
+  queued_++;
+  if (job.call.urgent) {
+    q.urgent.push_back(std::move(job));
+  } else {
+    routine_queued_++;
+    q.routine.push_back(std::move(job));
+  }
+  cv_.notify_all();
 }
 
 void CallbackSender::stop() {
+  std::vector<GiveUp> dropped;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    queue_.clear();
+    for (auto& [host, q] : hosts_) {
+      for (auto* list : {&q.urgent, &q.routine})
+        for (Job& j : *list)
+          if (j.give_up) dropped.push_back(std::move(j.give_up));
+    }
+    hosts_.clear();
+    queued_ = routine_queued_ = 0;
     cv_.notify_all();
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+  for (GiveUp& g : dropped) g();
 }
 
 uint64_t CallbackSender::sent() const {
@@ -114,6 +148,11 @@ uint64_t CallbackSender::sent() const {
 uint64_t CallbackSender::failed() const {
   std::lock_guard lock(mu_);
   return failed_;
+}
+
+size_t CallbackSender::queued() const {
+  std::lock_guard lock(mu_);
+  return queued_;
 }
 
 CallbackAnswer CallbackSender::call_direct(const CallbackCall& call,
@@ -157,35 +196,66 @@ bool CallbackSender::attempt(Job& job, const std::shared_ptr<CallbackRelay>& rel
   }
 }
 
-void CallbackSender::run() {
+bool CallbackSender::take_locked(bool urgent_only, Job* job,
+                                 std::chrono::steady_clock::time_point* next) {
+  const auto now = std::chrono::steady_clock::now();
+  *next = std::chrono::steady_clock::time_point::max();
+  // Urgent jobs first (any address), then routine ones of addresses with none in progress;
+  // each pass starts after the address served last, so that every address gets its turn.
+  for (bool urgent : {true, false}) {
+    if (!urgent && urgent_only) break;
+    auto start = hosts_.upper_bound(last_host_);
+    for (size_t i = 0; i < hosts_.size(); ++i, ++start) {
+      if (start == hosts_.end()) start = hosts_.begin();
+      HostQueue& q = start->second;
+      if (!urgent && q.routine_running) continue;
+      std::deque<Job>& list = urgent ? q.urgent : q.routine;
+      auto ready = std::find_if(list.begin(), list.end(), [&](const Job& j) { return j.not_before <= now; });
+      for (const Job& j : list) *next = std::min(*next, j.not_before);
+      if (ready == list.end()) continue;
+      *job = std::move(*ready);
+      list.erase(ready);
+      queued_--;
+      if (!urgent) {
+        routine_queued_--;
+        q.routine_running = true;
+      }
+      last_host_ = start->first;
+      if (q.empty() && !q.routine_running) hosts_.erase(start);
+      return true;
+    }
+  }
+  return false;
+}
+
+void CallbackSender::run(bool urgent_only) {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    if (queue_.empty()) {
-      cv_.wait(lock);
+    Job job;
+    std::chrono::steady_clock::time_point next;
+    if (!take_locked(urgent_only, &job, &next)) {
+      if (next == std::chrono::steady_clock::time_point::max()) cv_.wait(lock);
+      else cv_.wait_until(lock, next);
       continue;
     }
-    auto now = std::chrono::steady_clock::now();
-    auto ready = std::find_if(queue_.begin(), queue_.end(),
-                              [&](const Job& j) { return j.not_before <= now; });
-    if (ready == queue_.end()) {
-      auto next = std::min_element(queue_.begin(), queue_.end(), [](const Job& a, const Job& b) {
-        return a.not_before < b.not_before;
-      });
-      cv_.wait_until(lock, next->not_before);
-      continue;
-    }
-    Job job = std::move(*ready);
-    queue_.erase(ready);
     std::shared_ptr<CallbackRelay> relay = relay_.lock();
     lock.unlock();
     bool done = attempt(job, relay);
     GiveUp give_up;
     lock.lock();
+    if (!job.call.urgent) {
+      auto h = hosts_.find(job.call.route.host);
+      if (h != hosts_.end()) {
+        h->second.routine_running = false;
+        if (h->second.empty()) hosts_.erase(h);
+      }
+      cv_.notify_all();  // the address's next routine job may go now
+    }
     if (done) {
       sent_++;
     } else if (++job.attempt < options_.attempts && !stopping_) {
       job.not_before = std::chrono::steady_clock::now() + options_.retry_interval;
-      queue_.push_back(std::move(job));
+      queue_locked(std::move(job));
     } else {
       failed_++;
       give_up = std::move(job.give_up);

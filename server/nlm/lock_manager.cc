@@ -5,11 +5,6 @@
 namespace nasd::nlm {
 namespace {
 
-size_t size_of(const std::vector<Lock>& l, const std::deque<Waiter>& w,
-               const std::vector<Share>& s) {
-  return l.size() + w.size() + s.size();
-}
-
 bool same_request(const Lock& a, const Lock& b) {
   return a.file == b.file && a.owner == b.owner && a.exclusive == b.exclusive && a.range == b.range;
 }
@@ -18,6 +13,25 @@ bool shares_conflict(const Share& a, const Share& b) {
   auto acc = [](ShareAccess x) { return static_cast<uint32_t>(x); };
   auto deny = [](ShareDeny x) { return static_cast<uint32_t>(x); };
   return (acc(a.access) & deny(b.deny)) != 0 || (deny(a.deny) & acc(b.access)) != 0;
+}
+
+// What an entry costs, for the byte quotas: the record and the strings it carries.
+size_t bytes_of(const Lock& l) {
+  return sizeof(Lock) + l.owner.host.size() + l.owner.oh.size() + l.owner.address.size();
+}
+size_t bytes_of(const Waiter& w) {
+  return sizeof(Waiter) + bytes_of(w.lock) + w.fh.size() + w.cookie.size() + w.callback.host.size() +
+         w.callback.from.size() + w.callback.relay.size();
+}
+size_t bytes_of(const Share& s) {
+  return sizeof(Share) + s.host.size() + s.oh.size() + s.address.size();
+}
+
+ClientKey key_of(const LockOwner& o) { return ClientKey{o.address, o.host}; }
+ClientKey key_of(const Share& s) { return ClientKey{s.address, s.host}; }
+
+bool meets_any(const ByteRange& r, const std::vector<ByteRange>& freed) {
+  return std::any_of(freed.begin(), freed.end(), [&](const ByteRange& f) { return f.overlaps(r); });
 }
 
 }  // namespace
@@ -30,17 +44,6 @@ ByteRange ByteRange::from_nlm(uint64_t offset, uint64_t len) {
   return r;
 }
 
-const Lock* LockManager::find_conflict(const FileState& state, const Lock& lock) {
-  // Cheap tests first: most locks on a busy file are elsewhere in it.
-  for (const Lock& held : state.locks) {
-    if (!held.range.overlaps(lock.range)) continue;
-    if (!held.exclusive && !lock.exclusive) continue;
-    if (held.owner == lock.owner) continue;
-    return &held;
-  }
-  return nullptr;
-}
-
 LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
                              std::optional<Lock>* conflicting) const {
   conflicting->reset();
@@ -48,7 +51,7 @@ LockStatus LockManager::test(const Lock& probe, uint64_t now_ms,
     return LockStatus::DeniedGrace;
   auto it = files_.find(probe.file);
   if (it == files_.end()) return LockStatus::Granted;
-  if (const Lock* c = find_conflict(it->second, probe)) {
+  if (const Lock* c = it->second.locks.conflict(probe)) {
     *conflicting = *c;
     return LockStatus::Denied;
   }
@@ -62,102 +65,141 @@ LockStatus LockManager::lock(const LockRequest& request, uint64_t now_ms) {
   // Only reclaims in the grace period, and reclaims only then: a reclaim that comes later may
   // be of a lock another client has been granted since, and must not take it back.
   if (request.reclaim != in_grace(want.file.volume, now_ms)) return LockStatus::DeniedGrace;
-  FileState& state = files_[want.file];
-  size_t before = size_of(state.locks, state.waiters, state.shares);
+  auto it = files_.try_emplace(want.file).first;
+  FileState& state = it->second;
+  const ClientKey client = key_of(want.owner);
   LockStatus result;
   auto queued = std::find_if(state.waiters.begin(), state.waiters.end(),
                              [&](const Waiter& w) { return same_request(w.lock, want); });
-  if (!find_conflict(state, want)) {
-    // A lock adds at most two entries (a split); refuse before growing past the bound.
-    if (entries_ + 2 > max_entries_) {
+  if (!state.locks.conflicts(want)) {
+    // A lock adds at most two entries (a split); refuse before growing past a bound.
+    if (!fits(state, want.owner.address, 2, 2 * bytes_of(want))) {
       result = LockStatus::NoLocks;
     } else {
-      if (queued != state.waiters.end()) state.waiters.erase(queued);
-      apply(state, want);
+      if (queued != state.waiters.end()) {
+        count(want.file, state, client, bytes_of(*queued), -1);
+        state.waiters.erase(queued);
+      }
+      apply(want.file, state, want);
       result = LockStatus::Granted;
     }
   } else if (!request.block) {
     result = LockStatus::Denied;
   } else if (queued != state.waiters.end()) {
+    count(want.file, state, client, bytes_of(*queued), -1);
     queued->fh = request.fh;
     queued->cookie = request.cookie;  // a retransmission: same place, latest cookie
     queued->callback = request.callback;
+    count(want.file, state, client, bytes_of(*queued), +1);
     result = LockStatus::Blocked;
-  } else if (entries_ + 1 > max_entries_) {
-    result = LockStatus::NoLocks;
   } else {
-    state.waiters.push_back(Waiter{want, request.fh, request.cookie, request.callback});
-    result = LockStatus::Blocked;
+    Waiter w{want, request.fh, request.cookie, request.callback};
+    if (!fits(state, want.owner.address, 1, bytes_of(w))) {
+      result = LockStatus::NoLocks;
+    } else {
+      count(want.file, state, client, bytes_of(w), +1);
+      state.waiters.push_back(std::move(w));
+      result = LockStatus::Blocked;
+    }
   }
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(want.file);
+  forget_if_empty(it);
   return result;
 }
 
-void LockManager::remove_range(FileState& state, const LockOwner& owner, const ByteRange& range) {
-  // Rebuild the list only when the owner holds something in the range.
-  bool touched = std::any_of(state.locks.begin(), state.locks.end(), [&](const Lock& held) {
-    return held.range.overlaps(range) && held.owner == owner;
-  });
-  if (!touched) return;
-  std::vector<Lock> kept;
-  kept.reserve(state.locks.size() + 1);
-  for (Lock& held : state.locks) {
-    if (held.owner != owner || !held.range.overlaps(range)) {
-      kept.push_back(std::move(held));
-      continue;
-    }
-    // Keep what lies outside `range`: a part before it, a part after it, or both (a split).
-    if (held.range.start < range.start) {
-      Lock before = held;
-      before.range.end = range.start;
-      kept.push_back(std::move(before));
-    }
-    if (range.end < held.range.end) {
-      Lock after = held;
-      after.range.start = range.end;
-      kept.push_back(std::move(after));
-    }
-  }
-  state.locks = std::move(kept);
+bool LockManager::fits(const FileState& state, const std::string& address, size_t more,
+                       size_t bytes) const {
+  Usage mine;
+  if (auto a = by_address_.find(address); a != by_address_.end()) mine = a->second;
+  return entries_ + more <= limits_.max_entries &&
+         state.total.entries + more <= limits_.max_entries_per_file &&
+         state.total.bytes + bytes <= limits_.max_bytes_per_file &&
+         mine.entries + more <= limits_.max_entries_per_address &&
+         mine.bytes + bytes <= limits_.max_bytes_per_address;
 }
 
-void LockManager::apply(FileState& state, const Lock& lock) {
-  remove_range(state, lock.owner, lock.range);
-  Lock merged = lock;
-  auto touches = [&](const Lock& held) {
-    return held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
-           held.exclusive == lock.exclusive && held.owner == lock.owner;
-  };
-  if (std::none_of(state.locks.begin(), state.locks.end(), touches)) {
-    state.locks.push_back(std::move(merged));
-    return;
-  }
-  // Absorb the owner's locks of the same mode that touch or overlap the new one.
-  std::vector<Lock> kept;
-  kept.reserve(state.locks.size() + 1);
-  for (Lock& held : state.locks) {
-    bool joins = held.range.start <= merged.range.end && merged.range.start <= held.range.end &&
-                 held.owner == lock.owner && held.exclusive == lock.exclusive;
-    if (joins) {
-      merged.range.start = std::min(merged.range.start, held.range.start);
-      merged.range.end = std::max(merged.range.end, held.range.end);
+void LockManager::count(const FileId& file, FileState& state, const ClientKey& client,
+                        size_t bytes, int sign) {
+  auto apply_to = [&](Usage& u) {
+    if (sign > 0) {
+      u.entries++;
+      u.bytes += bytes;
     } else {
-      kept.push_back(std::move(held));
+      u.entries--;
+      u.bytes -= bytes;
     }
+  };
+  apply_to(state.total);
+  auto c = state.by_client.try_emplace(client).first;
+  apply_to(c->second);
+  if (c->second.entries == 0) state.by_client.erase(c);
+  auto a = by_address_.try_emplace(client.address).first;
+  apply_to(a->second);
+  if (a->second.entries == 0) by_address_.erase(a);
+  auto files = client_files_.try_emplace(client).first;
+  size_t& n = files->second[file];
+  n = sign > 0 ? n + 1 : n - 1;
+  if (n == 0) {
+    files->second.erase(file);
+    if (files->second.empty()) client_files_.erase(files);
   }
-  kept.push_back(std::move(merged));
-  state.locks = std::move(kept);
+  entries_ = sign > 0 ? entries_ + 1 : entries_ - 1;
 }
 
-std::vector<Waiter> LockManager::wake(FileState& state) {
+void LockManager::count(const FileId& file, FileState& state, const RangeTable::Changes& changes) {
+  for (const Lock& l : changes.removed) count(file, state, key_of(l.owner), bytes_of(l), -1);
+  for (const Lock& l : changes.added) count(file, state, key_of(l.owner), bytes_of(l), +1);
+}
+
+// A whole file's entries join (+1) or leave (-1) the node's counts; the file's own stay.
+void LockManager::count_file(const FileId& file, const FileState& state, int sign) {
+  for (const auto& [client, use] : state.by_client) {
+    Usage& a = by_address_[client.address];
+    auto files = client_files_.try_emplace(client).first;
+    if (sign > 0) {
+      a.entries += use.entries;
+      a.bytes += use.bytes;
+      files->second[file] = use.entries;
+    } else {
+      a.entries -= use.entries;
+      a.bytes -= use.bytes;
+      files->second.erase(file);
+    }
+    if (a.entries == 0) by_address_.erase(client.address);
+    if (files->second.empty()) client_files_.erase(files);
+  }
+  entries_ = sign > 0 ? entries_ + state.total.entries : entries_ - state.total.entries;
+}
+
+void LockManager::forget_if_empty(std::map<FileId, FileState>::iterator it) {
+  if (it->second.empty()) files_.erase(it);
+}
+
+bool LockManager::holds(const ClientKey& client, uint32_t volume) const {
+  auto c = client_files_.find(client);
+  if (c == client_files_.end()) return false;
+  auto f = c->second.lower_bound(FileId{volume, 0, 0});
+  return f != c->second.end() && f->first.volume == volume;
+}
+
+void LockManager::apply(const FileId& file, FileState& state, const Lock& lock) {
+  RangeTable::Changes changes;
+  state.locks.apply(lock, &changes);
+  count(file, state, changes);
+}
+
+std::vector<Waiter> LockManager::wake(const FileId& file, FileState& state,
+                                      const std::vector<ByteRange>& freed) {
   std::vector<Waiter> granted;
+  if (freed.empty()) return granted;
+  // A waiter that meets no freed range is still blocked by what blocked it (granting others
+  // frees nothing), so it is not looked at: an unlock costs its neighbourhood, not the file.
   for (auto it = state.waiters.begin(); it != state.waiters.end();) {
-    if (find_conflict(state, it->lock)) {
+    if (!meets_any(it->lock.range, freed) || state.locks.conflicts(it->lock)) {
       ++it;
       continue;
     }
-    apply(state, it->lock);
+    count(file, state, key_of(it->lock.owner), bytes_of(*it), -1);
+    apply(file, state, it->lock);
     granted.push_back(std::move(*it));
     it = state.waiters.erase(it);
   }
@@ -168,12 +210,16 @@ std::vector<Waiter> LockManager::unlock(const FileId& file, const LockOwner& own
                                         const ByteRange& range) {
   auto it = files_.find(file);
   if (it == files_.end()) return {};
-  FileState& state = it->second;
-  size_t before = size_of(state.locks, state.waiters, state.shares);
-  remove_range(state, owner, range);
-  std::vector<Waiter> granted = wake(state);
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(file);
+  RangeTable::Changes changes;
+  if (!it->second.locks.remove_range(owner, range, &changes)) return {};  // nothing freed
+  count(file, it->second, changes);
+  // What was freed: the removed locks' parts inside `range` (not all of `range`, which may be
+  // the whole file).
+  std::vector<ByteRange> freed;
+  for (const Lock& l : changes.removed)
+    freed.push_back({std::max(l.range.start, range.start), std::min(l.range.end, range.end)});
+  std::vector<Waiter> granted = wake(file, it->second, freed);
+  forget_if_empty(it);
   return granted;
 }
 
@@ -184,57 +230,78 @@ bool LockManager::cancel(const Lock& waiting) {
   auto w = std::find_if(waiters.begin(), waiters.end(),
                         [&](const Waiter& x) { return same_request(x.lock, waiting); });
   if (w == waiters.end()) return false;
+  count(waiting.file, it->second, key_of(w->lock.owner), bytes_of(*w), -1);
   waiters.erase(w);
-  entries_--;
-  forget_if_empty(waiting.file);
+  forget_if_empty(it);
   return true;
 }
 
 LockStatus LockManager::share(const Share& share, bool reclaim, uint64_t now_ms) {
   if (away_.count(share.file.volume)) return LockStatus::DeniedGrace;
   if (reclaim != in_grace(share.file.volume, now_ms)) return LockStatus::DeniedGrace;
-  FileState& state = files_[share.file];
-  size_t before = size_of(state.locks, state.waiters, state.shares);
-  auto mine = [&](const Share& s) { return s.host == share.host && s.oh == share.oh; };
+  auto it = files_.try_emplace(share.file).first;
+  FileState& state = it->second;
+  auto mine = [&](const Share& s) {
+    return s.host == share.host && s.oh == share.oh && s.address == share.address;
+  };
   LockStatus result = LockStatus::Granted;
   for (const Share& other : state.shares)
     if (!mine(other) && shares_conflict(share, other)) result = LockStatus::Denied;
   if (result == LockStatus::Granted) {
     auto existing = std::find_if(state.shares.begin(), state.shares.end(), mine);
     if (existing != state.shares.end()) {
+      count(share.file, state, key_of(*existing), bytes_of(*existing), -1);
       *existing = share;
-    } else if (entries_ + 1 > max_entries_) {
+      count(share.file, state, key_of(share), bytes_of(share), +1);
+    } else if (!fits(state, share.address, 1, bytes_of(share))) {
       result = LockStatus::NoLocks;
     } else {
+      count(share.file, state, key_of(share), bytes_of(share), +1);
       state.shares.push_back(share);
     }
   }
-  entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-  forget_if_empty(share.file);
+  forget_if_empty(it);
   return result;
 }
 
-void LockManager::unshare(const FileId& file, const std::string& host, const std::string& oh) {
+void LockManager::unshare(const FileId& file, const std::string& host, const std::string& oh,
+                          const std::string& address) {
   auto it = files_.find(file);
   if (it == files_.end()) return;
-  auto& shares = it->second.shares;
-  size_t before = shares.size();
-  std::erase_if(shares, [&](const Share& s) { return s.host == host && s.oh == oh; });
-  entries_ -= before - shares.size();
-  forget_if_empty(file);
+  std::erase_if(it->second.shares, [&](const Share& s) {
+    if (s.host != host || s.oh != oh || s.address != address) return false;
+    count(file, it->second, key_of(s), bytes_of(s), -1);
+    return true;
+  });
+  forget_if_empty(it);
 }
 
-std::vector<Waiter> LockManager::free_all(const std::string& host) {
+std::vector<Waiter> LockManager::free_all(const ClientKey& client) {
   std::vector<Waiter> granted;
-  for (auto it = files_.begin(); it != files_.end();) {
+  auto c = client_files_.find(client);
+  if (c == client_files_.end()) return granted;
+  std::vector<FileId> files;
+  for (const auto& [file, n] : c->second) files.push_back(file);
+  for (const FileId& file : files) {
+    auto it = files_.find(file);
+    if (it == files_.end()) continue;
     FileState& state = it->second;
-    size_t before = size_of(state.locks, state.waiters, state.shares);
-    std::erase_if(state.locks, [&](const Lock& l) { return l.owner.host == host; });
-    std::erase_if(state.waiters, [&](const Waiter& w) { return w.lock.owner.host == host; });
-    std::erase_if(state.shares, [&](const Share& s) { return s.host == host; });
-    for (Waiter& w : wake(state)) granted.push_back(std::move(w));
-    entries_ = entries_ + size_of(state.locks, state.waiters, state.shares) - before;
-    it = state.empty() ? files_.erase(it) : std::next(it);
+    RangeTable::Changes changes;
+    std::vector<ByteRange> freed;
+    state.locks.remove_client(client, &changes, &freed);
+    count(file, state, changes);
+    std::erase_if(state.waiters, [&](const Waiter& w) {
+      if (key_of(w.lock.owner) != client) return false;
+      count(file, state, client, bytes_of(w), -1);
+      return true;
+    });
+    std::erase_if(state.shares, [&](const Share& s) {
+      if (key_of(s) != client) return false;
+      count(file, state, client, bytes_of(s), -1);
+      return true;
+    });
+    for (Waiter& w : wake(file, state, freed)) granted.push_back(std::move(w));
+    forget_if_empty(it);
   }
   return granted;
 }
@@ -242,14 +309,17 @@ std::vector<Waiter> LockManager::free_all(const std::string& host) {
 void LockManager::drop_volume(uint32_t volume) {
   away_.insert(volume);
   volume_grace_until_.erase(volume);
-  for (auto it = files_.begin(); it != files_.end();) {
-    if (it->first.volume != volume) {
-      ++it;
-      continue;
-    }
-    entries_ -= size_of(it->second.locks, it->second.waiters, it->second.shares);
+  for (auto it = files_.lower_bound(FileId{volume, 0, 0});
+       it != files_.end() && it->first.volume == volume;) {
+    count_file(it->first, it->second, -1);
     it = files_.erase(it);
   }
+}
+
+uint64_t LockManager::work() const {
+  uint64_t n = 0;
+  for (const auto& [file, state] : files_) n += state.locks.work();
+  return n;
 }
 
 void LockManager::begin_grace(uint64_t until_ms) { grace_until_ = std::max(grace_until_, until_ms); }
@@ -259,9 +329,10 @@ VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
   auto grace = volume_grace_until_.find(volume);
   if (grace != volume_grace_until_.end() && now_ms < grace->second)
     out.grace_left_ms = grace->second - now_ms;
-  for (const auto& [file, state] : files_) {
-    if (file.volume != volume) continue;
-    out.locks.insert(out.locks.end(), state.locks.begin(), state.locks.end());
+  for (auto it = files_.lower_bound(FileId{volume, 0, 0});
+       it != files_.end() && it->first.volume == volume; ++it) {
+    const FileState& state = it->second;
+    state.locks.append_to(&out.locks);
     out.waiters.insert(out.waiters.end(), state.waiters.begin(), state.waiters.end());
     out.shares.insert(out.shares.end(), state.shares.begin(), state.shares.end());
   }
@@ -270,16 +341,22 @@ VolumeLocks LockManager::take_volume(uint32_t volume, uint64_t now_ms) {
 }
 
 bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64_t now_ms) {
-  if (entries_ + table.entries() > max_entries_) return false;
+  if (entries_ + table.entries() > limits_.max_entries) return false;
   // Built apart and checked whole, so that a bad table changes nothing.
   std::map<FileId, FileState> adopted;
+  auto local = [](FileState& state, const ClientKey& client, size_t bytes) {
+    state.total.entries++;
+    state.total.bytes += bytes;
+    Usage& u = state.by_client[client];
+    u.entries++;
+    u.bytes += bytes;
+  };
   for (const Lock& l : table.locks) {
     if (l.file.volume != volume || l.range.empty()) return false;
     FileState& state = adopted[l.file];
-    if (find_conflict(state, l)) return false;
-    for (const Lock& held : state.locks)
-      if (held.owner == l.owner && held.range.overlaps(l.range)) return false;
-    state.locks.push_back(l);
+    if (state.locks.conflicts(l) || state.locks.owner_overlaps(l)) return false;
+    state.locks.insert(l);
+    local(state, key_of(l.owner), bytes_of(l));
   }
   for (const Waiter& w : table.waiters) {
     if (w.lock.file.volume != volume || w.lock.range.empty()) return false;
@@ -287,22 +364,26 @@ bool LockManager::adopt_volume(uint32_t volume, const VolumeLocks& table, uint64
     for (const Waiter& other : state.waiters)
       if (same_request(other.lock, w.lock)) return false;
     state.waiters.push_back(w);
+    local(state, key_of(w.lock.owner), bytes_of(w));
   }
   for (const Share& s : table.shares) {
     if (s.file.volume != volume) return false;
     FileState& state = adopted[s.file];
     for (const Share& other : state.shares) {
-      if (other.host == s.host && other.oh == s.oh) return false;
+      if (other.host == s.host && other.oh == s.oh && other.address == s.address) return false;
       if (shares_conflict(s, other)) return false;
     }
     state.shares.push_back(s);
+    local(state, key_of(s), bytes_of(s));
   }
   // What is still here of the volume (nothing, unless it never left) stays; the table's files
   // must not meet it.
   for (const auto& [file, state] : adopted)
     if (files_.count(file)) return false;
-  for (auto& [file, state] : adopted) files_[file] = std::move(state);
-  entries_ += table.entries();
+  for (auto& [file, state] : adopted) {
+    count_file(file, state, +1);
+    files_.emplace(file, std::move(state));
+  }
   away_.erase(volume);
   volume_grace_until_.erase(volume);
   if (table.grace_left_ms > 0) volume_grace_until_[volume] = now_ms + table.grace_left_ms;
@@ -328,14 +409,9 @@ std::map<uint32_t, uint64_t> LockManager::volume_graces(uint64_t now_ms) const {
   return out;
 }
 
-void LockManager::forget_if_empty(const FileId& file) {
-  auto it = files_.find(file);
-  if (it != files_.end() && it->second.empty()) files_.erase(it);
-}
-
 std::vector<Lock> LockManager::locks() const {
   std::vector<Lock> out;
-  for (const auto& [file, state] : files_) out.insert(out.end(), state.locks.begin(), state.locks.end());
+  for (const auto& [file, state] : files_) state.locks.append_to(&out);
   return out;
 }
 

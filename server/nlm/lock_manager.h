@@ -3,7 +3,10 @@
 // the time for grace periods) and no I/O, so every rule below is unit-tested directly.
 //
 // Rules (XNFS chapter 10 with POSIX fcntl semantics, which NLM clients map their locks onto):
-// - A lock is owned by (caller_name, svid, oh). One owner's locks never conflict with each other:
+// - A lock is owned by (caller_name, svid, oh) *at the address the client calls from* (as Linux
+//   lockd keys its hosts): the wire values are the client's to choose, the address is not, so a
+//   client can neither unlock, cancel nor unshare another client's entries, nor free them with
+//   FREE_ALL or SM_NOTIFY. One owner's locks never conflict with each other:
 //   a new lock over an owner's own range replaces that part (upgrade or downgrade), and an
 //   owner's adjacent or overlapping locks of the same mode are merged. Unlocking a middle part
 //   splits a lock in two.
@@ -25,6 +28,8 @@
 //   that volume (a request that raced the move is retried by its client, by then at the new
 //   owner); adopt_volume() at the new owner puts them back as they were. A volume that arrives
 //   without its table (a takeover) gets begin_volume_grace() instead, and its clients reclaim.
+// - Cost: a file's locks are indexed by range (range_table.h); every table is bounded per file
+//   and per client address (LockLimits).
 // Invariant: no two granted locks of different owners conflict; no two shares conflict.
 #pragma once
 
@@ -38,44 +43,10 @@
 #include <vector>
 
 #include "server/nlm/callback_call.h"
+#include "server/nlm/lock_types.h"
+#include "server/nlm/range_table.h"
 
 namespace nasd::nlm {
-
-// What a lock is on: a file of a volume, as the file handle names it.
-struct FileId {
-  uint32_t volume = 0;
-  uint64_t inode = 0;
-  uint32_t gen = 0;  // a reused inode number is another file
-  auto operator<=>(const FileId&) const = default;
-};
-
-struct LockOwner {
-  std::string host;  // caller_name
-  int32_t svid = 0;  // usually the process id on the client
-  std::string oh;    // the client's opaque owner handle
-  auto operator<=>(const LockOwner&) const = default;
-};
-
-// A byte range; `end` is exclusive and kToEof means "to the end of the file".
-struct ByteRange {
-  static constexpr uint64_t kToEof = UINT64_MAX;
-  uint64_t start = 0;
-  uint64_t end = kToEof;
-
-  // NLM's (offset, len): len 0, or an end past 2^64 - 1, reaches the end of the file.
-  static ByteRange from_nlm(uint64_t offset, uint64_t len);
-  uint64_t nlm_len() const { return end == kToEof ? 0 : end - start; }
-  bool overlaps(const ByteRange& o) const { return start < o.end && o.start < end; }
-  bool empty() const { return start >= end; }
-  bool operator==(const ByteRange&) const = default;
-};
-
-struct Lock {
-  FileId file;
-  LockOwner owner;
-  bool exclusive = false;
-  ByteRange range;
-};
 
 // A blocked request. `fh`, `cookie` and `callback` are the caller's, carried to the GRANTED
 // callback unchanged.
@@ -95,6 +66,19 @@ struct Share {
   std::string oh;
   ShareAccess access = ShareAccess::None;
   ShareDeny deny = ShareDeny::None;
+  std::string address;  // as LockOwner::address: part of the owner
+};
+
+// What one client (by address) and one file may hold: locks + waiters + shares, and the bytes
+// they take (their strings: owner and file handles, cookies, names). A request beyond any bound
+// gets NoLocks, so that no client can exhaust the server's memory nor make one file's table so
+// long that every call on it is slow for everyone else.
+struct LockLimits {
+  size_t max_entries = size_t{1} << 20;          // over all clients
+  size_t max_entries_per_address = size_t{1} << 16;
+  size_t max_bytes_per_address = size_t{64} << 20;
+  size_t max_entries_per_file = size_t{1} << 12;
+  size_t max_bytes_per_file = size_t{16} << 20;
 };
 
 enum class LockStatus { Granted, Denied, Blocked, DeniedGrace, NoLocks };
@@ -121,9 +105,10 @@ struct LockRequest {
 
 class LockManager {
  public:
-  // `max_entries` bounds locks + waiters + shares together (NoLocks beyond it), so that no
-  // client can exhaust the server's memory.
-  explicit LockManager(size_t max_entries = 1 << 20) : max_entries_(max_entries) {}
+  explicit LockManager(LockLimits limits = {}) : limits_(limits) {}
+  // Only the total bounded (the per-client and per-file bounds are that total).
+  explicit LockManager(size_t max_entries)
+      : limits_{max_entries, max_entries, SIZE_MAX, max_entries, SIZE_MAX} {}
 
   // TEST: the first lock of another owner that would stand in the way, if any.
   // DeniedGrace (and nullopt) during a grace period.
@@ -132,17 +117,23 @@ class LockManager {
   // NoLocks. A repeated blocked request keeps its one place in the queue.
   LockStatus lock(const LockRequest& request, uint64_t now_ms);
   // UNLOCK: drops the owner's locks inside `range` (splitting where needed). Returns the
-  // waiters this granted. Unlocking what is not held is not an error.
+  // waiters this granted (only waiters that meet a freed range are looked at, and none when
+  // nothing was freed). Unlocking what is not held is not an error.
   std::vector<Waiter> unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);
   // CANCEL: removes the owner's waiting request for exactly this range and mode. False when
   // there was none (it may have been granted meanwhile).
   bool cancel(const Lock& waiting);
   // SHARE / UNSHARE.
   LockStatus share(const Share& share, bool reclaim, uint64_t now_ms);
-  void unshare(const FileId& file, const std::string& host, const std::string& oh);
-  // FREE_ALL and SM_NOTIFY: everything `host` held or waited for is gone. Returns the waiters
-  // of other hosts this granted.
-  std::vector<Waiter> free_all(const std::string& host);
+  void unshare(const FileId& file, const std::string& host, const std::string& oh,
+               const std::string& address);
+  // FREE_ALL and SM_NOTIFY: everything `client` held or waited for is gone (only the files it
+  // has entries in are visited). Returns the waiters of other clients this granted.
+  std::vector<Waiter> free_all(const ClientKey& client);
+  // Whether `client` holds or waits for anything (its status monitor entry must then stay).
+  bool holds(const ClientKey& client) const { return client_files_.count(client) != 0; }
+  // Whether `client` holds or waits for anything on `volume`.
+  bool holds(const ClientKey& client, uint32_t volume) const;
 
   // The volume is no longer served here and its table does not go with it (its lease ran out):
   // its locks, waiters and shares are forgotten (the clients reclaim them at the new owner),
@@ -161,6 +152,9 @@ class LockManager {
   void begin_grace(uint64_t until_ms);                      // every volume (a restart)
   void begin_volume_grace(uint32_t volume, uint64_t until_ms);  // one volume (a takeover)
   bool in_grace(uint32_t volume, uint64_t now_ms) const;
+  // Locks and coverage segments the range index has looked at (for tests of a call's cost).
+  uint64_t work() const;
+
   // For the admin view: when the all-volume grace ends (0 when over), and each volume's.
   uint64_t grace_until(uint64_t now_ms) const { return now_ms < grace_until_ ? grace_until_ : 0; }
   std::map<uint32_t, uint64_t> volume_graces(uint64_t now_ms) const;
@@ -172,23 +166,36 @@ class LockManager {
   size_t entries() const { return entries_; }
 
  private:
+  struct Usage {
+    size_t entries = 0;
+    size_t bytes = 0;
+  };
   struct FileState {
-    std::vector<Lock> locks;
+    RangeTable locks;
     std::deque<Waiter> waiters;
     std::vector<Share> shares;
+    Usage total;                           // locks + waiters + shares, and their bytes
+    std::map<ClientKey, Usage> by_client;  // likewise, per client
     bool empty() const { return locks.empty() && waiters.empty() && shares.empty(); }
   };
-  static const Lock* find_conflict(const FileState& state, const Lock& lock);
   // Sets the owner's mode on `lock.range`, replacing what it held there, then merges.
-  void apply(FileState& state, const Lock& lock);
-  // Removes the owner's locks inside `range`.
-  void remove_range(FileState& state, const LockOwner& owner, const ByteRange& range);
-  std::vector<Waiter> wake(FileState& state);
-  void forget_if_empty(const FileId& file);
+  void apply(const FileId& file, FileState& state, const Lock& lock);
+  // Grants the waiters that meet a range in `freed` and no longer conflict, in arrival order.
+  std::vector<Waiter> wake(const FileId& file, FileState& state, const std::vector<ByteRange>& freed);
+  // Whether `more` new entries of `bytes` bytes for `address` on `state` stay within the limits.
+  bool fits(const FileState& state, const std::string& address, size_t more, size_t bytes) const;
+  // The counts (the file's, its client's and address's, entries_) for one entry added (+1) or
+  // removed (-1); a RangeTable's changes; a whole file's entries (adopted or dropped).
+  void count(const FileId& file, FileState& state, const ClientKey& client, size_t bytes, int sign);
+  void count(const FileId& file, FileState& state, const RangeTable::Changes& changes);
+  void count_file(const FileId& file, const FileState& state, int sign);
+  void forget_if_empty(std::map<FileId, FileState>::iterator it);
 
-  size_t max_entries_;
+  const LockLimits limits_;
   size_t entries_ = 0;
   std::map<FileId, FileState> files_;
+  std::map<std::string, Usage> by_address_;
+  std::map<ClientKey, std::map<FileId, size_t>> client_files_;  // entries per file
   uint64_t grace_until_ = 0;
   std::map<uint32_t, uint64_t> volume_grace_until_;
   std::set<uint32_t> away_;  // taken or dropped, not back yet: DeniedGrace

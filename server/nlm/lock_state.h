@@ -68,23 +68,26 @@ class LockState {
   // caller then begins the volume's grace period instead.
   bool adopt_volume(const VolumeHandover& handover);
 
-  // The procedures, on the current time. `monitor_address` is where the caller answers; its
-  // host is added to the status monitor's list before a lock is granted (NoLocks when the list
-  // is full), unless it is empty.
+  // The procedures, on the current time. Every owner carries the address its client called
+  // from (LockOwner::address, Share::address), which is also where the client answers: the
+  // client (name and address) is added to the status monitor's list before a lock is granted
+  // (NoLocks when there is no room even after forgetting idle clients).
   LockStatus test(const Lock& probe, std::optional<Lock>* conflicting) const;
-  LockStatus lock(const LockRequest& request, const std::string& monitor_address);
+  LockStatus lock(const LockRequest& request);
   void unlock(const FileId& file, const LockOwner& owner, const ByteRange& range);
   bool cancel(const Lock& waiting);
   // `called`: the server address the client called (MonitoredHost::called).
-  LockStatus share(const Share& share, bool reclaim, const std::string& monitor_address,
-                   const std::string& called = "");
-  void unshare(const FileId& file, const std::string& host, const std::string& oh);
-  // FREE_ALL from the client itself, or SM_NOTIFY: frees what `host` held, when the call comes
-  // from the address recorded for it (so no third party can drop another client's locks).
-  // Returns false when the address does not match.
+  LockStatus share(const Share& share, bool reclaim, const std::string& called = "");
+  void unshare(const FileId& file, const std::string& host, const std::string& oh,
+               const std::string& address);
+  // FREE_ALL from the client itself, or SM_NOTIFY: frees what `host` holds *at
+  // `from_address`* -- never what the name holds from another address, so no third party can
+  // drop another client's locks. False when nothing was known of that client.
   bool host_rebooted(const std::string& host, const std::string& from_address);
-  // GRANTED_RES: the client's answer to a GRANTED_MSG-style callback.
-  void granted_result(const std::string& cookie, bool accepted);
+  // GRANTED_RES: the client's answer to a GRANTED callback, sent as a message of its own. Taken
+  // only from the address the GRANTED went to, and only with the cookie it carried (random,
+  // 16 bytes: not guessable, unlike a counter).
+  void granted_result(const std::string& cookie, bool accepted, const std::string& from_address);
 
   StatusMonitor& monitor() { return *monitor_; }
   CallbackSender& callbacks() { return *callbacks_; }
@@ -98,16 +101,31 @@ class LockState {
   // The status monitor's list and the volume's list both hold `host` at `address` (NoLocks
   // otherwise); nothing to record when `address` is empty.
   bool record_client(uint32_t volume, const MonitoredHost& client);
+  // Makes room for `client` on the lists by forgetting clients that hold nothing (and are not
+  // being recorded): on the status monitor's list when it or the client's address is full,
+  // on `volume`'s list when `volume_full`. Called with record_mu_ held; takes mu_.
+  void forget_idle_clients(uint32_t volume, const MonitoredHost& client, bool volume_full);
+  void done_recording_locked(const ClientKey& client);  // mu_ held
+  void settle_grant(const std::string& cookie, bool accepted);
   void send_granted(std::vector<Waiter> granted);
+
+  struct PendingGrant {
+    Lock lock;
+    std::string host;  // where the GRANTED went: only that address may answer it
+  };
 
   const NlmOptions options_;
   std::unique_ptr<StatusMonitor> monitor_;
   const std::shared_ptr<VolumeClientLog> volume_clients_;
   std::unique_ptr<CallbackSender> callbacks_;
+  // Held while a client is put on a list and while idle clients are chosen and forgotten, so
+  // that no client is forgotten between being recorded and its lock being granted. Taken
+  // before mu_, never while mu_ is held.
+  std::mutex record_mu_;
   mutable std::mutex mu_;
   LockManager manager_;
-  std::map<std::string, Lock> pending_grants_;  // cookie -> the lock a GRANTED announced
-  uint64_t next_cookie_ = 1;
+  std::map<std::string, PendingGrant> pending_grants_;  // cookie -> the GRANTED it answers
+  std::map<ClientKey, size_t> recording_;  // clients recorded whose request is still running
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 

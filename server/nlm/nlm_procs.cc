@@ -59,8 +59,10 @@ nlm4_stats to_nlm(LockStatus s) {
   return NLM4_FAILED;
 }
 
-LockOwner owner_of(const nlm4_lock& l) {
-  return LockOwner{l.caller_name ? l.caller_name : "", l.svid, bytes(l.oh)};
+// The owner a call names, at the address it came from: the wire values are the client's to
+// choose, the address is not (lock_manager.h).
+LockOwner owner_of(const nlm4_lock& l, const std::string& address) {
+  return LockOwner{l.caller_name ? l.caller_name : "", l.svid, bytes(l.oh), address};
 }
 
 // Sends a _RES call with an nlm4_res body back to the caller's lock manager.
@@ -88,6 +90,12 @@ struct NlmService::Procs {
   std::span<const uint8_t> args;
   std::vector<uint8_t>* results;
   bool owner_unreachable = false;  // the forwarder could not ask the owner: grace, retry
+  mutable bool refused = false;    // the handle's export does not admit the caller
+
+  // Whether a _MSG call's result may be sent back: only to a caller an export admits (the one
+  // the handle names, when it resolved), so that a host no export lists cannot make the server
+  // call anyone.
+  bool may_call_back() const { return !refused && s.exports_->admits(call.peer); }
 
   std::string peer() const { return nfs::peer_host(call.peer); }
   // Where this caller's callbacks go: back through whoever received its call (a relay when
@@ -108,7 +116,10 @@ struct NlmService::Procs {
     // accepts, as for any NFS call on that handle.
     nfs::Exports::Policy policy = s.exports_->for_handle(t.volume_id, t.export_id, call.peer);
     if (!policy) return NLM4_STALE_FH;
-    if (!policy->allows(call.peer) || !policy->port_allowed(call.peer)) return NLM4_FAILED;
+    if (!policy->allows(call.peer) || !policy->port_allowed(call.peer)) {
+      refused = true;
+      return NLM4_FAILED;
+    }
     if (!s.serves_volume_(t.volume_id)) {
       if (!s.forwarder_) return NLM4_FAILED;
       if (owner_unreachable) return NLM4_DENIED_GRACE_PERIOD;
@@ -122,7 +133,7 @@ struct NlmService::Procs {
     if (!l.caller_name || !*l.caller_name) return NLM4_FAILED;
     nlm4_stats st = resolve(l.fh, &out->file);
     if (st != NLM4_GRANTED) return st;
-    out->owner = owner_of(l);
+    out->owner = owner_of(l, peer());
     out->exclusive = exclusive;
     out->range = ByteRange::from_nlm(l.l_offset, l.l_len);
     return NLM4_GRANTED;
@@ -160,9 +171,9 @@ struct NlmService::Procs {
     r.fh = bytes(a.alock.fh);
     r.cookie = bytes(a.cookie);
     r.callback = route();
-    // An NM_LOCK caller runs no status monitor, but its address is recorded all the same: its
-    // FREE_ALL is accepted only from there.
-    return to_nlm(s.state_->lock(r, peer()));
+    // An NM_LOCK caller runs no status monitor, but it is recorded all the same (the owner's
+    // address is where its FREE_ALL must come from).
+    return to_nlm(s.state_->lock(r));
   }
 
   nlm4_stats cancel_core(const nlm4_cancargs& a) const {
@@ -253,7 +264,7 @@ struct NlmService::Procs {
       r.stat.nlm4_testrply_u.holder = h;
       r.stat.nlm4_testrply_u.holder.oh = netobj(oh);
     }
-    if (xdr::append(xdr_nlm4_testres, r, &callback.args))
+    if (may_call_back() && xdr::append(xdr_nlm4_testres, r, &callback.args))
       s.state_->callbacks().post(std::move(callback));
     return accepted();
   }
@@ -261,21 +272,24 @@ struct NlmService::Procs {
   rpc::DispatchResult lock_msg() {
     xdr::Decoded<nlm4_lockargs> a(xdr_nlm4_lockargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, route(), kLockRes, bytes(a->cookie), lock_core(*a, true));
+    nlm4_stats stat = lock_core(*a, true);
+    if (may_call_back()) post_res(*s.state_, route(), kLockRes, bytes(a->cookie), stat);
     return accepted();
   }
 
   rpc::DispatchResult cancel_msg() {
     xdr::Decoded<nlm4_cancargs> a(xdr_nlm4_cancargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, route(), kCancelRes, bytes(a->cookie), cancel_core(*a));
+    nlm4_stats stat = cancel_core(*a);
+    if (may_call_back()) post_res(*s.state_, route(), kCancelRes, bytes(a->cookie), stat);
     return accepted();
   }
 
   rpc::DispatchResult unlock_msg() {
     xdr::Decoded<nlm4_unlockargs> a(xdr_nlm4_unlockargs);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    post_res(*s.state_, route(), kUnlockRes, bytes(a->cookie), unlock_core(*a));
+    nlm4_stats stat = unlock_core(*a);
+    if (may_call_back()) post_res(*s.state_, route(), kUnlockRes, bytes(a->cookie), stat);
     return accepted();
   }
 
@@ -297,7 +311,8 @@ struct NlmService::Procs {
   rpc::DispatchResult granted_res() {
     xdr::Decoded<nlm4_res> a(xdr_nlm4_res);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    s.state_->granted_result(bytes(a->cookie), wire_value(a->stat.stat) == NLM4_GRANTED);
+    if (s.exports_->admits(call.peer))
+      s.state_->granted_result(bytes(a->cookie), wire_value(a->stat.stat) == NLM4_GRANTED, peer());
     return accepted();
   }
 
@@ -314,12 +329,13 @@ struct NlmService::Procs {
     if (st == NLM4_GRANTED) {
       want.host = sh.caller_name;
       want.oh = bytes(sh.oh);
+      want.address = peer();
       want.access = static_cast<ShareAccess>(access);
       want.deny = static_cast<ShareDeny>(deny);
       if (share) {
-        st = to_nlm(s.state_->share(want, a->reclaim, peer(), route().from));
+        st = to_nlm(s.state_->share(want, a->reclaim, route().from));
       } else {
-        s.state_->unshare(want.file, want.host, want.oh);
+        s.state_->unshare(want.file, want.host, want.oh, want.address);
       }
     }
     res.stat = st;
@@ -328,11 +344,13 @@ struct NlmService::Procs {
   rpc::DispatchResult share() { return share_or_unshare(true); }
   rpc::DispatchResult unshare() { return share_or_unshare(false); }
 
-  // FREE_ALL: the client's lock manager restarted and drops everything it held here.
+  // FREE_ALL: the client's lock manager restarted and drops everything it held here -- what
+  // the name holds at the caller's address, nothing else (over UDP too: a forged packet frees
+  // only what its forged source address holds under that name).
   rpc::DispatchResult free_all() {
     xdr::Decoded<nlm4_notify> a(xdr_nlm4_notify);
     if (!decode(a)) return accepted(rpc::AcceptStat::GarbageArgs);
-    if (a->name) {
+    if (a->name && *a->name && s.exports_->admits(call.peer)) {
       s.state_->host_rebooted(a->name, peer());
       if (s.forwarder_) s.forwarder_->client_rebooted(a->name, peer());
     }

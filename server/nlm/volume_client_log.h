@@ -21,9 +21,13 @@ namespace nasd::nlm {
 class VolumeClientLog {
  public:
   virtual ~VolumeClientLog() = default;
-  // Durably records that `client` holds (or is about to hold) locks on `volume`. False when it
-  // could not be recorded (the lock is then refused with NoLocks).
+  // Durably records that `client` holds (or is about to hold) locks on `volume`. An entry is
+  // the client's name, its address and the server address it called: a name is never rebound
+  // to another address (status_monitor.h says why). False when it could not be recorded (the
+  // list is full, or the write failed: the lock is then refused with NoLocks).
   virtual bool record(uint32_t volume, const MonitoredHost& client) = 0;
+  // Forgets entries of clients that hold nothing on `volume` any more (to make room).
+  virtual void forget(uint32_t volume, const std::vector<MonitoredHost>& gone) = 0;
   // Every client recorded for `volume`.
   virtual std::vector<MonitoredHost> clients(uint32_t volume) = 0;
 };

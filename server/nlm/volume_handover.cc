@@ -5,10 +5,12 @@
 namespace nasd::nlm {
 namespace {
 
-// "NASDNLM2", little-endian: a waiter's callback route is its address, the local address it
-// called and its relay; a client's entry has the server address it called. "NASDNLM1" tables
-// (written before: the addresses only) are still read.
-constexpr uint64_t kMagic = 0x324d4c4e4453414eull;
+// "NASDNLM3", little-endian: every lock's and share's owner has the address its client called
+// from. "NASDNLM2" (owners without their address: it is taken from the table's client list) and
+// "NASDNLM1" (neither a waiter's full callback route nor a client's called address) are still
+// read.
+constexpr uint64_t kMagic = 0x334d4c4e4453414eull;
+constexpr uint64_t kMagicNoOwnerAddress = 0x324d4c4e4453414eull;
 constexpr uint64_t kMagicAddressOnly = 0x314d4c4e4453414eull;
 constexpr size_t kMaxText = 1024;  // caller_name, owner and file handles, cookies (NLM's limits)
 
@@ -26,6 +28,7 @@ void put_lock(util::ByteWriter& w, const Lock& l) {
   w.boolean(l.exclusive);
   w.u64(l.range.start);
   w.u64(l.range.end);
+  w.string(l.owner.address);
 }
 
 std::string text(std::string_view v) { return std::string(v); }
@@ -41,11 +44,11 @@ bool get_file(util::ByteReader& r, FileId* f) {
   return r.u32(&f->volume) && r.u64(&f->inode) && r.u32(&f->gen);
 }
 
-bool get_lock(util::ByteReader& r, Lock* l) {
+bool get_lock(util::ByteReader& r, uint64_t magic, Lock* l) {
   uint32_t svid = 0;
   if (!get_file(r, &l->file) || !get_text(r, &l->owner.host) || !r.u32(&svid) ||
       !get_text(r, &l->owner.oh) || !r.boolean(&l->exclusive) || !r.u64(&l->range.start) ||
-      !r.u64(&l->range.end))
+      !r.u64(&l->range.end) || (magic == kMagic && !get_text(r, &l->owner.address)))
     return false;
   l->owner.svid = static_cast<int32_t>(svid);
   if (l->owner.host.empty()) return r.fail("a lock without a caller name");
@@ -60,7 +63,7 @@ bool get_count(util::ByteReader& r, size_t min_size, uint32_t* n) {
   return true;
 }
 
-constexpr size_t kMinLock = 16 + 4 + 4 + 4 + 1 + 16;  // file, host, svid, oh, mode, range
+constexpr size_t kMinLock = 16 + 4 + 4 + 4 + 1 + 16;  // file, host, svid, oh, mode, range (+ address)
 
 }  // namespace
 
@@ -87,6 +90,7 @@ std::vector<uint8_t> encode_handover(const VolumeHandover& h) {
     w.string(s.oh);
     w.u32(static_cast<uint32_t>(s.access));
     w.u32(static_cast<uint32_t>(s.deny));
+    w.string(s.address);
   }
   w.u32(static_cast<uint32_t>(h.clients.size()));
   for (const MonitoredHost& c : h.clients) {
@@ -109,22 +113,24 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
     *out = std::move(h);
     return true;
   };
-  if (!r.u64(&magic) || (magic != kMagic && magic != kMagicAddressOnly))
+  if (!r.u64(&magic) ||
+      (magic != kMagic && magic != kMagicNoOwnerAddress && magic != kMagicAddressOnly))
     return done(r.fail("not a lock table (magic)"));
   uint32_t n = 0;
   if (!r.u32(&h.volume) || !r.u64(&h.table.grace_left_ms)) return done(false);
   if (!get_count(r, kMinLock, &n)) return done(false);
   for (uint32_t i = 0; i < n; ++i) {
     Lock l;
-    if (!get_lock(r, &l)) return done(false);
+    if (!get_lock(r, magic, &l)) return done(false);
     h.table.locks.push_back(std::move(l));
   }
   if (!get_count(r, kMinLock + 12, &n)) return done(false);
   for (uint32_t i = 0; i < n; ++i) {
     Waiter x;
-    if (!get_lock(r, &x.lock) || !get_text(r, &x.fh) || !get_text(r, &x.cookie) ||
+    if (!get_lock(r, magic, &x.lock) || !get_text(r, &x.fh) || !get_text(r, &x.cookie) ||
         !get_text(r, &x.callback.host) ||
-        (magic == kMagic && (!get_text(r, &x.callback.from) || !get_text(r, &x.callback.relay))))
+        (magic != kMagicAddressOnly &&
+         (!get_text(r, &x.callback.from) || !get_text(r, &x.callback.relay))))
       return done(false);
     h.table.waiters.push_back(std::move(x));
   }
@@ -133,7 +139,7 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
     Share s;
     uint32_t access = 0, deny = 0;
     if (!get_file(r, &s.file) || !get_text(r, &s.host) || !get_text(r, &s.oh) ||
-        !r.u32(&access) || !r.u32(&deny))
+        !r.u32(&access) || !r.u32(&deny) || (magic == kMagic && !get_text(r, &s.address)))
       return done(false);
     if (access > 3 || deny > 3) return done(r.fail("a share mode out of range"));
     if (s.host.empty()) return done(r.fail("a share without a caller name"));
@@ -145,9 +151,21 @@ bool decode_handover(std::span<const uint8_t> bytes, VolumeHandover* out, std::s
   for (uint32_t i = 0; i < n; ++i) {
     MonitoredHost c;
     if (!get_text(r, &c.name) || !get_text(r, &c.address) ||
-        (magic == kMagic && !get_text(r, &c.called)))
+        (magic != kMagicAddressOnly && !get_text(r, &c.called)))
       return done(false);
     h.clients.push_back(std::move(c));
+  }
+  // An older table's owners: at the address its client list gives their name (one name had
+  // one address then).
+  if (magic != kMagic) {
+    auto address_of = [&](const std::string& name) {
+      for (const MonitoredHost& c : h.clients)
+        if (c.name == name) return c.address;
+      return std::string();
+    };
+    for (Lock& l : h.table.locks) l.owner.address = address_of(l.owner.host);
+    for (Waiter& w : h.table.waiters) w.lock.owner.address = address_of(w.lock.owner.host);
+    for (Share& s : h.table.shares) s.address = address_of(s.host);
   }
   return done(true);
 }

@@ -4,9 +4,11 @@
 // is left of the volume's grace period -- is held at the new owner exactly as before, with no
 // grace period and no reclaim.
 //
-// Encoding (little-endian, util/byte_io.h): the magic "NASDNLM2" (or "NASDNLM1", read only:
-// before waiters carried a callback route and clients the address they called), the volume id, the grace left
-// (ms), then counted lists of locks, waiters, shares and the clients that hold them (name and
+// Encoding (little-endian, util/byte_io.h): the magic "NASDNLM3" (or "NASDNLM2" / "NASDNLM1",
+// read only: before owners carried the address their client called from -- taken from the
+// client list then -- and before waiters carried a callback route and clients the address they
+// called), the volume id, the grace left (ms), then counted lists of locks, waiters, shares
+// and the clients that hold them (name and
 // the address their status monitor and lock manager answer on). The bytes come from a file on
 // the shared folder, so decoding is bounded like any network input: every string and handle is
 // at most 1024 bytes (NLM's own limits), every list entry consumes input, and anything malformed

@@ -210,7 +210,11 @@ TEST_F(NlmForwardingTest, ClientsOfBothNodesContendInTheOwnersTable) {
   // a holds nothing; b recorded y at y's own address (for SM_NOTIFY after a takeover).
   EXPECT_EQ(a_.state->describe([](uint32_t) { return "main"; }).find("client-y"), std::string::npos);
   EXPECT_NE(b_.state->describe([](uint32_t) { return "main"; }).find("client-y"), std::string::npos);
-  EXPECT_EQ(b_.state->monitor().address_of("client-y"), "127.0.0.2");
+  EXPECT_TRUE(b_.state->monitor().monitored("client-y", "127.0.0.2"));
+  // The forwarded call carries its client's address: y's wire values from another host,
+  // through a, are another owner at b and unlock nothing of y's.
+  EXPECT_EQ(unlock(a_, "127.0.0.3", "client-y", 0, 0), NLM4_GRANTED);
+  EXPECT_EQ(lock(b_, "127.0.0.1", "client-x", 55, 1), NLM4_DENIED);
   EXPECT_EQ(unlock(a_, "127.0.0.2", "client-y", 0, 0), NLM4_GRANTED);
   EXPECT_EQ(lock(b_, "127.0.0.1", "client-x", 55, 1), NLM4_GRANTED);
 }

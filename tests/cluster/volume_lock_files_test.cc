@@ -17,23 +17,34 @@ std::string name_of(uint32_t id) { return "v" + std::to_string(id); }
 
 TEST(VolumeLockFiles, ClientListsArePerVolumeAndSeenByTheNextOwner) {
   testing::ScratchDir dir("nasd-lockfiles");
-  VolumeLockFiles a(dir.path + "/nsm", name_of, 2), b(dir.path + "/nsm", name_of, 2);
+  VolumeLockFiles a(dir.path + "/nsm", name_of, 3), b(dir.path + "/nsm", name_of, 3);
   EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.1"}));
   EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.1"}));
   EXPECT_TRUE(a.record(1, {"client-y", "10.0.0.2"}));
-  EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.3"}));  // moved: the newest address
+  // The name at another address is another client: the first entry is never rebound (else a
+  // host claiming the name would be told of the takeover instead of the client).
+  EXPECT_TRUE(a.record(0, {"client-x", "10.0.0.3"}));
   EXPECT_TRUE(a.record(0, {"client-z", "10.0.0.4"}));
   EXPECT_FALSE(a.record(0, {"client-w", "10.0.0.5"}));  // full
   auto v0 = b.clients(0);
-  ASSERT_EQ(v0.size(), 2u);
+  ASSERT_EQ(v0.size(), 3u);
   EXPECT_EQ(v0[0].name, "client-x");
-  EXPECT_EQ(v0[0].address, "10.0.0.3");
+  EXPECT_EQ(v0[0].address, "10.0.0.1");
+  EXPECT_EQ(v0[1].name, "client-x");
+  EXPECT_EQ(v0[1].address, "10.0.0.3");
   ASSERT_EQ(b.clients(1).size(), 1u);
   EXPECT_TRUE(b.clients(2).empty());
   // b serves v1 now and records a client; a, taking it back, sees it.
   EXPECT_TRUE(b.record(1, {"client-q", "10.0.0.6"}));
   EXPECT_EQ(a.clients(1).size(), 2u);
   EXPECT_TRUE(std::filesystem::exists(dir.path + "/nsm/v0.clients"));
+  // Clients that hold nothing any more are forgotten to make room.
+  a.forget(0, {{"client-x", "10.0.0.3"}, {"client-z", "10.0.0.4"}});
+  EXPECT_TRUE(a.record(0, {"client-w", "10.0.0.5"}));
+  v0 = b.clients(0);
+  ASSERT_EQ(v0.size(), 2u);
+  EXPECT_EQ(v0[0].address, "10.0.0.1");
+  EXPECT_EQ(v0[1].name, "client-w");
 }
 
 TEST(VolumeLockFiles, AClientIsListedOncePerServerAddressItLockedAt) {

@@ -153,6 +153,18 @@ Fd udp_connect(const std::string& host, uint16_t port) {
   return fd;
 }
 
+Fd udp_connect_from(uint16_t port, const std::string& source_address) {
+  Fd fd(socket(AF_INET, SOCK_DGRAM, 0));
+  if (!fd) throw sys_error("socket");
+  sockaddr_in local = address_of(source_address, 0);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0)
+    throw sys_error("bind udp " + source_address);
+  sockaddr_in sa = loopback(port);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw sys_error("connect udp 127.0.0.1:" + std::to_string(port));
+  return fd;
+}
+
 bool send_all(int fd, const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
   while (len > 0) {

@@ -47,6 +47,8 @@ Fd tcp_connect_from(uint16_t port, const std::string& source_address, uint16_t s
 Fd tcp_connect_reserved(uint16_t port, const std::string& source_address = "127.0.0.1");
 Fd udp_connect(uint16_t port);
 Fd udp_connect(const std::string& host, uint16_t port);
+// A UDP socket to 127.0.0.1:port from another loopback address (another client host).
+Fd udp_connect_from(uint16_t port, const std::string& source_address);
 
 // Sends all bytes (throws on error). Returns false if the peer has closed the connection.
 bool send_all(int fd, const void* data, size_t len);

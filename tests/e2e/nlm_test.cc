@@ -40,6 +40,11 @@ class LockClient {
   // At another address of the namespace (a cluster node's or virtual server's).
   LockClient(const std::string& host, uint16_t port, std::string name)
       : conn_(tcp_connect(host, port)), name_(std::move(name)) {}
+  // From another loopback address: another host of the client network.
+  static std::unique_ptr<LockClient> from(const std::string& source, uint16_t port, std::string name) {
+    return std::unique_ptr<LockClient>(
+        new LockClient(raw::TcpConnection(tcp_connect_from(port, source)), std::move(name)));
+  }
 
   LockArgs args(const Fh& fh, bool excl, uint64_t off, uint64_t len, int32_t svid) const {
     LockArgs a;
@@ -97,8 +102,14 @@ class LockClient {
   void free_all(const std::string& name) {
     call(kNlmProg, kNlmVers, kFreeAll, encode_free_all(name, 5));
   }
+  // A client's answer to a GRANTED, as a message of its own.
+  void granted_res(const std::string& cookie, uint32_t stat) {
+    call(kNlmProg, kNlmVers, kGrantedRes, encode_res(cookie, stat));
+  }
 
  private:
+  LockClient(raw::TcpConnection conn, std::string name) : conn_(std::move(conn)), name_(std::move(name)) {}
+
   std::string call(uint32_t prog, uint32_t vers, uint32_t proc, const std::string& args) {
     raw::Call c;
     c.xid = raw::next_xid();
@@ -348,6 +359,162 @@ TEST_F(NlmTest, MalformedAndForeignHandlesAreRefused) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->accept_stat, raw::kProgMismatch);
   EXPECT_EQ(r->mismatch_low, 4u);
+}
+
+
+// Attacks from another host of the client network (issue 33): 127.0.0.2 is another client
+// address of the namespace, listed by the test export like 127.0.0.1.
+
+// A GRANTED_RES is taken only from the host the GRANTED went to, with the GRANTED's cookie
+// (random): a host spraying GRANTED_RES with guessed cookies (they were a counter from 1) and
+// status DENIED released the lock just granted to a waiting client, and then two clients held
+// the same range.
+TEST_F(NlmTest, GrantedResFromAnotherHostOrWithAGuessedCookieIsIgnored) {
+  if (!in_netns()) GTEST_SKIP() << "needs its own rpcbind: run through nlm_test.sh";
+  CallbackServer cb(/*answer_granted=*/false);  // b's lockd answers late: the grant is pending
+  ASSERT_TRUE(cb.registered());
+  ASSERT_EQ(a_->lock(file_, true, 0, 0), kGranted);
+  ASSERT_EQ(b_->lock(file_, true, 10, 10, /*block=*/true), kBlocked);
+  ASSERT_EQ(a_->unlock(file_, 0, 0), kGranted);
+  ASSERT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.granted.empty(); }))
+      << "no GRANTED callback; server log:\n" << server().log_tail();
+  auto mallory = LockClient::from("127.0.0.2", server().nfs_port(), "mallory");
+  auto guesses = [](LockClient& c) {
+    for (uint64_t n = 1; n <= 64; ++n) {
+      std::string cookie(8, '\0');
+      for (int i = 0; i < 8; ++i) cookie[i] = static_cast<char>(n >> (8 * i));
+      c.granted_res(cookie, kDenied);
+    }
+  };
+  guesses(*mallory);
+  guesses(*a_);  // from b's own host, too: the cookie cannot be guessed
+  EXPECT_EQ(mallory->lock(file_, true, 10, 10), kDenied) << "b's granted lock was released";
+  EXPECT_EQ(mallory->test(file_, true, 15, 1).stat, kDenied);
+}
+
+// A client that locks under another client's caller_name gets an owner of its own (keyed by its
+// address): its FREE_ALL and SM_NOTIFY (over TCP and UDP) free only what it holds, the victim
+// keeps its locks, and
+// the victim's own SM_NOTIFY still frees them (the name was not rebound to the attacker).
+TEST_F(NlmTest, AForgedCallerNameCannotFreeAnotherClientsLocks) {
+  ASSERT_EQ(a_->lock(file_, true, 0, 100), kGranted);
+  ASSERT_EQ(a_->share(other_, kAccessRW, kDenyRW, "a-open"), kGranted);
+  auto mallory = LockClient::from("127.0.0.2", server().nfs_port(), "client-a");
+  ASSERT_EQ(mallory->lock(other_, true, 0, 1), kGranted);  // under the victim's name
+  mallory->free_all("client-a");
+  mallory->sm_notify("client-a", 9);
+  {
+    // And over UDP, one datagram each, as a status monitor sends them.
+    raw::UdpConnection udp(udp_connect_from(server().nfs_port(), "127.0.0.2"));
+    raw::Call c;
+    c.cred_body = raw::auth_sys_body(0, 0, {}, "client-a");
+    c.prog = kNlmProg;
+    c.vers = kNlmVers;
+    c.proc = kFreeAll;
+    c.args = encode_free_all("client-a", 9);
+    c.xid = raw::next_xid();
+    EXPECT_TRUE(udp.call(c));
+    c.prog = kNsmProg;
+    c.vers = kNsmVers;
+    c.proc = kSmNotify;
+    c.args = encode_sm_notify("client-a", 11);
+    c.xid = raw::next_xid();
+    EXPECT_TRUE(udp.call(c));
+  }
+  EXPECT_EQ(b_->lock(file_, true, 0, 10), kDenied) << "the victim's lock was freed by another host";
+  EXPECT_EQ(b_->share(other_, kAccessR, kDenyNone, "b-open"), kDenied) << "the victim's share was freed";
+  EXPECT_EQ(b_->lock(other_, true, 0, 1), kGranted) << "the attacker's own lock outlived its FREE_ALL";
+  EXPECT_EQ(b_->unlock(other_, 0, 1), kGranted);
+  // The victim's own notice, from its address, still works.
+  a_->sm_notify("client-a", 9);
+  EXPECT_EQ(b_->lock(file_, true, 0, 10), kGranted);
+  EXPECT_EQ(b_->share(other_, kAccessR, kDenyNone, "b-open"), kGranted);
+}
+
+// UNLOCK, CANCEL and UNSHARE with the owner's wire values (caller_name, svid, oh -- which TEST
+// shows) from another address remove nothing: the owner includes the address.
+TEST_F(NlmTest, TheOwnersWireValuesFromAnotherAddressRemoveNothing) {
+  ASSERT_EQ(a_->lock(file_, true, 0, 100), kGranted);
+  ASSERT_EQ(a_->share(other_, kAccessRW, kDenyRW, "a-open"), kGranted);
+  ASSERT_EQ(b_->lock(file_, true, 200, 10), kGranted);
+  ASSERT_EQ(a_->lock(file_, true, 200, 10, /*block=*/true), kBlocked);
+  TestOutcome seen = b_->test(file_, true, 0, 1);
+  ASSERT_EQ(seen.stat, kDenied);
+  auto mallory = LockClient::from("127.0.0.2", server().nfs_port(), "client-a");
+  EXPECT_EQ(mallory->unlock(file_, 0, 0, seen.svid), kGranted);  // answered, but a no-op
+  EXPECT_EQ(mallory->cancel(file_, true, 200, 10, seen.svid), kDenied) << "cancelled a's request";
+  EXPECT_EQ(mallory->share(other_, kAccessRW, kDenyRW, "a-open", /*unshare=*/true), kGranted);
+  EXPECT_EQ(b_->lock(file_, true, 0, 10), kDenied) << "another host unlocked a's lock";
+  EXPECT_EQ(b_->share(other_, kAccessR, kDenyNone, "b-open"), kDenied) << "another host unshared a's share";
+  std::string listing = admin_locks();
+  if (!listing.empty()) {
+    EXPECT_NE(listing.find("client-a@127.0.0.1"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("1 waiting"), std::string::npos) << listing;
+  }
+  EXPECT_EQ(a_->cancel(file_, true, 200, 10), kGranted);  // a's own cancel works
+}
+
+// A host whose portmapper swallows packets (nlm_test.sh drops UDP and TCP to 127.0.0.3:111)
+// sends thousands of _MSG calls: each result is a callback that costs the server attempts x
+// timeout. They were queued on the one callback thread (4,096 at most, the rest dropped), so a
+// GRANTED for another client was dropped or waited for hours. Now that host's replies wait in
+// its own bounded queue, and the GRANTED goes out at once.
+TEST_F(NlmTest, AMsgFloodFromASilentHostDoesNotHoldUpGranted) {
+  if (!in_netns()) GTEST_SKIP() << "needs its own rpcbind: run through nlm_test.sh";
+  const char* silent = std::getenv("NASD_NLM_SILENT_HOST");
+  if (!silent) GTEST_SKIP() << "nlm_test.sh could not make a host whose port 111 is silent (nft)";
+  CallbackServer cb;
+  ASSERT_TRUE(cb.registered());
+  {
+    auto flood = LockClient::from(silent, server().nfs_port(), "flood");
+    for (int i = 0; i < 4200; ++i) flood->test_msg(other_, true, 0, 1, "f" + std::to_string(i));
+  }
+  ASSERT_EQ(a_->lock(file_, true, 0, 0), kGranted);
+  ASSERT_EQ(b_->lock(file_, true, 10, 10, /*block=*/true), kBlocked);
+  ASSERT_EQ(a_->unlock(file_, 0, 0), kGranted);
+  EXPECT_TRUE(cb.wait_for([](const Callbacks& c) { return !c.granted.empty(); }, 20s))
+      << "the GRANTED was dropped or waited behind the flood's callbacks";
+  // And b's own _MSG replies are not held up by the flood either.
+  b_->test_msg(file_, true, 0, 1, "mine");
+  EXPECT_TRUE(cb.wait_for(
+      [](const Callbacks& c) {
+        for (const auto& r : c.results)
+          if (r.cookie == "mine") return true;
+        return false;
+      },
+      20s))
+      << "b's TEST_RES waited behind the flood's";
+}
+
+
+// Invented caller_names filled the status monitor's list (max_hosts, 200 in the test config)
+// for ever, and every new client's LOCK was then answered DENIED_NOLOCKS. Now names that hold
+// nothing are forgotten when room is needed, and one address gets at most 64 names (the
+// default): the attacker's own requests are refused, nobody else's.
+TEST_F(NlmTest, InventedCallerNamesDoNotFillTheClientList) {
+  // 300 names that lock and unlock at once, then 100 that keep their lock.
+  for (int i = 0; i < 300; ++i) {
+    auto m = LockClient::from("127.0.0.2", server().nfs_port(), "idle-" + std::to_string(i));
+    ASSERT_EQ(m->lock(other_, true, 1000 + i, 1), kGranted) << i;
+    ASSERT_EQ(m->unlock(other_, 1000 + i, 1), kGranted);
+  }
+  int refused = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto m = LockClient::from("127.0.0.2", server().nfs_port(), "holder-" + std::to_string(i));
+    if (m->lock(other_, true, 5000 + i, 1) == kNoLocks) refused++;
+  }
+  EXPECT_EQ(refused, 100 - 64) << "one address kept more names than its bound";
+  // New clients at other addresses are served.
+  for (int i = 0; i < 3; ++i) {
+    auto c = LockClient::from("127.0.0." + std::to_string(10 + i), server().nfs_port(),
+                              "new-client-" + std::to_string(i));
+    EXPECT_EQ(c->lock(file_, false, 0, 1), kGranted) << i;
+  }
+  EXPECT_EQ(a_->lock(file_, false, 0, 1), kGranted);
+  std::ifstream list(server().data_dir() / "sm" / "clients");
+  size_t lines = 0;
+  for (std::string l; std::getline(list, l);) lines++;
+  EXPECT_LE(lines, 2 * 200u + 17) << "the log of the client list is compacted";
 }
 
 

@@ -55,6 +55,7 @@ nlm4_lock alock(const LockArgs& a) {
 
 std::mutex g_mu;
 Callbacks g_callbacks;
+std::atomic<bool> g_answer_granted{true};
 
 // The numeric address a call came from.
 std::string caller_address(SVCXPRT* xprt) {
@@ -125,7 +126,8 @@ void nlm_callback(svc_req* rq, SVCXPRT* xprt) {
   nlm4_res res{};
   res.cookie = a.cookie;
   res.stat.stat = NLM4_GRANTED;
-  svc_sendreply(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&res));
+  if (g_answer_granted)
+    svc_sendreply(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_res), reinterpret_cast<char*>(&res));
   svc_freeargs(xprt, reinterpret_cast<xdrproc_t>(xdr_nlm4_testargs), reinterpret_cast<char*>(&a));
 }
 
@@ -178,6 +180,12 @@ std::string encode_share(const std::string& caller, const std::string& fh, const
 std::string encode_free_all(const std::string& name, int32_t state) {
   return encode(xdr_nlm4_notify, nlm4_notify{const_cast<char*>(name.c_str()), state});
 }
+std::string encode_res(const std::string& cookie, uint32_t stat) {
+  nlm4_res r{};
+  r.cookie = obj(cookie);
+  r.stat.stat = static_cast<nlm4_stats>(stat);
+  return encode(xdr_nlm4_res, r);
+}
 std::string encode_sm_notify(const std::string& mon_name, int32_t state) {
   return encode(xdr_sm_stat_chge, sm_stat_chge{const_cast<char*>(mon_name.c_str()), state});
 }
@@ -214,11 +222,12 @@ TestOutcome decode_testres(const std::string& bytes) {
   return out;
 }
 
-CallbackServer::CallbackServer() {
+CallbackServer::CallbackServer(bool answer_granted) {
   {
     std::lock_guard lock(g_mu);
     g_callbacks = Callbacks{};
   }
+  g_answer_granted = answer_granted;
   SVCXPRT* nlm = svcudp_create(RPC_ANYSOCK);
   SVCXPRT* nsm = svcudp_create(RPC_ANYSOCK);
   nlm_ = nlm;

@@ -17,7 +17,7 @@ namespace nasd::e2e::nlmwire {
 inline constexpr uint32_t kNlmProg = 100021, kNlmVers = 4, kNsmProg = 100024, kNsmVers = 1;
 enum Proc : uint32_t { kTest = 1, kLock = 2, kCancel = 3, kUnlock = 4, kTestMsg = 6,
                        kLockMsg = 7, kUnlockMsg = 9, kTestRes = 11, kLockRes = 12,
-                       kUnlockRes = 14, kShare = 20,
+                       kUnlockRes = 14, kGrantedRes = 15, kShare = 20,
                        kUnshare = 21, kFreeAll = 23, kSmNotify = 6 };
 enum Stat : uint32_t { kGranted = 0, kDenied = 1, kNoLocks = 2, kBlocked = 3, kGrace = 4,
                        kStaleFh = 7, kFailed = 9 };
@@ -40,6 +40,8 @@ std::string encode_share(const std::string& caller, const std::string& fh, const
                          Access access, Deny deny);
 std::string encode_free_all(const std::string& name, int32_t state);
 std::string encode_sm_notify(const std::string& mon_name, int32_t state);
+// An nlm4_res (a client's GRANTED_RES).
+std::string encode_res(const std::string& cookie, uint32_t stat);
 
 struct TestOutcome {
   uint32_t stat = kFailed;
@@ -75,7 +77,9 @@ struct Callbacks {
 // thread of their own. One at a time per process.
 class CallbackServer {
  public:
-  CallbackServer();
+  // `answer_granted` false: GRANTED calls are recorded but never answered (a client whose
+  // answer is late, or comes as a GRANTED_RES of its own).
+  explicit CallbackServer(bool answer_granted = true);
   ~CallbackServer();
   bool registered() const { return registered_; }
   Callbacks snapshot();

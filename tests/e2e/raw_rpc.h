@@ -85,6 +85,8 @@ class UdpConnection {
   // From a fixed local port: a client that retransmits after the server restarted or failed
   // over still sends from the address and port the reply cache keys its calls by.
   UdpConnection(uint16_t port, uint16_t local_port);
+  // A socket made elsewhere (udp_connect_from).
+  explicit UdpConnection(Fd fd) : fd_(std::move(fd)) {}
   std::optional<Reply> call(const Call& c,
                             std::chrono::milliseconds timeout = std::chrono::seconds(5));
 

@@ -48,7 +48,9 @@ std::string nasd_config_text(const ServerLayout& l) {
     << "anongid = 65534\n"
     // Short, so that the lock tests can wait out the grace period that follows every start.
     << "\n[nlm]\n"
-    << "grace_ms = 2500\n";
+    << "grace_ms = 2500\n"
+    // Small, so that the lock tests can fill the status monitor's list in a moment.
+    << "max_hosts = 200\n";
   return c.str();
 }
 

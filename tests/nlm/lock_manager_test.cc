@@ -14,7 +14,11 @@ constexpr FileId kFile{1, 42, 1};
 constexpr FileId kOther{1, 43, 1};
 constexpr uint64_t kNow = 1000;
 
-LockOwner owner(const std::string& host, int32_t svid = 1) { return LockOwner{host, svid, "oh-" + host}; }
+constexpr const char* kAddress = "10.0.0.1";  // every client here calls from one address
+
+LockOwner owner(const std::string& host, int32_t svid = 1) {
+  return LockOwner{host, svid, "oh-" + host, kAddress};
+}
 
 Lock make(const LockOwner& o, bool exclusive, uint64_t offset, uint64_t len,
           const FileId& f = kFile) {
@@ -154,7 +158,7 @@ TEST(LockManager, CancelRemovesOnlyTheMatchingWaiter) {
 TEST(LockManager, SharesConflictByAccessAndDeny) {
   LockManager m;
   auto share = [](const std::string& host, ShareAccess acc, ShareDeny deny) {
-    return Share{kFile, host, "oh", acc, deny};
+    return Share{kFile, host, "oh", acc, deny, kAddress};
   };
   EXPECT_EQ(m.share(share("a", ShareAccess::Read, ShareDeny::Write), false, kNow), LockStatus::Granted);
   EXPECT_EQ(m.share(share("b", ShareAccess::Read, ShareDeny::None), false, kNow), LockStatus::Granted);
@@ -164,8 +168,8 @@ TEST(LockManager, SharesConflictByAccessAndDeny) {
   EXPECT_EQ(m.share(share("a", ShareAccess::Read, ShareDeny::None), false, kNow), LockStatus::Granted);
   EXPECT_EQ(m.shares().size(), 2u);
   EXPECT_EQ(m.share(share("c", ShareAccess::Write, ShareDeny::None), false, kNow), LockStatus::Granted);
-  m.unshare(kFile, "c", "oh");
-  m.unshare(kFile, "b", "oh");
+  m.unshare(kFile, "c", "oh", kAddress);
+  m.unshare(kFile, "b", "oh", kAddress);
   EXPECT_EQ(m.share(share("d", ShareAccess::ReadWrite, ShareDeny::Write), false, kNow), LockStatus::Granted);
   EXPECT_EQ(m.shares().size(), 2u);
 }
@@ -180,12 +184,12 @@ TEST(LockManager, GraceAcceptsOnlyReclaims) {
   EXPECT_EQ(m.lock(request(make(a, true, 0, 10), false, true), kNow), LockStatus::Granted);
   // Reclaims still conflict with each other.
   EXPECT_EQ(m.lock(request(make(b, true, 5, 10), false, true), kNow), LockStatus::Denied);
-  EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None}, false, kNow),
+  EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None, kAddress}, false, kNow),
             LockStatus::DeniedGrace);
   EXPECT_EQ(m.lock(request(make(b, true, 20, 10)), kNow + 100), LockStatus::Granted);  // over
   // A reclaim after the grace period is too late.
   EXPECT_EQ(m.lock(request(make(b, true, 40, 10), false, true), kNow + 100), LockStatus::DeniedGrace);
-  EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None}, true, kNow + 100),
+  EXPECT_EQ(m.share(Share{kFile, "b", "oh", ShareAccess::Read, ShareDeny::None, kAddress}, true, kNow + 100),
             LockStatus::DeniedGrace);
 }
 
@@ -208,11 +212,11 @@ TEST(LockManager, FreeAllDropsOneHostAndWakesOthers) {
   auto a1 = owner("a", 1), a2 = owner("a", 2), b = owner("b");
   ASSERT_EQ(m.lock(request(make(a1, true, 0, 10)), kNow), LockStatus::Granted);
   ASSERT_EQ(m.lock(request(make(a2, true, 0, 10, kOther)), kNow), LockStatus::Granted);
-  ASSERT_EQ(m.share(Share{kFile, "a", "oh", ShareAccess::Read, ShareDeny::ReadWrite}, false, kNow),
+  ASSERT_EQ(m.share(Share{kFile, "a", "oh", ShareAccess::Read, ShareDeny::ReadWrite, kAddress}, false, kNow),
             LockStatus::Granted);
   ASSERT_EQ(m.lock(request(make(b, true, 0, 10), true), kNow), LockStatus::Blocked);
   ASSERT_EQ(m.lock(request(make(a2, true, 100, 1), true), kNow), LockStatus::Granted);
-  auto granted = m.free_all("a");
+  auto granted = m.free_all(ClientKey{kAddress, "a"});
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0].lock.owner, b);
   EXPECT_EQ(m.locks().size(), 1u);
@@ -237,6 +241,120 @@ TEST(LockManager, BoundedEntriesAnswerNoLocks) {
     EXPECT_EQ(m.lock(request(make(a, true, i * 10, 1)), kNow), LockStatus::Granted);
   EXPECT_EQ(m.lock(request(make(a, true, 100, 1)), kNow), LockStatus::NoLocks);
   EXPECT_LE(m.entries(), 4u);
+}
+
+// The owner includes the address the client calls from: the same caller_name, svid and oh
+// from another address is another owner, which can neither unlock, cancel nor unshare the
+// first one's entries nor free them.
+TEST(LockManager, AnOwnerIsKeyedByItsAddress) {
+  LockManager m;
+  LockOwner victim{"a", 1, "oh-a", "10.0.0.1"};
+  LockOwner forger = victim;
+  forger.address = "10.0.0.66";
+  ASSERT_EQ(m.lock(request(make(victim, true, 0, 10)), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.lock(request(make(victim, true, 100, 10, kOther)), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.share(Share{kFile, "a", "oh", ShareAccess::Read, ShareDeny::Write, "10.0.0.1"}, false, kNow),
+            LockStatus::Granted);
+  EXPECT_EQ(m.lock(request(make(forger, true, 5, 1)), kNow), LockStatus::Denied);
+  EXPECT_EQ(m.lock(request(make(forger, true, 5, 1), true), kNow), LockStatus::Blocked);
+  m.unlock(kFile, forger, ByteRange::from_nlm(0, 0));
+  m.unshare(kFile, "a", "oh", "10.0.0.66");
+  EXPECT_TRUE(m.free_all(ClientKey{"10.0.0.66", "a"}).empty());  // only the forger's waiter went
+  EXPECT_EQ(m.locks().size(), 2u);
+  EXPECT_EQ(m.shares().size(), 1u);
+  EXPECT_TRUE(m.waiters().empty());
+  EXPECT_TRUE(m.holds(ClientKey{"10.0.0.1", "a"}));
+  EXPECT_FALSE(m.holds(ClientKey{"10.0.0.66", "a"}));
+  EXPECT_TRUE(m.holds(ClientKey{"10.0.0.1", "a"}, kFile.volume));
+  EXPECT_FALSE(m.holds(ClientKey{"10.0.0.1", "a"}, 9));
+  // The victim itself still can.
+  EXPECT_EQ(m.free_all(ClientKey{"10.0.0.1", "a"}).size(), 0u);
+  EXPECT_EQ(m.entries(), 0u);
+  EXPECT_FALSE(m.holds(ClientKey{"10.0.0.1", "a"}));
+}
+
+// One address and one file get bounded room (entries and bytes): beyond it NoLocks, while other
+// addresses and files are served as before.
+TEST(LockManager, QuotasPerAddressAndPerFile) {
+  LockLimits limits;
+  limits.max_entries_per_address = 6;
+  limits.max_entries_per_file = 9;
+  LockManager m(limits);
+  LockOwner a{"a", 1, "oh", "10.0.0.1"}, b{"b", 1, "oh", "10.0.0.2"}, c{"c", 1, "oh", "10.0.0.3"};
+  int granted = 0;
+  for (uint64_t i = 0; i < 10; i++)
+    if (m.lock(request(make(a, true, i * 10, 1)), kNow) == LockStatus::Granted) granted++;
+  EXPECT_EQ(granted, 5);  // room for a split is kept
+  EXPECT_EQ(m.lock(request(make(a, true, 500, 1)), kNow), LockStatus::NoLocks);
+  for (uint64_t i = 0; i < 3; i++)
+    EXPECT_EQ(m.lock(request(make(b, true, 1000 + i * 10, 1)), kNow), LockStatus::Granted);
+  // The file holds 8 now: two more (a split's room) do not fit the 9 for c on this file...
+  EXPECT_EQ(m.lock(request(make(c, true, 2000, 1)), kNow), LockStatus::NoLocks);
+  // ...but do on another.
+  EXPECT_EQ(m.lock(request(make(c, true, 0, 1, kOther)), kNow), LockStatus::Granted);
+  // Unlocking gives the room back.
+  m.unlock(kFile, a, ByteRange::from_nlm(0, 0));
+  EXPECT_EQ(m.lock(request(make(c, true, 2000, 1)), kNow), LockStatus::Granted);
+
+  LockLimits bytes;
+  bytes.max_bytes_per_address = 2 * sizeof(Lock) + 100;
+  LockManager small(bytes);
+  LockOwner big{"a", 1, std::string(100, 'o'), "10.0.0.1"};
+  EXPECT_EQ(small.lock(request(make(big, true, 0, 1)), kNow), LockStatus::NoLocks)
+      << "a lock's room for a split is two entries' bytes";
+  LockOwner little{"a", 1, "o", "10.0.0.1"};
+  EXPECT_EQ(small.lock(request(make(little, true, 0, 1)), kNow), LockStatus::Granted);
+}
+
+// An unlock that frees nothing grants nothing and looks at no waiter; one that frees a range
+// grants only waiters that meet it, in order.
+TEST(LockManager, UnlockWakesOnlyWaitersThatMeetTheFreedRange) {
+  LockManager m;
+  auto a = owner("a"), b = owner("b"), c = owner("c");
+  ASSERT_EQ(m.lock(request(make(a, true, 0, 10)), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.lock(request(make(a, true, 100, 10)), kNow), LockStatus::Granted);
+  ASSERT_EQ(m.lock(request(make(b, true, 0, 10), true), kNow), LockStatus::Blocked);
+  ASSERT_EQ(m.lock(request(make(c, true, 100, 10), true), kNow), LockStatus::Blocked);
+  EXPECT_TRUE(m.unlock(kFile, b, ByteRange::from_nlm(0, 0)).empty());  // b holds nothing
+  EXPECT_TRUE(m.unlock(kFile, a, ByteRange::from_nlm(50, 10)).empty());  // a holds nothing there
+  auto granted = m.unlock(kFile, a, ByteRange::from_nlm(100, 10));
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].lock.owner, c);
+  EXPECT_EQ(m.waiters().size(), 1u);
+}
+
+// The table is indexed by range: on a file with 40,000 locks and 5,000 waiters, a LOCK, a
+// TEST, a no-op UNLOCK and an UNLOCK that grants a waiter look at a handful of locks and
+// coverage segments each (RangeTable::work), where a scan looked at every lock -- for every
+// waiter.
+TEST(LockManager, ACallCostsItsNeighbourhoodNotTheFile) {
+  LockLimits big;
+  big.max_entries = big.max_entries_per_address = big.max_entries_per_file = size_t{1} << 20;
+  big.max_bytes_per_address = big.max_bytes_per_file = SIZE_MAX;
+  LockManager m(big);
+  constexpr uint64_t kN = 20000;
+  for (uint64_t i = 0; i < kN; i++) {
+    ASSERT_EQ(m.lock(request(make(owner("x" + std::to_string(i)), true, i * 10, 5)), kNow), LockStatus::Granted);
+    ASSERT_EQ(m.lock(request(make(owner("s" + std::to_string(i)), false, i * 10 + 5, 3)), kNow), LockStatus::Granted);
+  }
+  for (uint64_t i = 0; i < kN / 4; i++)
+    ASSERT_EQ(m.lock(request(make(owner("w" + std::to_string(i)), true, i * 10, 1), true), kNow),
+              LockStatus::Blocked);
+  std::optional<Lock> c;
+  // TEST's answer names the holder; a shared one is looked for among the file's owners.
+  EXPECT_EQ(m.test(make(owner("probe"), true, 50006, 1), kNow, &c), LockStatus::Denied);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->owner, owner("s5000"));
+  const uint64_t before = m.work();
+  EXPECT_EQ(m.lock(request(make(owner("probe"), true, 50006, 1)), kNow), LockStatus::Denied);
+  EXPECT_EQ(m.test(make(owner("probe"), false, 50002, 1), kNow, &c), LockStatus::Denied);
+  EXPECT_EQ(c->owner, owner("x5000"));
+  EXPECT_EQ(m.test(make(owner("probe"), false, 50008, 2), kNow, &c), LockStatus::Granted);
+  EXPECT_TRUE(m.unlock(kFile, owner("probe"), ByteRange::from_nlm(0, 0)).empty());  // holds nothing
+  auto granted = m.unlock(kFile, owner("x100"), ByteRange::from_nlm(0, 0));
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].lock.owner, owner("w100"));
+  EXPECT_LT(m.work() - before, 100u) << "a call looked at more than its neighbourhood";
 }
 
 // Random operations against a byte map: the invariant that no two owners' conflicting locks

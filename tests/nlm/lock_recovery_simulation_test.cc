@@ -60,7 +60,7 @@ void run(uint32_t seed) {
   std::mt19937 rng(seed);
   auto chance = [&](int percent) { return static_cast<int>(rng() % 100) < percent; };
   std::vector<Client> clients(kClients);
-  for (int i = 0; i < kClients; i++) clients[i].owner = LockOwner{"host" + std::to_string(i), 1, "oh"};
+  for (int i = 0; i < kClients; i++) clients[i].owner = LockOwner{"host" + std::to_string(i), 1, "oh", "10.0.1." + std::to_string(i)};
   auto server = std::make_unique<LockManager>();
   uint64_t now = 0;
   uint64_t grace_end = 0;
@@ -103,7 +103,7 @@ void run(uint32_t seed) {
       c.held.clear();
       c.notify_at.reset();
       c.at_risk = false;
-      server->free_all(c.owner.host);
+      server->free_all(ClientKey{c.owner.address, c.owner.host});
     }
     // Deliver due notifications: the client reclaims every lock it believes it holds. A
     // reclaim refused (too late: the grace period is over and another client took the range)
@@ -148,7 +148,7 @@ void run(uint32_t seed) {
     for (const Client& k : clients) {
       if (k.notify_at || k.at_risk) continue;
       for (const Belief& b : k.held) {
-        LockOwner other{"probe", 0, ""};
+        LockOwner other{"probe", 0, "", "10.0.2.1"};
         std::optional<Lock> held_by;
         LockStatus st = server->test(Lock{file_id(b.file), other, true, ByteRange{b.start, b.end}},
                                      now + kGraceMs * 10, &held_by);

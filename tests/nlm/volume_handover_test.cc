@@ -4,6 +4,8 @@
 // refused whole (the new owner then begins a grace period instead).
 #include "server/nlm/volume_handover.h"
 
+#include "util/byte_io.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,7 +19,13 @@ constexpr FileId kFile{kVolume, 42, 1};
 constexpr FileId kOtherVolumeFile{8, 42, 1};
 constexpr uint64_t kNow = 1000;
 
-LockOwner owner(const std::string& host, int32_t svid = 1) { return LockOwner{host, svid, "oh-" + host}; }
+// Every client at an address of its own (owners are keyed by it).
+LockOwner owner(const std::string& host, int32_t svid = 1) {
+  return LockOwner{host, svid, "oh-" + host, "10.0.0." + std::to_string(host[0] - 'a' + 1)};
+}
+Share share_of(const std::string& host, const std::string& oh, ShareAccess a, ShareDeny d) {
+  return Share{kFile, host, oh, a, d, owner(host).address};
+}
 
 LockRequest request(const LockOwner& o, bool exclusive, uint64_t offset, uint64_t len,
                     bool block = false, const FileId& f = kFile) {
@@ -43,7 +51,7 @@ TEST(VolumeHandover, TheNextOwnerHoldsExactlyWhatTheLastOneHeld) {
   ASSERT_EQ(from.lock(request(owner("x"), true, 0, 100), kNow), LockStatus::Granted);
   ASSERT_EQ(from.lock(request(owner("y"), false, 200, 0), kNow), LockStatus::Granted);
   ASSERT_EQ(from.lock(request(owner("z"), true, 50, 10, /*block=*/true), kNow), LockStatus::Blocked);
-  ASSERT_EQ(from.share(Share{kFile, "y", "share-oh", ShareAccess::Read, ShareDeny::Write}, false, kNow),
+  ASSERT_EQ(from.share(share_of("y", "share-oh", ShareAccess::Read, ShareDeny::Write), false, kNow),
             LockStatus::Granted);
   ASSERT_EQ(from.lock(request(owner("x"), true, 0, 10, false, kOtherVolumeFile), kNow), LockStatus::Granted);
   from.begin_volume_grace(kVolume, kNow + 5000);
@@ -85,39 +93,67 @@ TEST(VolumeHandover, TheNextOwnerHoldsExactlyWhatTheLastOneHeld) {
   EXPECT_EQ(granted[0].callback.from, "10.0.0.1");
   EXPECT_EQ(granted[0].callback.relay, "n3");
   ASSERT_EQ(to.shares().size(), 1u);
-  EXPECT_EQ(to.share(Share{kFile, "w", "o", ShareAccess::Write, ShareDeny::None}, false, there + 4000),
+  EXPECT_EQ(to.share(share_of("w", "o", ShareAccess::Write, ShareDeny::None), false, there + 4000),
             LockStatus::Denied);
   EXPECT_EQ(to.entries(), 3u);  // y's lock, z's lock, y's share
 }
 
-TEST(VolumeHandover, ATableWrittenBeforeCallbackRoutesIsStillRead) {
-  LockManager m;
-  ASSERT_EQ(m.lock(request(owner("x"), true, 0, 10), kNow), LockStatus::Granted);
-  ASSERT_EQ(m.lock(request(owner("z"), true, 0, 10, /*block=*/true), kNow), LockStatus::Blocked);
-  std::vector<uint8_t> bytes = encode_handover({kVolume, m.take_volume(kVolume, kNow), {}});
-  // The same table as a "NASDNLM1" one: the magic's last letter, and the waiter's two route
-  // fields after its address (the last two strings before the empty share and client lists).
-  bytes[7] = '1';
-  const size_t tail = 4 + 4;                   // share count, client count
-  const size_t route = 4 + 8 + 4 + 2;          // "10.0.0.1", "n3" (u32 length + bytes each)
-  bytes.erase(bytes.end() - tail - route, bytes.end() - tail);
-  // And one client, "x" at 10.0.0.1, without the address it called.
-  bytes[bytes.size() - 4] = 1;
-  for (const char* text : {"x", "10.0.0.1"}) {
-    const uint32_t n = static_cast<uint32_t>(std::strlen(text));
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(n >> (8 * i)));
-    bytes.insert(bytes.end(), text, text + n);
+// Tables written by earlier versions, byte by byte: "NASDNLM1" (a waiter's address only, a
+// client without the address it called) and "NASDNLM2" (owners without their address): the
+// owners are put at the address the client list gives their name.
+std::vector<uint8_t> old_table(char version) {
+  util::ByteWriter w;
+  w.u64(0x004d4c4e4453414eull | (uint64_t{static_cast<uint8_t>(version)} << 56));
+  w.u32(kVolume);
+  w.u64(0);  // grace left
+  auto lock = [&](const char* host) {
+    w.u32(kFile.volume);
+    w.u64(kFile.inode);
+    w.u32(kFile.gen);
+    w.string(host);
+    w.u32(1);
+    w.string(std::string("oh-") + host);
+    w.boolean(true);
+    w.u64(0);
+    w.u64(10);
+  };
+  w.u32(1);
+  lock("x");
+  w.u32(1);  // a waiter
+  lock("z");
+  w.string("fh");
+  w.string("cookie");
+  w.string("10.0.0.9");
+  if (version == '2') {
+    w.string("10.0.0.1");
+    w.string("n3");
   }
-  VolumeHandover out;
-  std::string error;
-  ASSERT_TRUE(decode_handover(bytes, &out, &error)) << error;
-  ASSERT_EQ(out.table.waiters.size(), 1u);
-  EXPECT_EQ(out.table.waiters[0].callback.host, "10.0.0.9");
-  EXPECT_EQ(out.table.waiters[0].callback.from, "");
-  EXPECT_EQ(out.table.waiters[0].callback.relay, "");
-  ASSERT_EQ(out.clients.size(), 1u);
-  EXPECT_EQ(out.clients[0].address, "10.0.0.1");
-  EXPECT_EQ(out.clients[0].called, "");
+  w.u32(0);  // shares
+  w.u32(2);  // clients
+  for (const char* c : {"x", "z"}) {
+    w.string(c);
+    w.string(std::string("10.0.0.") + (c[0] == 'x' ? "24" : "26"));
+    if (version == '2') w.string("");
+  }
+  return w.take();
+}
+
+TEST(VolumeHandover, TablesWrittenByEarlierVersionsAreStillRead) {
+  for (char version : {'1', '2'}) {
+    VolumeHandover out;
+    std::string error;
+    ASSERT_TRUE(decode_handover(old_table(version), &out, &error)) << version << ": " << error;
+    ASSERT_EQ(out.table.waiters.size(), 1u);
+    EXPECT_EQ(out.table.waiters[0].callback.host, "10.0.0.9");
+    EXPECT_EQ(out.table.waiters[0].callback.from, version == '2' ? "10.0.0.1" : "");
+    EXPECT_EQ(out.table.waiters[0].callback.relay, version == '2' ? "n3" : "");
+    EXPECT_EQ(out.table.waiters[0].lock.owner.address, "10.0.0.26");
+    ASSERT_EQ(out.table.locks.size(), 1u);
+    EXPECT_EQ(out.table.locks[0].owner.address, "10.0.0.24");
+    ASSERT_EQ(out.clients.size(), 2u);
+    EXPECT_EQ(out.clients[0].address, "10.0.0.24");
+    EXPECT_EQ(out.clients[0].called, "");
+  }
 }
 
 TEST(VolumeHandover, ABackAndForthMoveKeepsTheTable) {
@@ -140,8 +176,8 @@ TEST(VolumeHandover, ATableThatDisagreesWithItselfIsRefusedWhole) {
   t.locks.push_back(Lock{kOtherVolumeFile, owner("y"), false, ByteRange::from_nlm(5, 10)});
   EXPECT_FALSE(m.adopt_volume(kVolume, t, kNow)) << "an entry of another volume";
   t.locks.pop_back();
-  t.shares.push_back(Share{kFile, "a", "1", ShareAccess::Read, ShareDeny::Write});
-  t.shares.push_back(Share{kFile, "b", "1", ShareAccess::Write, ShareDeny::None});
+  t.shares.push_back(share_of("a", "1", ShareAccess::Read, ShareDeny::Write));
+  t.shares.push_back(share_of("b", "1", ShareAccess::Write, ShareDeny::None));
   EXPECT_FALSE(m.adopt_volume(kVolume, t, kNow)) << "conflicting shares";
   t.shares.pop_back();
   LockManager small(1);
@@ -154,7 +190,7 @@ TEST(VolumeHandover, MalformedBytesAreRefused) {
   VolumeHandover h;
   h.volume = kVolume;
   h.table.locks.push_back(Lock{kFile, owner("x"), true, ByteRange::from_nlm(0, 10)});
-  h.table.shares.push_back(Share{kFile, "a", "1", ShareAccess::Read, ShareDeny::Write});
+  h.table.shares.push_back(share_of("a", "1", ShareAccess::Read, ShareDeny::Write));
   h.clients.push_back({"x", "10.0.0.1"});
   const std::vector<uint8_t> good = encode_handover(h);
   VolumeHandover out;

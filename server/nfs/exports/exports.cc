@@ -176,6 +176,12 @@ std::vector<ExportPolicy> Exports::all() const {
   return out;
 }
 
+bool Exports::admits(const sockaddr_storage& peer) const {
+  for (const auto& e : snapshot()->exports)
+    if (e->allows(peer) && e->port_allowed(peer)) return true;
+  return false;
+}
+
 std::vector<ExportPolicy> Exports::parse(const Config& config) {
   std::vector<ExportPolicy> exports;
   for (const ConfigSection* s : config.sections("export")) {

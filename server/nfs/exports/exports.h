@@ -72,6 +72,11 @@ class Exports {
   // A snapshot, in configuration order.
   std::vector<ExportPolicy> all() const;
 
+  // Whether some export lists `peer`, from a port it accepts: the rule for calls that name no
+  // file (NLM's FREE_ALL and GRANTED_RES, and the _MSG calls whose handle does not resolve),
+  // so that a host no export lists cannot make the server do anything for it.
+  bool admits(const sockaddr_storage& peer) const;
+
  private:
   struct Table {
     std::vector<Policy> exports;

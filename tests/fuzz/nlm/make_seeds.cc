@@ -103,6 +103,10 @@ void write_handover(const std::string& dir, const std::string& name,
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+void write_raw(const std::string& dir, const std::string& name, const std::string& bytes) {
+  std::ofstream(dir + "/" + name, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 constexpr uint8_t kNsm = kNlmProcs;  // NSM procedure 0's selector
 
 }  // namespace
@@ -132,7 +136,7 @@ int main(int argc, char** argv) {
                                {2, 2, lockargs(a, true, 0, 1)}, {2, 3, lockargs(b, true, 0, 1)}});
   namespace nlm = nasd::nlm;
   const nlm::FileId f{7, 42, 1}, g{7, 43, 2};
-  const nlm::LockOwner x{"client-a", 1, "oh-a"}, y{"client-b", 2, "oh-b"};
+  const nlm::LockOwner x{"client-a", 1, "oh-a", "10.0.0.1"}, y{"client-b", 2, "oh-b", "10.0.0.2"};
   nlm::VolumeHandover h;
   h.volume = 7;
   write_handover(d, "handover-empty", h);
@@ -142,8 +146,13 @@ int main(int argc, char** argv) {
   h.clients = {{"client-a", "10.0.0.1"}, {"client-b", "10.0.0.2"}};
   write_handover(d, "handover-locks", h);
   h.table.waiters = {{{f, y, true, {50, 60}}, "fh-bytes", "cookie", "10.0.0.2"}};
-  h.table.shares = {{f, "client-a", "share", nlm::ShareAccess::Read, nlm::ShareDeny::Write},
-                    {g, "client-b", "share", nlm::ShareAccess::ReadWrite, nlm::ShareDeny::None}};
+  h.table.shares = {{f, "client-a", "share", nlm::ShareAccess::Read, nlm::ShareDeny::Write, "10.0.0.1"},
+                    {g, "client-b", "share", nlm::ShareAccess::ReadWrite, nlm::ShareDeny::None, "10.0.0.2"}};
   write_handover(d, "handover-full", h);
+  // The status monitor's files (nlm_status_files_fuzzer): state, a zero byte, the client log.
+  write_raw(d, "status-empty", std::string(1, '\0'));
+  write_raw(d, "status-log", std::string("7\n", 2) + std::string(1, '\0') +
+                                 "10.0.0.1 client-a\n10.0.0.2 client-b\n- 10.0.0.1 client-a\n"
+                                 "10.0.0.2 client-b\n10.0.0.3 client-c called\n10.0.0.4\n");
   return 0;
 }

@@ -23,6 +23,7 @@
 #include "server/nlm/xdr/nlm4_prot.h"
 #include "server/nlm/xdr/sm_prot.h"
 #include "tests/fuzz/nlm/fuzz_input.h"
+#include "tests/fuzz/nlm/scratch_dir.h"
 #include "util/config.h"
 
 namespace nasd::nlm::fuzz {
@@ -97,23 +98,6 @@ sockaddr_storage peer_for(int which) {
   return ss;
 }
 
-// Never freed, so that the exit handler that removes it can still read it.
-const std::string& scratch_dir() {
-  static const std::string* dir = [] {
-    // In memory when possible: every input writes the status monitor's small files.
-    std::filesystem::path base = std::filesystem::exists("/dev/shm")
-                                     ? std::filesystem::path("/dev/shm")
-                                     : std::filesystem::temp_directory_path();
-    auto* d = new std::string((base / ("nasd-nlm-fuzz-" + std::to_string(getpid()))).string());
-    std::filesystem::create_directories(*d);
-    std::atexit([] {
-      std::error_code ec;
-      std::filesystem::remove_all(scratch_dir(), ec);
-    });
-    return d;
-  }();
-  return *dir;
-}
 
 // A fresh lock state per input, so inputs replay deterministically (only the state number
 // carries over in the scratch folder, and no reply depends on it but STAT's number).
