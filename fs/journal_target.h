@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "fs/call/calls.h"
+#include "fs/typed_volume.h"
 #include "fs/volume.h"
 
 namespace nasd::nvram {
@@ -42,7 +43,7 @@ struct JournalTag {
   std::optional<InodeId> created;   // replay of a create-type call: the inode to allocate
 };
 
-class JournalTarget : public Volume {
+class JournalTarget : public TypedVolume {
  public:
   // Highest journal sequence whose effects (and all before it) are on stable storage.
   virtual uint64_t durable_seq() const = 0;

@@ -123,6 +123,8 @@ void VolumeServer::execute(const IncomingRequest& request,
     reply = refused_volume_call(op_of(request.payload), fs::Status::ServerFault);
   } else if (fs::Volume* volume = volumes_->find(req.volume_id)) {
     // The forwarding node's client call, for this node's journal (fs/call_identity.h).
+    // Its deadline, for the waits the volume may bound (fs/call_deadline.h).
+    req.deadline = deadline;
     fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
     std::optional<fs::CallDeadlineScope> bounded;
     if (deadline) bounded.emplace(*deadline);
