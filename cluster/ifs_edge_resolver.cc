@@ -14,19 +14,25 @@ class IfsEdgeResolver::Edge : public fs::WrappedVolume {
       : WrappedVolume(std::shared_ptr<fs::Volume>(std::shared_ptr<fs::Volume>{}, proxy)),
         node_(node), coordinator_(coordinator) {}
 
-  fs::Status read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
-                  std::vector<uint8_t>* data, bool* eof, std::optional<fs::Attr>* attr) override {
-    fs::Status status = fs::Status::ServerFault;
-    if (node_->read_direct(coordinator_, ctx, id, offset, count, data, eof, attr, &status))
-      return status;
-    return inner().read(ctx, id, offset, count, data, eof, attr);
+  fs::call::VolumeReply call(const fs::call::VolumeRequest& req) override {
+    const auto* a = std::get_if<fs::call::ReadArgs>(&req.args);
+    if (a == nullptr) return WrappedVolume::call(req);
+    fs::call::VolumeReply reply;
+    reply.op = fs::call::VolumeOp::Read;
+    fs::call::ReadResult r;
+    if (node_->read_direct(coordinator_, req.ctx, a->id, a->offset, a->count, &r.data, &r.eof,
+                           &r.attr, &reply.status)) {
+      reply.result = std::move(r);
+      return reply;
+    }
+    return WrappedVolume::call(req);
   }
-  // The event loop's READ would otherwise go to the proxy's try_read (WrappedVolume passes it
+  // The event loop's READ would otherwise go to the proxy's attempt (WrappedVolume passes it
   // on), which forwards it to the coordinator: "would block" sends it to the executor, whose
-  // read() above answers it from the units (read_direct waits on the holders' unit calls).
-  std::optional<fs::Status> try_read(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t,
-                                     std::vector<uint8_t>*, bool*, std::optional<fs::Attr>*) override {
-    return std::nullopt;
+  // call() above answers it from the units (read_direct waits on the holders' unit calls).
+  std::optional<fs::call::VolumeReply> try_call(const fs::call::VolumeRequest& req) override {
+    if (req.op() == fs::call::VolumeOp::Read) return std::nullopt;
+    return WrappedVolume::try_call(req);
   }
   std::optional<fs::Status> try_read_shared(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t,
                                             util::ByteSlices*, bool*, std::optional<fs::Attr>*) override {

@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "fs/typed_volume.h"
 #include "fs/volume.h"
 
 namespace nasd::cluster {
 
-class NamespaceRoot : public fs::Volume {
+class NamespaceRoot : public fs::TypedVolume {
  public:
   // The volume id file handles of /r carry; no real volume may use it.
   static constexpr uint32_t kVolumeId = 0xFFFFFF00u;

@@ -5,14 +5,14 @@
 // names (a handle carries its export's id), so the reply rebuilt from the journal is the one the
 // client was sent, byte for byte.
 //
-// It travels beside the call, never inside OpContext (which holds the credential only):
-//  - the NFS program opens a CallIdentityScope on the executor thread for the duration of a
-//    non-idempotent procedure;
-//  - nvram::JournalVolume reads CallIdentityScope::current() when it journals a mutation and
-//    records the identity with the call and its reply;
+// It travels in the request (fs::call::VolumeRequest::identity), never inside OpContext
+// (which holds the credential only):
+//  - the NFS program puts it in the request of each volume call of a non-idempotent procedure;
+//  - nvram::JournalVolume records it with the call and its reply when it journals a mutation;
 //  - a call forwarded over the interconnect carries it as an optional part of the encoded
-//    request (fs/call/codec.h), and the owner's VolumeServer opens the scope again, so the
-//    owner's journal records it.
+//    request (fs/call/codec.h), so the owner's journal records it. (CallIdentityScope, below,
+//    gives it to the requests that fs::Volume's typed methods build on this thread: tests and
+//    tools that call volumes as methods.)
 //  - the volume (nvram::JournalVolume, nvram/answered_calls.h) runs each identified call once:
 //    a copy of it -- the client's retransmission forwarded again by another node, a dead
 //    forwarder's copy arriving late -- gets the first copy's reply instead of running again.

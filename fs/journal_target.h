@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "fs/call/calls.h"
+#include "fs/typed_volume.h"
 #include "fs/volume.h"
 
 namespace nasd::nvram {
@@ -45,7 +46,7 @@ struct JournalTag {
   bool replay = false;
 };
 
-class JournalTarget : public Volume {
+class JournalTarget : public TypedVolume {
  public:
   // Highest journal sequence whose effects (and all before it) are on stable storage.
   virtual uint64_t durable_seq() const = 0;

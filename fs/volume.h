@@ -3,10 +3,11 @@
 // `Volume`, and each wraps the one below it (router -> journal -> fs).
 //
 // Design rules every implementation keeps (the detailed contract is above class Volume):
-//  * One NFS procedure is one Volume call. That keeps a forwarded request one interconnect
-//    message and a journalled mutation one NVRAM record.
+//  * One NFS procedure is one Volume call, and a call has one shape: a request struct
+//    (fs/call/calls.h) handed to Volume::call. That keeps a forwarded request one interconnect
+//    message and a journalled mutation one NVRAM record, each the same struct encoded.
 //  * Every call is synchronous and thread-safe; callers run on executor threads, never on the
-//    network event loop -- except the try_* attempts, which never wait and exist to be called
+//    network event loop -- except the attempts (try_call), which never wait and exist to be called
 //    there (run-to-completion: a GETATTR answered from memory needs no thread hand-off).
 //  * Permission checks happen here, inside the volume, for the credential passed in (`OpContext`),
 //    so that a request forwarded to another node is checked where the inode lives. Export policy
@@ -178,9 +179,17 @@ struct VolumeLimits {
   Time time_delta{0, 1};
 };
 
+// The request and its reply (fs/call/calls.h): the one shape of a Volume call.
+namespace call {
+struct VolumeRequest;
+struct VolumeReply;
+}  // namespace call
+
 // The contract every implementation keeps (checked for all of them by one typed suite,
 // tests/contract/volume_contract_test.cc: LfsVolume, the MemoryFs test fs, JournalVolume over
-// the LFS, RemoteVolume over a loopback interconnect, WrappedVolume):
+// the LFS, RemoteVolume over a loopback interconnect, WrappedVolume). It is stated for the
+// calls as methods; call() and try_call() keep it for the same call as a request, with the
+// reply's result struct standing for the out-parameters:
 //
 //  Out-parameters. Every pointer argument is required: callers pass storage for each, never
 //  nullptr, and an implementation may write any of them before it knows the answer. What a
@@ -200,7 +209,7 @@ struct VolumeLimits {
 //  timeout, answered Jukebox when the owner cannot be reached). id(), root(), limits() and
 //  write_verifier() never touch the disk; on a RemoteVolume root() and limits() may ask the
 //  owner once (bounded by its describe timeout) and are cached. Never call a volume from a
-//  network event-loop thread, except through the try_* attempts (below), which never wait.
+//  network event-loop thread, except through the attempts (try_call, try_*), which never wait.
 //
 //  Threads. Every call is thread-safe and may run concurrently with any other on the same
 //  volume; each call is atomic with respect to the others (a READDIR sees a directory before
@@ -220,67 +229,24 @@ class Volume {
   // Changes whenever data that was written UNSTABLE may have been lost (at each start).
   virtual uint64_t write_verifier() const = 0;
 
-  virtual Status getattr(const OpContext& ctx, InodeId id, Attr* out) = 0;
-  // `guard_ctime`: SETATTR's guard; NotSync when the object's ctime differs.
-  virtual Status setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
-                         std::optional<Time> guard_ctime, Wcc* wcc) = 0;
-  virtual Status lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
-                        std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr) = 0;
-  virtual Status access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
-                        std::optional<Attr>* attr) = 0;
-  virtual Status readlink(const OpContext& ctx, InodeId id, std::string* target,
-                          std::optional<Attr>* attr) = 0;
-  // Reads up to `count` bytes at `offset` into `data` (resized to what was read).
-  virtual Status read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
-                      std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr) = 0;
-  // `committed` is the stability actually achieved (at least `stable`).
-  virtual Status write(const OpContext& ctx, InodeId id, uint64_t offset,
-                       std::span<const uint8_t> data, Stability stable, Stability* committed,
-                       Wcc* wcc) = 0;
-  // Exclusive mode uses `verifier`: a retried exclusive CREATE with the same verifier succeeds
-  // and returns the same object; after it, the client sets the real attributes with SETATTR.
-  virtual Status create(const OpContext& ctx, InodeId dir, std::string_view name, CreateMode mode,
-                        const SetAttr& sa, uint64_t verifier, InodeId* out,
-                        std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
-  virtual Status mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
-                       const SetAttr& sa, InodeId* out, std::optional<Attr>* obj_attr,
-                       Wcc* dir_wcc) = 0;
-  virtual Status symlink(const OpContext& ctx, InodeId dir, std::string_view name,
-                         std::string_view target, const SetAttr& sa, InodeId* out,
-                         std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
-  // type is Chr, Blk, Sock or Fifo; anything else is BadType.
-  virtual Status mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
-                       const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
-                       std::optional<Attr>* obj_attr, Wcc* dir_wcc) = 0;
-  virtual Status remove(const OpContext& ctx, InodeId dir, std::string_view name,
-                        Wcc* dir_wcc) = 0;
-  virtual Status rmdir(const OpContext& ctx, InodeId dir, std::string_view name,
-                       Wcc* dir_wcc) = 0;
-  virtual Status rename(const OpContext& ctx, InodeId from_dir, std::string_view from_name,
-                        InodeId to_dir, std::string_view to_name, Wcc* from_wcc,
-                        Wcc* to_wcc) = 0;
-  virtual Status link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
-                      std::optional<Attr>* file_attr, Wcc* dir_wcc) = 0;
-  // Returns at most `max_entries` entries after `cookie` (0 = from the start), in a stable
-  // order; `eof` when none follow. The caller may drop entries from the tail to fit its reply
-  // (each entry carries its own resume cookie). A cookie the directory cannot resume from is
-  // BadCookie; a non-zero `cookieverf` that no longer matches the directory is BadCookie too.
-  virtual Status readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
-                         uint32_t max_entries, bool with_attrs, ReaddirResult* out) = 0;
-  virtual Status fsstat(const OpContext& ctx, InodeId id, FsStat* out,
-                        std::optional<Attr>* attr) = 0;
-  // Makes everything written to the file so far stable (count 0 = to the end).
-  virtual Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
-                        Wcc* wcc) = 0;
+  // --- The one entry ---------------------------------------------------------------------------
+  // Runs the call `req` describes (fs/call/calls.h: the procedure and its arguments, the
+  // caller's credential, the client call it serves and the time by which it must be answered)
+  // and returns its status with every out-parameter. `result` holds the op's result struct
+  // whenever the call reached a file system (NFS error replies carry attributes too), and is
+  // empty when a layer refused it before that (a fence, an unreachable owner). This is what a
+  // layer implements: a wrapper states what it changes about a call in one place, and a call
+  // crosses the interconnect and enters the journal as this same struct.
+  // fs::TypedVolume (fs/typed_volume.h) is the base for a file system that implements the
+  // procedures as typed methods; the dispatch from a request onto them is fs/call/dispatch.h.
+  virtual call::VolumeReply call(const call::VolumeRequest& req) = 0;
 
-  // --- Non-blocking attempts (run-to-completion on the network event loop) -------------------
-  // The same calls as above with the same contract, for a caller that must not wait: they may
-  // run on an event-loop thread. Each either answers exactly as its blocking twin would
-  // (engaged result) or, when answering would need a disk read, a lock someone else holds, the
-  // network or any other wait, returns std::nullopt having changed nothing the caller can see
-  // (out-parameters unspecified); the caller then makes the blocking call on an executor thread.
-  // The default is "would block", so a volume that cannot answer without waiting (the name-space
-  // root, test volumes) simply keeps every call on the executor.
+  // The non-blocking attempt of the same call (run-to-completion on the network event loop):
+  // either answers exactly as call() would, or, when answering would need a disk read, a lock
+  // someone else holds, the network or any other wait, returns std::nullopt having changed
+  // nothing the caller can see; the caller then makes call() on an executor thread. A volume
+  // that cannot answer without waiting (the name-space root, test volumes) answers nullopt to
+  // every attempt.
   // Parking: inside a resumable call (util/resumable_call.h) an attempt whose answer comes
   // later (a forwarded call, a stable WRITE or COMMIT waiting for the NVRAM group commit) may
   // instead park the call and return a placeholder the caller discards; the call is run again
@@ -288,128 +254,127 @@ class Volume {
   // work again. Such an attempt may have changed the volume before it parked (a stable WRITE
   // is applied and journalled, then waits for its commit), which is why it may only park
   // where the dispatcher guarantees the re-run.
-  virtual std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_lookup(const OpContext& ctx, InodeId dir,
-                                           std::string_view name, InodeId* out,
-                                           std::optional<Attr>* obj_attr,
-                                           std::optional<Attr>* dir_attr) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_access(const OpContext& ctx, InodeId id, uint32_t requested,
-                                           uint32_t* granted, std::optional<Attr>* attr) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
-                                         uint32_t count, std::vector<uint8_t>* data, bool* eof,
-                                         std::optional<Attr>* attr) {
-    return std::nullopt;
-  }
-  // A WRITE that is acknowledged from memory: in practice UNSTABLE data (a stable WRITE must
-  // wait for stable storage, so implementations answer it only when that needs no wait either,
-  // or park it until it is stable, see above). "Would block" must leave the file exactly as
-  // it was: the pool then runs write().
-  virtual std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
-                                          std::span<const uint8_t> data, Stability stable,
-                                          Stability* committed, Wcc* wcc) {
-    return std::nullopt;
-  }
+  // Which ops a layer attempts: the reads (GETATTR, LOOKUP, ACCESS, READ, READLINK, READDIR,
+  // FSSTAT) when answerable from memory; a WRITE acknowledged from memory (in practice UNSTABLE
+  // data, or a stable one that may park or commits without a wait; "would block" must leave the
+  // file exactly as it was); a COMMIT when everything written is already stable or becomes so
+  // without a wait. The name-space mutations only where the whole mutation, journal and commit
+  // included, needs no wait, or (inside a resumable call) where the whole call is sent to
+  // somewhere that runs it once: in practice only RemoteVolume answers them.
+  virtual std::optional<call::VolumeReply> try_call(const call::VolumeRequest& req) = 0;
 
-  // COMMIT from memory: answered when everything written to the file is already stable, or
-  // becomes so without a wait (a journal whose last record is committed); may park (above).
-  virtual std::optional<Status> try_commit(const OpContext& ctx, InodeId id, uint64_t offset,
-                                           uint32_t count, Wcc* wcc) {
-    return std::nullopt;
-  }
-
-  // READLINK, READDIR(PLUS) and FSSTAT likewise: change nothing, so a forwarded one may park on
-  // its round trip (RemoteVolume) like a GETATTR. Same bounds as the blocking twins (readdir:
-  // at most `max_entries`).
-  virtual std::optional<Status> try_readlink(const OpContext& ctx, InodeId id,
-                                             std::string* target, std::optional<Attr>* attr) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie,
-                                            uint64_t cookieverf, uint32_t max_entries,
-                                            bool with_attrs, ReaddirResult* out) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_fsstat(const OpContext& ctx, InodeId id, FsStat* out,
-                                           std::optional<Attr>* attr) {
-    return std::nullopt;
-  }
-
-  // The name-space mutations. An attempt either changes nothing and would block, or answers as
-  // its twin, or (inside a resumable call) has sent the whole call to somewhere that runs it
-  // once and parks: in practice only RemoteVolume answers them, whose owner runs the call. A
-  // local volume answers them only if it can do the whole mutation, journal and commit
-  // included, without a wait; none does today.
-  virtual std::optional<Status> try_setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
-                                            std::optional<Time> guard_ctime, Wcc* wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_create(const OpContext& ctx, InodeId dir,
-                                           std::string_view name, CreateMode mode,
-                                           const SetAttr& sa, uint64_t verifier, InodeId* out,
-                                           std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_mkdir(const OpContext& ctx, InodeId dir,
-                                          std::string_view name, const SetAttr& sa, InodeId* out,
-                                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_symlink(const OpContext& ctx, InodeId dir,
-                                            std::string_view name, std::string_view target,
-                                            const SetAttr& sa, InodeId* out,
-                                            std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_mknod(const OpContext& ctx, InodeId dir,
-                                          std::string_view name, FileType type,
-                                          const SetAttr& sa, uint32_t rdev_major,
-                                          uint32_t rdev_minor, InodeId* out,
-                                          std::optional<Attr>* obj_attr, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_remove(const OpContext& ctx, InodeId dir,
-                                           std::string_view name, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_rmdir(const OpContext& ctx, InodeId dir,
-                                          std::string_view name, Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_rename(const OpContext& ctx, InodeId from_dir,
-                                           std::string_view from_name, InodeId to_dir,
-                                           std::string_view to_name, Wcc* from_wcc,
-                                           Wcc* to_wcc) {
-    return std::nullopt;
-  }
-  virtual std::optional<Status> try_link(const OpContext& ctx, InodeId file, InodeId dir,
-                                         std::string_view name, std::optional<Attr>* file_attr,
-                                         Wcc* dir_wcc) {
-    return std::nullopt;
-  }
-
-  // try_read without the copy: on Ok, `data` (cleared first) holds the bytes read as references
-  // into the volume's own memory -- cache blocks, pinned so that they stay valid and unchanged
-  // until the last copy of data->owner is gone, on whichever thread that happens -- for a
-  // transport that sends them as an iovec. The default runs try_read() into a buffer of its own.
+  // A READ attempt without the copy: on Ok, `data` (cleared first) holds the bytes read as
+  // references into the volume's own memory -- cache blocks, pinned so that they stay valid and
+  // unchanged until the last copy of data->owner is gone, on whichever thread that happens --
+  // for a transport that sends them as an iovec. Not a call of its own: the same READ as
+  // try_call's, for a caller that can send borrowed bytes. The default makes the READ attempt
+  // through try_call() into a buffer of its own.
   virtual std::optional<Status> try_read_shared(const OpContext& ctx, InodeId id,
                                                 uint64_t offset, uint32_t count,
                                                 util::ByteSlices* data, bool* eof,
-                                                std::optional<Attr>* attr) {
-    auto owned = std::make_shared<std::vector<uint8_t>>();
-    std::optional<Status> st = try_read(ctx, id, offset, count, owned.get(), eof, attr);
-    data->clear();
-    if (st && *st == Status::Ok) {
-      data->append(owned->data(), owned->size());
-      data->owner = std::move(owned);
-    }
-    return st;
-  }
+                                                std::optional<Attr>* attr);
+
+  // --- The calls as methods ----------------------------------------------------------------------
+  // For a caller holding typed arguments (the NFS procedures, tools, tests): each builds the
+  // request, makes it through call() (the try_ ones through try_call()) and copies its results
+  // to the out-parameters, which stay as the caller initialised them when the call was refused
+  // before it reached a file system. Not virtual: a layer implements call()/try_call() only.
+  // The request takes the client call identity and the deadline of the thread's scopes
+  // (fs/call_identity.h, fs/call_deadline.h), where the NFS program and the interconnect's
+  // server put them for the calls they make on a client's behalf.
+  Status getattr(const OpContext& ctx, InodeId id, Attr* out);
+  // `guard_ctime`: SETATTR's guard; NotSync when the object's ctime differs.
+  Status setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
+                 std::optional<Time> guard_ctime, Wcc* wcc);
+  Status lookup(const OpContext& ctx, InodeId dir, std::string_view name, InodeId* out,
+                std::optional<Attr>* obj_attr, std::optional<Attr>* dir_attr);
+  Status access(const OpContext& ctx, InodeId id, uint32_t requested, uint32_t* granted,
+                std::optional<Attr>* attr);
+  Status readlink(const OpContext& ctx, InodeId id, std::string* target,
+                  std::optional<Attr>* attr);
+  // Reads up to `count` bytes at `offset` into `data` (resized to what was read).
+  Status read(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count,
+              std::vector<uint8_t>* data, bool* eof, std::optional<Attr>* attr);
+  // `committed` is the stability actually achieved (at least `stable`).
+  Status write(const OpContext& ctx, InodeId id, uint64_t offset, std::span<const uint8_t> data,
+               Stability stable, Stability* committed, Wcc* wcc);
+  // Exclusive mode uses `verifier`: a retried exclusive CREATE with the same verifier succeeds
+  // and returns the same object; after it, the client sets the real attributes with SETATTR.
+  Status create(const OpContext& ctx, InodeId dir, std::string_view name, CreateMode mode,
+                const SetAttr& sa, uint64_t verifier, InodeId* out,
+                std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  Status mkdir(const OpContext& ctx, InodeId dir, std::string_view name, const SetAttr& sa,
+               InodeId* out, std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  Status symlink(const OpContext& ctx, InodeId dir, std::string_view name,
+                 std::string_view target, const SetAttr& sa, InodeId* out,
+                 std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  // type is Chr, Blk, Sock or Fifo; anything else is BadType.
+  Status mknod(const OpContext& ctx, InodeId dir, std::string_view name, FileType type,
+               const SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor, InodeId* out,
+               std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  Status remove(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc);
+  Status rmdir(const OpContext& ctx, InodeId dir, std::string_view name, Wcc* dir_wcc);
+  Status rename(const OpContext& ctx, InodeId from_dir, std::string_view from_name,
+                InodeId to_dir, std::string_view to_name, Wcc* from_wcc, Wcc* to_wcc);
+  Status link(const OpContext& ctx, InodeId file, InodeId dir, std::string_view name,
+              std::optional<Attr>* file_attr, Wcc* dir_wcc);
+  // Returns at most `max_entries` entries after `cookie` (0 = from the start), in a stable
+  // order; `eof` when none follow. The caller may drop entries from the tail to fit its reply
+  // (each entry carries its own resume cookie). A cookie the directory cannot resume from is
+  // BadCookie; a non-zero `cookieverf` that no longer matches the directory is BadCookie too.
+  Status readdir(const OpContext& ctx, InodeId dir, uint64_t cookie, uint64_t cookieverf,
+                 uint32_t max_entries, bool with_attrs, ReaddirResult* out);
+  Status fsstat(const OpContext& ctx, InodeId id, FsStat* out, std::optional<Attr>* attr);
+  // Makes everything written to the file so far stable (count 0 = to the end).
+  Status commit(const OpContext& ctx, InodeId id, uint64_t offset, uint32_t count, Wcc* wcc);
+
+  // The attempts (try_call) of the same calls.
+  std::optional<Status> try_getattr(const OpContext& ctx, InodeId id, Attr* out);
+  std::optional<Status> try_setattr(const OpContext& ctx, InodeId id, const SetAttr& sa,
+                                    std::optional<Time> guard_ctime, Wcc* wcc);
+  std::optional<Status> try_lookup(const OpContext& ctx, InodeId dir, std::string_view name,
+                                   InodeId* out, std::optional<Attr>* obj_attr,
+                                   std::optional<Attr>* dir_attr);
+  std::optional<Status> try_access(const OpContext& ctx, InodeId id, uint32_t requested,
+                                   uint32_t* granted, std::optional<Attr>* attr);
+  std::optional<Status> try_readlink(const OpContext& ctx, InodeId id, std::string* target,
+                                     std::optional<Attr>* attr);
+  std::optional<Status> try_read(const OpContext& ctx, InodeId id, uint64_t offset,
+                                 uint32_t count, std::vector<uint8_t>* data, bool* eof,
+                                 std::optional<Attr>* attr);
+  std::optional<Status> try_write(const OpContext& ctx, InodeId id, uint64_t offset,
+                                  std::span<const uint8_t> data, Stability stable,
+                                  Stability* committed, Wcc* wcc);
+  std::optional<Status> try_create(const OpContext& ctx, InodeId dir, std::string_view name,
+                                   CreateMode mode, const SetAttr& sa, uint64_t verifier,
+                                   InodeId* out, std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  std::optional<Status> try_mkdir(const OpContext& ctx, InodeId dir, std::string_view name,
+                                  const SetAttr& sa, InodeId* out,
+                                  std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  std::optional<Status> try_symlink(const OpContext& ctx, InodeId dir, std::string_view name,
+                                    std::string_view target, const SetAttr& sa, InodeId* out,
+                                    std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  std::optional<Status> try_mknod(const OpContext& ctx, InodeId dir, std::string_view name,
+                                  FileType type, const SetAttr& sa, uint32_t rdev_major,
+                                  uint32_t rdev_minor, InodeId* out,
+                                  std::optional<Attr>* obj_attr, Wcc* dir_wcc);
+  std::optional<Status> try_remove(const OpContext& ctx, InodeId dir, std::string_view name,
+                                   Wcc* dir_wcc);
+  std::optional<Status> try_rmdir(const OpContext& ctx, InodeId dir, std::string_view name,
+                                  Wcc* dir_wcc);
+  std::optional<Status> try_rename(const OpContext& ctx, InodeId from_dir,
+                                   std::string_view from_name, InodeId to_dir,
+                                   std::string_view to_name, Wcc* from_wcc, Wcc* to_wcc);
+  std::optional<Status> try_link(const OpContext& ctx, InodeId file, InodeId dir,
+                                 std::string_view name, std::optional<Attr>* file_attr,
+                                 Wcc* dir_wcc);
+  std::optional<Status> try_readdir(const OpContext& ctx, InodeId dir, uint64_t cookie,
+                                    uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
+                                    ReaddirResult* out);
+  std::optional<Status> try_fsstat(const OpContext& ctx, InodeId id, FsStat* out,
+                                   std::optional<Attr>* attr);
+  std::optional<Status> try_commit(const OpContext& ctx, InodeId id, uint64_t offset,
+                                   uint32_t count, Wcc* wcc);
 };
 
 // A name in one volume that leads to the root of another: what the cluster name space root

@@ -5,7 +5,6 @@
 #include <atomic>
 
 #include "fs/call/codec.h"
-#include "fs/call_deadline.h"
 #include "nvram/call_record.h"
 #include "util/log.h"
 
@@ -121,8 +120,10 @@ fs::Status JournalVolume::skip_past_previous_owner(bool durable_now) {
   fs::OpContext root;  // uid 0: an empty SETATTR of the root is always allowed
   fs::call::SetattrArgs nothing;
   nothing.id = target_->root();
-  fs::call::VolumeRequest req = request(root, nothing);
-  req.identity.reset();  // the node's own call, not a client's
+  fs::call::VolumeRequest req;  // the node's own call, not a client's: no identity
+  req.volume_id = id_;
+  req.ctx = root;
+  req.args = nothing;
   const fs::call::VolumeReply reply = run_journalled(req, /*wait=*/true);
   if (reply.status != fs::Status::Ok) return reply.status;
   uint64_t durable = 0;
@@ -154,14 +155,6 @@ fs::call::VolumeReply refused(fs::call::VolumeOp op, fs::Status st) {
   return r;
 }
 
-// Copies a reply's out-parameters of type R to the caller (when the call reached the fs; NFS
-// error replies carry WCC data too) and returns its status.
-template <class R, class Copy>
-fs::Status unpack(const fs::call::VolumeReply& reply, Copy&& copy) {
-  if (const R* r = std::get_if<R>(&reply.result)) copy(*r);
-  return reply.status;
-}
-
 // A stable call's place among its resumable call's waits (util/resumable_call.h). Every run
 // numbers the wait in the same order; a run after a park finds the commit's answer stored.
 struct CommitWait {
@@ -189,26 +182,14 @@ fs::call::VolumeReply stored_reply(const util::ResumableCall::Answer& answer,
   return reply;
 }
 
-void copy_created(const fs::call::CreatedResult& r, fs::InodeId* out,
-                  std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  if (out) *out = r.id;
-  if (obj_attr) *obj_attr = r.obj_attr;
-  if (dir_wcc) *dir_wcc = r.dir_wcc;
-}
-
 }  // namespace
 
-fs::call::VolumeRequest JournalVolume::request(const fs::OpContext& ctx,
-                                               fs::call::CallArgs args) const {
-  fs::call::VolumeRequest req;
-  req.volume_id = id_;
-  req.ctx.cred = ctx.cred;
-  req.args = std::move(args);
+fs::call::VolumeRequest JournalVolume::own(const fs::call::VolumeRequest& req) const {
   // Which client call this is (set by the NFS program, or by the interconnect for a forwarded
-  // call): recorded so the reply cache can be rebuilt from the journal.
-  if (const fs::CallIdentity* identity = fs::CallIdentityScope::current())
-    req.identity = *identity;
-  return req;
+  // call) travels in the request: recorded so the reply cache can be rebuilt from the journal.
+  fs::call::VolumeRequest ours = req;
+  ours.volume_id = id_;
+  return ours;
 }
 
 fs::call::VolumeReply JournalVolume::journalled(const fs::call::VolumeRequest& req, bool wait) {
@@ -243,8 +224,7 @@ fs::call::VolumeReply JournalVolume::run_journalled(const fs::call::VolumeReques
     // two waits before it runs -- for the volume (another call may hold it while it waits for
     // space) and for journal space -- and is refused JUKEBOX with nothing changed when either
     // would outlast it. Any other call waits as before (back-pressure, then write-through).
-    const std::optional<fs::CallDeadlineScope::Clock::time_point> deadline =
-        fs::CallDeadlineScope::current();
+    const std::optional<std::chrono::steady_clock::time_point>& deadline = req.deadline;
     std::unique_lock lk(mutation_mu_, std::defer_lock);
     if (!deadline)
       lk.lock();
@@ -333,70 +313,83 @@ fs::Status JournalVolume::write_through(uint64_t seq) {
   return durable >= seq ? fs::Status::Ok : fs::Status::Io;
 }
 
-// --- mutations: one call struct each, journalled ---------------------------------------------
+// --- the calls: mutations journalled, the rest to the fs ----------------------------------------
 
-fs::Status JournalVolume::write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                std::span<const uint8_t> data, fs::Stability stable,
-                                fs::Stability* committed, fs::Wcc* wcc) {
-  // NVRAM provides the stability, so the fs never has to sync for the client.
-  const bool stable_write = stable != fs::Stability::Unstable;
+namespace {
+
+// A WRITE's reply with the stability it achieved (when it succeeded).
+fs::call::VolumeReply with_committed(fs::call::VolumeReply reply, fs::Stability committed) {
+  if (reply.status == fs::Status::Ok)
+    if (auto* r = std::get_if<fs::call::WriteResult>(&reply.result)) r->committed = committed;
+  return reply;
+}
+
+// The request of a WRITE as it is journalled: NVRAM provides the stability, so the fs never has
+// to sync for the client.
+fs::call::VolumeRequest as_unstable(fs::call::VolumeRequest req) {
+  std::get<fs::call::WriteArgs>(req.args).stable = fs::Stability::Unstable;
+  return req;
+}
+
+}  // namespace
+
+fs::call::VolumeReply JournalVolume::call(const fs::call::VolumeRequest& req) {
+  const fs::call::VolumeOp op = req.op();
+  if (op == fs::call::VolumeOp::Write) return write_call(req);
+  if (op == fs::call::VolumeOp::Commit) return commit_call(req);
+  if (fs::call::is_mutation(op)) return journalled(own(req), true);
+  return fs::WrappedVolume::call(req);
+}
+
+std::optional<fs::call::VolumeReply> JournalVolume::try_call(const fs::call::VolumeRequest& req) {
+  const fs::call::VolumeOp op = req.op();
+  if (op == fs::call::VolumeOp::Write) return try_write_call(req);
+  if (op == fs::call::VolumeOp::Commit) return try_commit_call(req);
+  return fs::WrappedVolume::try_call(req);
+}
+
+fs::call::VolumeReply JournalVolume::write_call(const fs::call::VolumeRequest& req) {
+  const bool stable_write =
+      std::get<fs::call::WriteArgs>(req.args).stable != fs::Stability::Unstable;
   if (stable_write) {
     // A run after the loop's attempt parked on the commit (its resumption went to the pool):
     // the WRITE is done and committed; answer it, never apply it twice.
     const CommitWait w = CommitWait::current();
-    if (w.answer) {
-      fs::call::VolumeReply reply = stored_reply(*w.answer, fs::call::VolumeOp::Write);
-      fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
-        if (wcc) *wcc = r.wcc;
-      });
-      if (st == fs::Status::Ok) *committed = fs::Stability::FileSync;
-      return st;
-    }
+    if (w.answer)
+      return with_committed(stored_reply(*w.answer, fs::call::VolumeOp::Write),
+                            fs::Stability::FileSync);
   }
-  auto reply = journalled(
-      request(ctx, fs::call::WriteArgs{id, offset, data, fs::Stability::Unstable}), stable_write);
-  fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
-    if (wcc) *wcc = r.wcc;
-  });
-  if (st == fs::Status::Ok)
-    *committed = stable_write ? fs::Stability::FileSync : fs::Stability::Unstable;
-  return st;
+  return with_committed(journalled(as_unstable(own(req)), stable_write),
+                        stable_write ? fs::Stability::FileSync : fs::Stability::Unstable);
 }
 
-std::optional<fs::Status> JournalVolume::try_write(const fs::OpContext& ctx, fs::InodeId id,
-                                                   uint64_t offset, std::span<const uint8_t> data,
-                                                   fs::Stability stable, fs::Stability* committed,
-                                                   fs::Wcc* wcc) {
-  const bool stable_write = stable != fs::Stability::Unstable;
+std::optional<fs::call::VolumeReply> JournalVolume::try_write_call(
+    const fs::call::VolumeRequest& handed) {
+  constexpr fs::call::VolumeOp op = fs::call::VolumeOp::Write;
+  const bool stable_write =
+      std::get<fs::call::WriteArgs>(handed.args).stable != fs::Stability::Unstable;
   CommitWait w;
   if (stable_write) {
     w = CommitWait::current();
-    if (w.answer) {  // this call ran before and parked on its commit, which is now in
-      fs::call::VolumeReply reply = stored_reply(*w.answer, fs::call::VolumeOp::Write);
-      fs::Status st = unpack<fs::call::WriteResult>(reply, [&](const auto& r) {
-        if (wcc) *wcc = r.wcc;
-      });
-      if (st == fs::Status::Ok) *committed = fs::Stability::FileSync;
-      return st;
-    }
+    if (w.answer)  // this call ran before and parked on its commit, which is now in
+      return with_committed(stored_reply(*w.answer, op), fs::Stability::FileSync);
     // Its commit must not hold the loop: park, or commit in memory (checked before anything
     // is applied, since a WRITE taken here is answered from here).
     if (!w.may_park() && !journal_->commits_in_memory()) return std::nullopt;
   }
-  if (!journal_->accepts_mutations(id_)) return fs::Status::Jukebox;
-  const fs::call::VolumeRequest req =
-      request(ctx, fs::call::WriteArgs{id, offset, data, fs::Stability::Unstable});
+  if (!journal_->accepts_mutations(id_)) return refused(op, fs::Status::Jukebox);
+  const fs::call::VolumeRequest req = as_unstable(own(handed));
   thread_local CallRecordPieces pieces;
   pieces.set_request(recorded_form(req));
   constexpr size_t kReplyBound = 1024;  // as in journalled()
-  if (pieces.size() + kReplyBound > journal_->max_payload()) return fs::Status::Io;
+  if (pieces.size() + kReplyBound > journal_->max_payload()) return refused(op, fs::Status::Io);
 
   std::optional<fs::call::VolumeReply> reply;
   uint64_t ticket = 0;  // stays 0 when written through (durable without a record)
   {
     std::unique_lock lk(mutation_mu_, std::try_to_lock);
     if (!lk.owns_lock()) return std::nullopt;
-    if (!accepting_) return fs::Status::Jukebox;
+    if (!accepting_) return refused(op, fs::Status::Jukebox);
     if (!journal_->has_room_now(id_, pieces.size() + kReplyBound)) return std::nullopt;
     fs::JournalTag tag;
     tag.seq = next_seq_;
@@ -418,147 +411,57 @@ std::optional<fs::Status> JournalVolume::try_write(const fs::OpContext& ctx, fs:
   }
   if (stable_write && reply->status == fs::Status::Ok && ticket != 0) {
     answer_when_committed(ticket, &*reply, w.call, w.wait);
-    if (w.call != nullptr && w.call->parked()) return fs::Status::Jukebox;  // a placeholder
+    if (w.call != nullptr && w.call->parked()) return refused(op, fs::Status::Jukebox);
   }
-  fs::Status st = unpack<fs::call::WriteResult>(*reply, [&](const auto& r) {
-    if (wcc) *wcc = r.wcc;
-  });
-  if (st == fs::Status::Ok)
-    *committed = stable_write ? fs::Stability::FileSync : fs::Stability::Unstable;
-  return st;
+  return with_committed(std::move(*reply),
+                        stable_write ? fs::Stability::FileSync : fs::Stability::Unstable);
 }
 
-fs::Status JournalVolume::commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                 uint32_t count, fs::Wcc* wcc) {
+fs::call::VolumeReply JournalVolume::commit_call(const fs::call::VolumeRequest& req) {
+  constexpr fs::call::VolumeOp op = fs::call::VolumeOp::Commit;
   // A run after the loop's attempt parked on the commit: answer what it stored.
-  if (const CommitWait w = CommitWait::current(); w.answer)
-    return unpack<fs::call::WccResult>(stored_reply(*w.answer, fs::call::VolumeOp::Commit),
-                                       [&](const auto& r) { *wcc = r.wcc; });
+  if (const CommitWait w = CommitWait::current(); w.answer) return stored_reply(*w.answer, op);
   fs::Attr attr;
-  fs::Status st = target_->getattr(ctx, id, &attr);
-  if (st != fs::Status::Ok) return st;
+  fs::Status st = target_->getattr(req.ctx, std::get<fs::call::CommitArgs>(req.args).id, &attr);
+  if (st != fs::Status::Ok) return refused(op, st);
   const uint64_t ticket = last_ticket_.load(std::memory_order_acquire);
   st = acknowledged(journal_->wait_committed(ticket));
-  if (st != fs::Status::Ok) return st;
+  if (st != fs::Status::Ok) return refused(op, st);
   // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
-  wcc->before = fs::PreAttr{attr.size, attr.mtime, attr.ctime};
-  wcc->after = attr;
-  return fs::Status::Ok;
+  fs::call::VolumeReply reply;
+  reply.op = op;
+  reply.status = fs::Status::Ok;
+  reply.result = fs::call::WccResult{fs::Wcc{fs::PreAttr{attr.size, attr.mtime, attr.ctime}, attr}};
+  return reply;
 }
 
-std::optional<fs::Status> JournalVolume::try_commit(const fs::OpContext& ctx, fs::InodeId id,
-                                                    uint64_t offset, uint32_t count,
-                                                    fs::Wcc* wcc) {
+std::optional<fs::call::VolumeReply> JournalVolume::try_commit_call(
+    const fs::call::VolumeRequest& req) {
+  constexpr fs::call::VolumeOp op = fs::call::VolumeOp::Commit;
   const CommitWait w = CommitWait::current();
-  if (w.answer)
-    return unpack<fs::call::WccResult>(stored_reply(*w.answer, fs::call::VolumeOp::Commit),
-                                       [&](const auto& r) { *wcc = r.wcc; });
+  if (w.answer) return stored_reply(*w.answer, op);
   fs::Attr attr;
-  std::optional<fs::Status> got = target_->try_getattr(ctx, id, &attr);
+  std::optional<fs::Status> got =
+      target_->try_getattr(req.ctx, std::get<fs::call::CommitArgs>(req.args).id, &attr);
   if (!got) return std::nullopt;
-  if (*got != fs::Status::Ok) return got;
+  if (*got != fs::Status::Ok) return refused(op, *got);
   const uint64_t ticket = last_ticket_.load(std::memory_order_acquire);
   // COMMIT changes no attribute, so the sample taken before waiting is both pre- and post-op.
-  const fs::Wcc sampled{fs::PreAttr{attr.size, attr.mtime, attr.ctime}, attr};
+  fs::call::VolumeReply reply;
+  reply.op = op;
+  reply.status = fs::Status::Ok;
+  reply.result = fs::call::WccResult{fs::Wcc{fs::PreAttr{attr.size, attr.mtime, attr.ctime}, attr}};
   if (!w.may_park()) {
     // Nothing is applied by a COMMIT, so refusing costs nothing: answer here only when the
     // commit is in, or made in place.
     std::optional<fs::Status> done = journal_->try_committed(ticket);
     if (!done) return std::nullopt;
     const fs::Status st = acknowledged(*done);
-    if (st == fs::Status::Ok) *wcc = sampled;
-    return st;
+    return st == fs::Status::Ok ? reply : refused(op, st);
   }
-  fs::call::VolumeReply reply;
-  reply.op = fs::call::VolumeOp::Commit;
-  reply.status = fs::Status::Ok;
-  reply.result = fs::call::WccResult{sampled};
   const fs::Status st = answer_when_committed(ticket, &reply, w.call, w.wait);
-  if (w.call->parked()) return fs::Status::Jukebox;  // a placeholder
-  if (st == fs::Status::Ok) *wcc = sampled;
-  return st;
-}
-
-fs::Status JournalVolume::setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
-                                  std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) {
-  auto reply = journalled(request(ctx, fs::call::SetattrArgs{id, sa, guard_ctime}), true);
-  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
-    if (wcc) *wcc = r.wcc;
-  });
-}
-
-fs::Status JournalVolume::create(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                                 fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
-                                 fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                                 fs::Wcc* dir_wcc) {
-  auto reply =
-      journalled(request(ctx, fs::call::CreateArgs{dir, name, mode, sa, verifier}), true);
-  return unpack<fs::call::CreatedResult>(
-      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
-}
-
-fs::Status JournalVolume::mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                                const fs::SetAttr& sa, fs::InodeId* out,
-                                std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  auto reply = journalled(request(ctx, fs::call::MkdirArgs{dir, name, sa}), true);
-  return unpack<fs::call::CreatedResult>(
-      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
-}
-
-fs::Status JournalVolume::symlink(const fs::OpContext& ctx, fs::InodeId dir,
-                                  std::string_view name, std::string_view target,
-                                  const fs::SetAttr& sa, fs::InodeId* out,
-                                  std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  auto reply = journalled(request(ctx, fs::call::SymlinkArgs{dir, name, target, sa}), true);
-  return unpack<fs::call::CreatedResult>(
-      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
-}
-
-fs::Status JournalVolume::mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                                fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
-                                uint32_t rdev_minor, fs::InodeId* out,
-                                std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  auto reply = journalled(
-      request(ctx, fs::call::MknodArgs{dir, name, type, sa, rdev_major, rdev_minor}), true);
-  return unpack<fs::call::CreatedResult>(
-      reply, [&](const auto& r) { copy_created(r, out, obj_attr, dir_wcc); });
-}
-
-fs::Status JournalVolume::remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                                 fs::Wcc* dir_wcc) {
-  auto reply = journalled(request(ctx, fs::call::RemoveArgs{dir, name}), true);
-  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
-    if (dir_wcc) *dir_wcc = r.wcc;
-  });
-}
-
-fs::Status JournalVolume::rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                                fs::Wcc* dir_wcc) {
-  auto reply = journalled(request(ctx, fs::call::RmdirArgs{dir, name}), true);
-  return unpack<fs::call::WccResult>(reply, [&](const auto& r) {
-    if (dir_wcc) *dir_wcc = r.wcc;
-  });
-}
-
-fs::Status JournalVolume::rename(const fs::OpContext& ctx, fs::InodeId from_dir,
-                                 std::string_view from_name, fs::InodeId to_dir,
-                                 std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
-  auto reply =
-      journalled(request(ctx, fs::call::RenameArgs{from_dir, from_name, to_dir, to_name}), true);
-  return unpack<fs::call::RenameResult>(reply, [&](const auto& r) {
-    if (from_wcc) *from_wcc = r.from_wcc;
-    if (to_wcc) *to_wcc = r.to_wcc;
-  });
-}
-
-fs::Status JournalVolume::link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
-                               std::string_view name, std::optional<fs::Attr>* file_attr,
-                               fs::Wcc* dir_wcc) {
-  auto reply = journalled(request(ctx, fs::call::LinkArgs{file, dir, name}), true);
-  return unpack<fs::call::LinkResult>(reply, [&](const auto& r) {
-    if (file_attr) *file_attr = r.file_attr;
-    if (dir_wcc) *dir_wcc = r.dir_wcc;
-  });
+  if (w.call->parked()) return refused(op, fs::Status::Jukebox);  // a placeholder
+  return st == fs::Status::Ok ? reply : refused(op, st);
 }
 
 }  // namespace nasd::nvram

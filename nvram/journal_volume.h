@@ -20,7 +20,7 @@
 //     acknowledged, which NFS allows just like a reply lost in a crash.
 //  4. If the log stays full for space_wait, the fs is flushed instead (durable_seq >= seq): the
 //     operation is then durable without a record, and later records still apply on top of it.
-//     A call with a deadline (a forwarded one, fs/call_deadline.h) instead waits for room
+//     A call with a deadline (a forwarded one: VolumeRequest::deadline) instead waits for room
 //     before it runs, only until its deadline, and is refused JUKEBOX unrun when none came.
 //  5. The fs only ever becomes durable up to some seq; after a crash the journal replays the
 //     records above that, each exactly once.
@@ -155,52 +155,20 @@ class JournalVolume : public fs::WrappedVolume {
 
   // Reads, id(), root(), limits() and write_verifier() (the fs's: it changes at every start, so
   // clients resend what was only UNSTABLE) pass straight to the fs (fs::WrappedVolume). The
-  // mutations below are journalled; COMMIT waits for the journal instead of syncing the fs.
-  fs::Status setattr(const fs::OpContext& ctx, fs::InodeId id, const fs::SetAttr& sa,
-                     std::optional<fs::Time> guard_ctime, fs::Wcc* wcc) override;
-  fs::Status write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                   std::span<const uint8_t> data, fs::Stability stable, fs::Stability* committed,
-                   fs::Wcc* wcc) override;
-  fs::Status create(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                    fs::CreateMode mode, const fs::SetAttr& sa, uint64_t verifier,
-                    fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                    fs::Wcc* dir_wcc) override;
-  fs::Status mkdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                   const fs::SetAttr& sa, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                   fs::Wcc* dir_wcc) override;
-  fs::Status symlink(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                     std::string_view target, const fs::SetAttr& sa, fs::InodeId* out,
-                     std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) override;
-  fs::Status mknod(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                   fs::FileType type, const fs::SetAttr& sa, uint32_t rdev_major,
-                   uint32_t rdev_minor, fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
-                   fs::Wcc* dir_wcc) override;
-  fs::Status remove(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                    fs::Wcc* dir_wcc) override;
-  fs::Status rmdir(const fs::OpContext& ctx, fs::InodeId dir, std::string_view name,
-                   fs::Wcc* dir_wcc) override;
-  fs::Status rename(const fs::OpContext& ctx, fs::InodeId from_dir, std::string_view from_name,
-                    fs::InodeId to_dir, std::string_view to_name, fs::Wcc* from_wcc,
-                    fs::Wcc* to_wcc) override;
-  fs::Status link(const fs::OpContext& ctx, fs::InodeId file, fs::InodeId dir,
-                  std::string_view name, std::optional<fs::Attr>* file_attr,
-                  fs::Wcc* dir_wcc) override;
-  fs::Status commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset, uint32_t count,
-                    fs::Wcc* wcc) override;
-  // A WRITE on the event loop, journalled exactly like write() (steps 1-3 above): "would
+  // mutations are journalled (the request as it was handed in, for this volume); COMMIT waits
+  // for the journal instead of syncing the fs.
+  fs::call::VolumeReply call(const fs::call::VolumeRequest& req) override;
+  // A WRITE on the event loop, journalled exactly like call()'s (steps 1-3 above): "would
   // block" when the mutation lock is taken, when the log lacks room with a margin
   // (Journal::has_room_now), or when the fs's try_write would block -- before any sequence is
   // used or anything applied. UNSTABLE is answered at once. A stable WRITE is taken only when
   // its commit cannot hold the loop: in a resumable call that may park, or when commits are
   // made in memory; after the append it is answered when try_committed() says so, else it
   // parks until the committer thread delivers the commit's status (see above).
-  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                      std::span<const uint8_t> data, fs::Stability stable,
-                                      fs::Stability* committed, fs::Wcc* wcc) override;
   // COMMIT on the event loop: the file's attributes from the fs's try_getattr, then the
-  // volume's latest record committed already or in place, else a park as above.
-  std::optional<fs::Status> try_commit(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                       uint32_t count, fs::Wcc* wcc) override;
+  // volume's latest record committed already or in place, else a park as above. The reads
+  // pass to the fs's attempts; the other mutations have none (fs::WrappedVolume).
+  std::optional<fs::call::VolumeReply> try_call(const fs::call::VolumeRequest& req) override;
 
  private:
   // A call that names its client call (fs/call_identity.h) runs at most once: a copy of one
@@ -210,7 +178,13 @@ class JournalVolume : public fs::WrappedVolume {
   // Runs `req` on the fs under the mutation lock as the next sequence and journals it with its
   // reply. Waits for the commit when `wait`. The reply's status is the acknowledged one.
   fs::call::VolumeReply run_journalled(const fs::call::VolumeRequest& req, bool wait);
-  fs::call::VolumeRequest request(const fs::OpContext& ctx, fs::call::CallArgs args) const;
+  // The request as this volume runs and records it: `req`, for this volume's id.
+  fs::call::VolumeRequest own(const fs::call::VolumeRequest& req) const;
+  // WRITE and COMMIT, blocking and attempted (see call() and try_call()).
+  fs::call::VolumeReply write_call(const fs::call::VolumeRequest& req);
+  std::optional<fs::call::VolumeReply> try_write_call(const fs::call::VolumeRequest& req);
+  fs::call::VolumeReply commit_call(const fs::call::VolumeRequest& req);
+  std::optional<fs::call::VolumeReply> try_commit_call(const fs::call::VolumeRequest& req);
   fs::Status write_through(uint64_t seq);
   // Adds a Call payload to the reply window (under the window's own lock).
   void remember_reply(std::vector<uint8_t> payload);
@@ -229,7 +203,7 @@ class JournalVolume : public fs::WrappedVolume {
   const uint32_t id_;  // the fs's, read once for the journal's bookkeeping
   const std::function<bool()> acknowledge_gate_;
 
-  // Timed: a call with a deadline (fs/call_deadline.h) waits for it only until then.
+  // Timed: a call with a deadline (VolumeRequest::deadline) waits for it only until then.
   mutable std::timed_mutex mutation_mu_;
   bool accepting_ = false;     // guarded by mutation_mu_: after recover(), until seal()
   uint64_t next_seq_ = 1;      // guarded by mutation_mu_

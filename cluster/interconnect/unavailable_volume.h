@@ -4,6 +4,9 @@
 // them drop their file handles for good.
 #pragma once
 
+#include <optional>
+
+#include "fs/call/calls.h"
 #include "fs/volume.h"
 
 namespace nasd::interconnect {
@@ -17,78 +20,18 @@ class UnavailableVolume : public fs::Volume {
   fs::VolumeLimits limits() const override { return {}; }
   uint64_t write_verifier() const override { return 0; }
 
-  fs::Status getattr(const fs::OpContext&, fs::InodeId, fs::Attr*) override { return kBusy; }
-  fs::Status setattr(const fs::OpContext&, fs::InodeId, const fs::SetAttr&,
-                     std::optional<fs::Time>, fs::Wcc*) override {
-    return kBusy;
+  fs::call::VolumeReply call(const fs::call::VolumeRequest& req) override {
+    fs::call::VolumeReply reply;
+    reply.op = req.op();
+    reply.status = fs::Status::Jukebox;
+    return reply;
   }
-  fs::Status lookup(const fs::OpContext&, fs::InodeId, std::string_view, fs::InodeId*,
-                    std::optional<fs::Attr>*, std::optional<fs::Attr>*) override {
-    return kBusy;
-  }
-  fs::Status access(const fs::OpContext&, fs::InodeId, uint32_t, uint32_t*,
-                    std::optional<fs::Attr>*) override {
-    return kBusy;
-  }
-  fs::Status readlink(const fs::OpContext&, fs::InodeId, std::string*,
-                      std::optional<fs::Attr>*) override {
-    return kBusy;
-  }
-  fs::Status read(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t, std::vector<uint8_t>*,
-                  bool*, std::optional<fs::Attr>*) override {
-    return kBusy;
-  }
-  fs::Status write(const fs::OpContext&, fs::InodeId, uint64_t, std::span<const uint8_t>,
-                   fs::Stability, fs::Stability*, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status create(const fs::OpContext&, fs::InodeId, std::string_view, fs::CreateMode,
-                    const fs::SetAttr&, uint64_t, fs::InodeId*, std::optional<fs::Attr>*,
-                    fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status mkdir(const fs::OpContext&, fs::InodeId, std::string_view, const fs::SetAttr&,
-                   fs::InodeId*, std::optional<fs::Attr>*, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status symlink(const fs::OpContext&, fs::InodeId, std::string_view, std::string_view,
-                     const fs::SetAttr&, fs::InodeId*, std::optional<fs::Attr>*,
-                     fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status mknod(const fs::OpContext&, fs::InodeId, std::string_view, fs::FileType,
-                   const fs::SetAttr&, uint32_t, uint32_t, fs::InodeId*,
-                   std::optional<fs::Attr>*, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status remove(const fs::OpContext&, fs::InodeId, std::string_view, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status rmdir(const fs::OpContext&, fs::InodeId, std::string_view, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status rename(const fs::OpContext&, fs::InodeId, std::string_view, fs::InodeId,
-                    std::string_view, fs::Wcc*, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status link(const fs::OpContext&, fs::InodeId, fs::InodeId, std::string_view,
-                  std::optional<fs::Attr>*, fs::Wcc*) override {
-    return kBusy;
-  }
-  fs::Status readdir(const fs::OpContext&, fs::InodeId, uint64_t, uint64_t, uint32_t, bool,
-                     fs::ReaddirResult*) override {
-    return kBusy;
-  }
-  fs::Status fsstat(const fs::OpContext&, fs::InodeId, fs::FsStat*,
-                    std::optional<fs::Attr>*) override {
-    return kBusy;
-  }
-  fs::Status commit(const fs::OpContext&, fs::InodeId, uint64_t, uint32_t, fs::Wcc*) override {
-    return kBusy;
+  // "Would block": the executor's call() answers (NFS does not count on this volume's speed).
+  std::optional<fs::call::VolumeReply> try_call(const fs::call::VolumeRequest&) override {
+    return std::nullopt;
   }
 
  private:
-  static constexpr fs::Status kBusy = fs::Status::Jukebox;
   const uint32_t id_;
   const fs::InodeId root_;
 };

@@ -6,7 +6,6 @@
 
 #include "fs/call/codec.h"
 #include "fs/call/dispatch.h"
-#include "fs/call_deadline.h"
 
 namespace nasd::interconnect {
 
@@ -86,7 +85,6 @@ std::optional<VolumeReply> VolumeServer::attempt(const VolumeRequest& req) {
   try {
     fs::Volume* volume = volumes_->find(req.volume_id);
     if (volume == nullptr) return std::nullopt;
-    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
     return try_execute_volume_call(*volume, req);
   } catch (const std::exception&) {
     // A read is run again by the pool, which contains what it throws. A WRITE may have been
@@ -122,10 +120,10 @@ void VolumeServer::execute(const IncomingRequest& request,
   if (!decode_request(request.payload, &req)) {
     reply = refused_volume_call(op_of(request.payload), fs::Status::ServerFault);
   } else if (fs::Volume* volume = volumes_->find(req.volume_id)) {
-    // The forwarding node's client call, for this node's journal (fs/call_identity.h).
-    fs::CallIdentityScope scope(req.identity ? &*req.identity : nullptr);
-    std::optional<fs::CallDeadlineScope> bounded;
-    if (deadline) bounded.emplace(*deadline);
+    // The forwarding node's client call travels in the request (fs/call_identity.h), for this
+    // node's journal; its deadline joins it, for the waits the volume may bound
+    // (fs/call_deadline.h).
+    req.deadline = deadline;
     reply = execute_volume_call(*volume, req);
   } else {
     reply = refused_volume_call(req.op(), fs::Status::Stale);

@@ -19,6 +19,7 @@
 // Op numbers are on the wire and in NVRAM: append new ops, never renumber.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -297,15 +298,21 @@ using CallResult =
                  ReadlinkResult, ReadResult, WriteResult, CreatedResult, RenameResult,
                  LinkResult, ReaddirCallResult, FsstatResult, DescribeResult>;
 
-// One call: which volume, as whom (the credential only), and what.
+// One call: which volume, as whom (the credential only), and what; the argument of
+// fs::Volume::call.
 struct VolumeRequest {
   uint32_t volume_id = 0;
   fs::OpContext ctx;
   CallArgs args;
   // The client call this one executes for (fs/call_identity.h), when it is a non-idempotent
-  // NFS procedure: the journal records it so the reply cache can be rebuilt. Never affects how
-  // the call runs.
+  // NFS procedure: the journal records it so the reply cache can be rebuilt, and runs each
+  // identified call once (nvram/answered_calls.h). Travels with a forwarded call.
   std::optional<fs::CallIdentity> identity;
+  // The time by which the caller must have its answer (fs/call_deadline.h explains who sets
+  // one and why); a volume that can bound a wait refuses the call JUKEBOX unrun instead of
+  // waiting past it. Not encoded: it is the serving node's own clock, and the owner of a
+  // forwarded call sets its own.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 
   VolumeOp op() const {
     return std::visit([](const auto& a) { return a.kOp; }, args);

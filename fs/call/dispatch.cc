@@ -3,9 +3,23 @@
 namespace nasd::fs::call {
 namespace {
 
+// DESCRIBE: the volume's facts.
+VolumeReply describe(const fs::Volume& v) {
+  VolumeReply reply;
+  reply.op = VolumeOp::Describe;
+  // A volume this node stands in for before it is opened here (or while nobody may serve it)
+  // has no root to tell: "not yet", or the forwarder would keep {0, 0} as the root and
+  // refuse every mount of the volume for good.
+  const fs::InodeId root = v.root();
+  reply.status = root == fs::InodeId{} ? fs::Status::Jukebox : fs::Status::Ok;
+  reply.result = reply.status == fs::Status::Ok ? DescribeResult{root, v.limits()}
+                                                : DescribeResult{};
+  return reply;
+}
+
 // One overload per argument struct: unpack, call, pack the out-parameters.
 struct Executor {
-  fs::Volume& v;
+  fs::TypedVolume& v;
   const fs::OpContext& ctx;
   VolumeReply& reply;
 
@@ -93,20 +107,13 @@ struct Executor {
     WccResult r;
     done(v.commit(ctx, a.id, a.offset, a.count, &r.wcc), std::move(r));
   }
-  void operator()(const DescribeArgs&) {
-    // A volume this node stands in for before it is opened here (or while nobody may serve it)
-    // has no root to tell: "not yet", or the forwarder would keep {0, 0} as the root and
-    // refuse every mount of the volume for good.
-    const fs::InodeId root = v.root();
-    if (root == fs::InodeId{}) return done(fs::Status::Jukebox, DescribeResult{});
-    done(fs::Status::Ok, DescribeResult{root, v.limits()});
-  }
+  void operator()(const DescribeArgs&) { reply = describe(v); }
 };
 
-// The non-blocking attempts (fs::Volume::try_*): engaged when the volume answered without
-// waiting; every other call, and an attempt that would wait, is "not here".
+// The non-blocking attempts (fs::TypedVolume::try_*): engaged when the volume answered without
+// waiting; an attempt that would wait, and DESCRIBE (not an attempt), is "not here".
 struct Attempt {
-  fs::Volume& v;
+  fs::TypedVolume& v;
   const fs::OpContext& ctx;
   VolumeReply& reply;
 
@@ -161,16 +168,58 @@ struct Attempt {
     WccResult r;
     return done(v.try_commit(ctx, a.id, a.offset, a.count, &r.wcc), std::move(r));
   }
-  template <class Other>
-  bool operator()(const Other&) {
-    return false;
+  bool operator()(const SetattrArgs& a) {
+    WccResult r;
+    return done(v.try_setattr(ctx, a.id, a.sa, a.guard_ctime, &r.wcc), std::move(r));
   }
+  bool operator()(const CreateArgs& a) {
+    CreatedResult r;
+    return done(v.try_create(ctx, a.dir, a.name, a.mode, a.sa, a.verifier, &r.id, &r.obj_attr,
+                             &r.dir_wcc),
+                std::move(r));
+  }
+  bool operator()(const MkdirArgs& a) {
+    CreatedResult r;
+    return done(v.try_mkdir(ctx, a.dir, a.name, a.sa, &r.id, &r.obj_attr, &r.dir_wcc),
+                std::move(r));
+  }
+  bool operator()(const SymlinkArgs& a) {
+    CreatedResult r;
+    return done(v.try_symlink(ctx, a.dir, a.name, a.target, a.sa, &r.id, &r.obj_attr,
+                              &r.dir_wcc),
+                std::move(r));
+  }
+  bool operator()(const MknodArgs& a) {
+    CreatedResult r;
+    return done(v.try_mknod(ctx, a.dir, a.name, a.type, a.sa, a.rdev_major, a.rdev_minor,
+                            &r.id, &r.obj_attr, &r.dir_wcc),
+                std::move(r));
+  }
+  bool operator()(const RemoveArgs& a) {
+    WccResult r;
+    return done(v.try_remove(ctx, a.dir, a.name, &r.wcc), std::move(r));
+  }
+  bool operator()(const RmdirArgs& a) {
+    WccResult r;
+    return done(v.try_rmdir(ctx, a.dir, a.name, &r.wcc), std::move(r));
+  }
+  bool operator()(const RenameArgs& a) {
+    RenameResult r;
+    return done(v.try_rename(ctx, a.from_dir, a.from_name, a.to_dir, a.to_name, &r.from_wcc,
+                             &r.to_wcc),
+                std::move(r));
+  }
+  bool operator()(const LinkArgs& a) {
+    LinkResult r;
+    return done(v.try_link(ctx, a.file, a.dir, a.name, &r.file_attr, &r.dir_wcc),
+                std::move(r));
+  }
+  bool operator()(const DescribeArgs&) { return false; }
 };
 
 }  // namespace
 
 bool has_attempt(VolumeOp op) {
-  // The ops Attempt above has an overload for.
   switch (op) {
     case VolumeOp::Getattr:
     case VolumeOp::Lookup:
@@ -187,7 +236,7 @@ bool has_attempt(VolumeOp op) {
   }
 }
 
-std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+std::optional<VolumeReply> try_dispatch_typed(fs::TypedVolume& volume, const VolumeRequest& req) {
   VolumeReply reply;
   reply.op = req.op();
   if (!std::visit(Attempt{volume, req.ctx, reply}, req.args)) return std::nullopt;
@@ -195,10 +244,24 @@ std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const Vol
   return reply;
 }
 
-VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+VolumeReply dispatch_typed(fs::TypedVolume& volume, const VolumeRequest& req) {
   VolumeReply reply;
   reply.op = req.op();
   std::visit(Executor{volume, req.ctx, reply}, req.args);
+  // Sampled after the call: a restart between calls must show up in this very reply.
+  reply.write_verifier = volume.write_verifier();
+  return reply;
+}
+
+std::optional<VolumeReply> try_execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+  if (!has_attempt(req.op())) return std::nullopt;
+  std::optional<VolumeReply> reply = volume.try_call(req);
+  if (reply) reply->write_verifier = volume.write_verifier();
+  return reply;
+}
+
+VolumeReply execute_volume_call(fs::Volume& volume, const VolumeRequest& req) {
+  VolumeReply reply = req.op() == VolumeOp::Describe ? describe(volume) : volume.call(req);
   // Sampled after the call: a restart between calls must show up in this very reply.
   reply.write_verifier = volume.write_verifier();
   return reply;
@@ -212,3 +275,15 @@ VolumeReply refused_volume_call(VolumeOp op, fs::Status status) {
 }
 
 }  // namespace nasd::fs::call
+
+namespace nasd::fs {
+
+call::VolumeReply TypedVolume::call(const call::VolumeRequest& req) {
+  return call::dispatch_typed(*this, req);
+}
+
+std::optional<call::VolumeReply> TypedVolume::try_call(const call::VolumeRequest& req) {
+  return call::try_dispatch_typed(*this, req);
+}
+
+}  // namespace nasd::fs

@@ -33,7 +33,7 @@ class RunningScope {
 call::VolumeReply JournalTarget::apply_journalled(const JournalPass&, const JournalTag& tag,
                                                   const call::VolumeRequest& req) {
   RunningScope running(this, &tag);
-  return call::execute_volume_call(*this, req);
+  return call::dispatch_typed(*this, req);
 }
 
 std::optional<call::VolumeReply> JournalTarget::try_apply_journalled_write(
@@ -49,7 +49,7 @@ std::optional<call::VolumeReply> JournalTarget::try_apply_journalled_write(
   reply.op = req.op();
   reply.status = *st;
   reply.result = std::move(r);
-  // As execute_volume_call(): sampled after the call.
+  // As dispatch_typed(): sampled after the call.
   reply.write_verifier = write_verifier();
   return reply;
 }

@@ -10,11 +10,12 @@
 #include <mutex>
 #include <string>
 
+#include "fs/typed_volume.h"
 #include "fs/volume.h"
 
 namespace nasd::cluster::testing {
 
-class EchoVolume : public fs::Volume {
+class EchoVolume : public fs::TypedVolume {
  public:
   explicit EchoVolume(uint32_t id, uint64_t verifier = 0x5eed) : id_(id), verifier_(verifier) {}
 

@@ -18,6 +18,7 @@
 #include "cluster/interconnect/remote_volume.h"
 #include "cluster/interconnect/volume_server.h"
 #include "cluster/scaleout/ifs_volume.h"
+#include "fs/call/calls.h"
 #include "fs/lfs/lfs_volume.h"
 #include "fs/wrapped_volume.h"
 #include "nvram/journal.h"
@@ -294,6 +295,52 @@ TYPED_TEST(VolumeContract, IdentityAndTheRootDirectory) {
   EXPECT_GE(root.nlink, 2u);
   EXPECT_GT(this->v_.limits().max_file_size, 0u);
   EXPECT_EQ(this->v_.write_verifier(), this->v_.write_verifier()) << "stable while running";
+}
+
+// The one entry (Volume::call, try_call) answers a request exactly as the method of the same
+// call does; outside a resumable call, an attempt of a name-space mutation changes nothing.
+TYPED_TEST(VolumeContract, ARequestIsAnsweredAsItsMethod) {
+  fs::Volume& v = this->v_;
+  fs::call::VolumeRequest create;
+  create.volume_id = v.id();
+  create.ctx = this->root_ctx();
+  fs::SetAttr sa;
+  sa.mode = 0640;
+  create.args = fs::call::CreateArgs{v.root(), "by-request", fs::CreateMode::Guarded, sa, 0};
+  fs::call::VolumeReply made = v.call(create);
+  EXPECT_EQ(made.op, fs::call::VolumeOp::Create);
+  ASSERT_EQ(made.status, Status::Ok);
+  const auto* created = std::get_if<fs::call::CreatedResult>(&made.result);
+  ASSERT_NE(created, nullptr) << "an answered call carries its results";
+  ASSERT_TRUE(created->obj_attr.has_value());
+  EXPECT_EQ(created->obj_attr->mode & 0777, 0640u);
+  EXPECT_TRUE(created->dir_wcc.after.has_value());
+  fs::InodeId found;
+  ASSERT_EQ(this->lookup(v.root(), "by-request", &found), Status::Ok);
+  EXPECT_EQ(found, created->id);
+
+  fs::call::VolumeRequest getattr = create;
+  getattr.args = fs::call::GetattrArgs{found};
+  fs::call::VolumeReply got = v.call(getattr);
+  ASSERT_EQ(got.status, Status::Ok);
+  const auto* attr = std::get_if<fs::call::AttrResult>(&got.result);
+  ASSERT_NE(attr, nullptr);
+  EXPECT_EQ(attr->attr.fileid, this->getattr(found).fileid);
+  EXPECT_EQ(attr->attr.mode, this->getattr(found).mode);
+  if (std::optional<fs::call::VolumeReply> tried = v.try_call(getattr)) {
+    ASSERT_EQ(tried->status, Status::Ok);
+    const auto* tried_attr = std::get_if<fs::call::AttrResult>(&tried->result);
+    ASSERT_NE(tried_attr, nullptr);
+    EXPECT_EQ(tried_attr->attr.fileid, attr->attr.fileid);
+  }
+
+  fs::call::VolumeRequest remove = create;
+  remove.args = fs::call::RemoveArgs{v.root(), "by-request"};
+  EXPECT_FALSE(v.try_call(remove).has_value()) << "a mutation's attempt outside a resumable call";
+  EXPECT_EQ(this->lookup(v.root(), "by-request", &found), Status::Ok) << "the attempt removed it";
+  fs::call::VolumeReply removed = v.call(remove);
+  EXPECT_EQ(removed.status, Status::Ok);
+  EXPECT_EQ(this->lookup(v.root(), "by-request", &found), Status::NoEnt);
 }
 
 TYPED_TEST(VolumeContract, CreateLookupAndNameErrors) {

@@ -19,63 +19,35 @@ class AttemptingVolume : public fs::WrappedVolume {
   explicit AttemptingVolume(fs::Volume* inner)
       : WrappedVolume(std::shared_ptr<fs::Volume>(inner, [](fs::Volume*) {})) {}
 
-  std::optional<fs::Status> try_getattr(const fs::OpContext& ctx, fs::InodeId id,
-                                        fs::Attr* out) override {
-    if (refused()) return std::nullopt;
-    return inner().getattr(ctx, id, out);
-  }
-  std::optional<fs::Status> try_lookup(const fs::OpContext& ctx, fs::InodeId dir,
-                                       std::string_view name, fs::InodeId* out,
-                                       std::optional<fs::Attr>* obj_attr,
-                                       std::optional<fs::Attr>* dir_attr) override {
-    if (refused()) return std::nullopt;
-    return inner().lookup(ctx, dir, name, out, obj_attr, dir_attr);
-  }
-  std::optional<fs::Status> try_access(const fs::OpContext& ctx, fs::InodeId id,
-                                       uint32_t requested, uint32_t* granted,
-                                       std::optional<fs::Attr>* attr) override {
-    if (refused()) return std::nullopt;
-    return inner().access(ctx, id, requested, granted, attr);
-  }
-  std::optional<fs::Status> try_read(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                     uint32_t count, std::vector<uint8_t>* data, bool* eof,
-                                     std::optional<fs::Attr>* attr) override {
-    if (refused()) return std::nullopt;
-    return inner().read(ctx, id, offset, count, data, eof, attr);
-  }
-  // As a real volume: only UNSTABLE data is taken on the loop.
-  std::optional<fs::Status> try_write(const fs::OpContext& ctx, fs::InodeId id, uint64_t offset,
-                                      std::span<const uint8_t> data, fs::Stability stable,
-                                      fs::Stability* committed, fs::Wcc* wcc) override {
-    if (refused() || stable != fs::Stability::Unstable) return std::nullopt;
-    return inner().write(ctx, id, offset, data, stable, committed, wcc);
-  }
-
-  std::optional<fs::Status> try_readlink(const fs::OpContext& ctx, fs::InodeId id,
-                                         std::string* target,
-                                         std::optional<fs::Attr>* attr) override {
-    if (refused()) return std::nullopt;
-    return inner().readlink(ctx, id, target, attr);
-  }
-  std::optional<fs::Status> try_readdir(const fs::OpContext& ctx, fs::InodeId dir,
-                                        uint64_t cookie, uint64_t cookieverf,
-                                        uint32_t max_entries, bool with_attrs,
-                                        fs::ReaddirResult* out) override {
-    if (refused()) return std::nullopt;
-    asked_entries = max_entries;
-    return inner().readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
-  }
-  std::optional<fs::Status> try_fsstat(const fs::OpContext& ctx, fs::InodeId id, fs::FsStat* out,
-                                       std::optional<fs::Attr>* attr) override {
-    if (refused()) return std::nullopt;
-    return inner().fsstat(ctx, id, out, attr);
+  // The reads, and UNSTABLE WRITE (as a real volume: only UNSTABLE data is taken on the
+  // loop), answered by the blocking call; the rest as WrappedVolume passes them on.
+  std::optional<fs::call::VolumeReply> try_call(const fs::call::VolumeRequest& req) override {
+    using fs::call::VolumeOp;
+    switch (req.op()) {
+      case VolumeOp::Write:
+        if (std::get<fs::call::WriteArgs>(req.args).stable != fs::Stability::Unstable) {
+          refused();
+          return std::nullopt;
+        }
+        [[fallthrough]];
+      case VolumeOp::Getattr:
+      case VolumeOp::Lookup:
+      case VolumeOp::Access:
+      case VolumeOp::Read:
+      case VolumeOp::Readlink:
+      case VolumeOp::Readdir:
+      case VolumeOp::Fsstat:
+        if (refused()) return std::nullopt;
+        return call(req);
+      default:
+        return WrappedVolume::try_call(req);
+    }
   }
   // What the blocking readdir was asked for, to compare with the attempt's.
-  fs::Status readdir(const fs::OpContext& ctx, fs::InodeId dir, uint64_t cookie,
-                     uint64_t cookieverf, uint32_t max_entries, bool with_attrs,
-                     fs::ReaddirResult* out) override {
-    asked_entries = max_entries;
-    return inner().readdir(ctx, dir, cookie, cookieverf, max_entries, with_attrs, out);
+  fs::call::VolumeReply call(const fs::call::VolumeRequest& req) override {
+    if (const auto* a = std::get_if<fs::call::ReaddirArgs>(&req.args))
+      asked_entries = a->max_entries;
+    return WrappedVolume::call(req);
   }
 
   // The Volume default (try_read into a buffer of its own), not WrappedVolume's forwarding to

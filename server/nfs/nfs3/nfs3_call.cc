@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "fs/call/calls.h"
+#include "fs/call/out_params.h"
 #include "server/nfs/xdr/wire_peek.h"
 
 namespace nasd::nfs::nfs3 {
@@ -101,28 +103,45 @@ nfsstat3 Nfs3Call::check_name(const char* name) const {
 
 namespace nasd::nfs::nfs3 {
 
-fs::Status Nfs3Call::attempted(std::optional<fs::Status> answer) {
-  if (answer) return *answer;
-  would_block_ = true;
-  return fs::Status::Jukebox;
+using namespace fs::call;
+
+// One volume call: the request (the caller's credential, and the client call's identity for a
+// procedure whose reply the journal rebuilds) made with the volume's call(), or on the event
+// loop with its attempt, where "would block" answers Jukebox and marks the call.
+template <class Args, class Take>
+fs::Status Nfs3Call::volume_call(fs::Volume* volume, const fs::OpContext& ctx, Args args,
+                                 Take&& take) {
+  fs::call::VolumeRequest req;
+  req.volume_id = volume->id();
+  req.ctx = ctx;
+  req.args = std::move(args);
+  if (identity_ != nullptr) req.identity = *identity_;
+  if (!on_event_loop_) {
+    fs::call::VolumeReply reply = volume->call(req);
+    return fs::call::answer<Args>(reply, take);
+  }
+  std::optional<fs::call::VolumeReply> reply = volume->try_call(req);
+  if (!reply) {
+    would_block_ = true;
+    return fs::Status::Jukebox;
+  }
+  return fs::call::answer<Args>(*reply, take);
 }
 
 fs::Status Nfs3Call::getattr(const Target& t, fs::Attr* out) {
-  if (!on_event_loop_) return t.volume->getattr(t.ctx, t.inode, out);
-  return attempted(t.volume->try_getattr(t.ctx, t.inode, out));
+  return volume_call(t.volume, t.ctx, GetattrArgs{t.inode}, fs::call::to_attr(out));
 }
 
 fs::Status Nfs3Call::lookup(const Target& dir, std::string_view name, fs::InodeId* out,
                             std::optional<fs::Attr>* obj_attr,
                             std::optional<fs::Attr>* dir_attr) {
-  if (!on_event_loop_) return dir.volume->lookup(dir.ctx, dir.inode, name, out, obj_attr, dir_attr);
-  return attempted(dir.volume->try_lookup(dir.ctx, dir.inode, name, out, obj_attr, dir_attr));
+  return volume_call(dir.volume, dir.ctx, LookupArgs{dir.inode, name},
+                     fs::call::to_lookup(out, obj_attr, dir_attr));
 }
 
 fs::Status Nfs3Call::access(const Target& t, uint32_t requested, uint32_t* granted,
                             std::optional<fs::Attr>* attr) {
-  if (!on_event_loop_) return t.volume->access(t.ctx, t.inode, requested, granted, attr);
-  return attempted(t.volume->try_access(t.ctx, t.inode, requested, granted, attr));
+  return volume_call(t.volume, t.ctx, AccessArgs{t.inode, requested}, fs::call::to_access(granted, attr));
 }
 
 fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
@@ -130,10 +149,14 @@ fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
   data->clear();
   fs::Status st;
   if (on_event_loop_) {
-    st = attempted(t.volume->try_read_shared(t.ctx, t.inode, offset, count, data, eof, attr));
+    std::optional<fs::Status> tried =
+        t.volume->try_read_shared(t.ctx, t.inode, offset, count, data, eof, attr);
+    would_block_ = would_block_ || !tried;
+    st = tried.value_or(fs::Status::Jukebox);
   } else {
     auto owned = std::make_shared<std::vector<uint8_t>>();
-    st = t.volume->read(t.ctx, t.inode, offset, count, owned.get(), eof, attr);
+    st = volume_call(t.volume, t.ctx, ReadArgs{t.inode, offset, count},
+                     fs::call::to_read(owned.get(), eof, attr));
     if (st == fs::Status::Ok) {
       data->append(owned->data(), owned->size());
       data->owner = std::move(owned);
@@ -146,104 +169,83 @@ fs::Status Nfs3Call::read(const Target& t, uint64_t offset, uint32_t count,
 
 fs::Status Nfs3Call::write(const Target& t, uint64_t offset, std::span<const uint8_t> data,
                            fs::Stability stable, fs::Stability* committed, fs::Wcc* wcc) {
-  if (!on_event_loop_) return t.volume->write(t.ctx, t.inode, offset, data, stable, committed, wcc);
-  return attempted(t.volume->try_write(t.ctx, t.inode, offset, data, stable, committed, wcc));
+  return volume_call(t.volume, t.ctx, WriteArgs{t.inode, offset, data, stable},
+                     fs::call::to_write(committed, wcc));
 }
 
 fs::Status Nfs3Call::commit(const Target& t, uint64_t offset, uint32_t count, fs::Wcc* wcc) {
-  if (!on_event_loop_) return t.volume->commit(t.ctx, t.inode, offset, count, wcc);
-  return attempted(t.volume->try_commit(t.ctx, t.inode, offset, count, wcc));
+  return volume_call(t.volume, t.ctx, CommitArgs{t.inode, offset, count}, fs::call::to_wcc(wcc));
 }
 
 fs::Status Nfs3Call::readlink(const Target& t, std::string* target,
                               std::optional<fs::Attr>* attr) {
-  if (!on_event_loop_) return t.volume->readlink(t.ctx, t.inode, target, attr);
-  return attempted(t.volume->try_readlink(t.ctx, t.inode, target, attr));
+  return volume_call(t.volume, t.ctx, ReadlinkArgs{t.inode}, fs::call::to_readlink(target, attr));
 }
 
 fs::Status Nfs3Call::readdir(const Target& dir, uint64_t cookie, uint64_t cookieverf,
                              uint32_t max_entries, bool with_attrs, fs::ReaddirResult* out) {
-  if (!on_event_loop_)
-    return dir.volume->readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries, with_attrs,
-                               out);
-  return attempted(dir.volume->try_readdir(dir.ctx, dir.inode, cookie, cookieverf, max_entries,
-                                           with_attrs, out));
+  return volume_call(dir.volume, dir.ctx,
+                     ReaddirArgs{dir.inode, cookie, cookieverf, max_entries, with_attrs},
+                     fs::call::to_readdir(out));
 }
 
 fs::Status Nfs3Call::fsstat(const Target& t, fs::FsStat* out, std::optional<fs::Attr>* attr) {
-  if (!on_event_loop_) return t.volume->fsstat(t.ctx, t.inode, out, attr);
-  return attempted(t.volume->try_fsstat(t.ctx, t.inode, out, attr));
+  return volume_call(t.volume, t.ctx, FsstatArgs{t.inode}, fs::call::to_fsstat(out, attr));
 }
 
 fs::Status Nfs3Call::setattr(const Target& t, const fs::SetAttr& sa,
                              std::optional<fs::Time> guard, fs::Wcc* wcc) {
-  if (!on_event_loop_) return t.volume->setattr(t.ctx, t.inode, sa, guard, wcc);
-  return attempted(t.volume->try_setattr(t.ctx, t.inode, sa, guard, wcc));
+  return volume_call(t.volume, t.ctx, SetattrArgs{t.inode, sa, guard}, fs::call::to_wcc(wcc));
 }
 
 fs::Status Nfs3Call::create(const Target& dir, std::string_view name, fs::CreateMode mode,
                             const fs::SetAttr& sa, uint64_t verifier, fs::InodeId* out,
                             std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  if (!on_event_loop_)
-    return dir.volume->create(dir.ctx, dir.inode, name, mode, sa, verifier, out, obj_attr,
-                              dir_wcc);
-  return attempted(dir.volume->try_create(dir.ctx, dir.inode, name, mode, sa, verifier, out,
-                                          obj_attr, dir_wcc));
+  return volume_call(dir.volume, dir.ctx, CreateArgs{dir.inode, name, mode, sa, verifier},
+                     fs::call::to_created(out, obj_attr, dir_wcc));
 }
 
 fs::Status Nfs3Call::mkdir(const Target& dir, std::string_view name, const fs::SetAttr& sa,
                            fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
                            fs::Wcc* dir_wcc) {
-  if (!on_event_loop_)
-    return dir.volume->mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc);
-  return attempted(dir.volume->try_mkdir(dir.ctx, dir.inode, name, sa, out, obj_attr, dir_wcc));
+  return volume_call(dir.volume, dir.ctx, MkdirArgs{dir.inode, name, sa},
+                     fs::call::to_created(out, obj_attr, dir_wcc));
 }
 
 fs::Status Nfs3Call::symlink(const Target& dir, std::string_view name, std::string_view target,
                              const fs::SetAttr& sa, fs::InodeId* out,
                              std::optional<fs::Attr>* obj_attr, fs::Wcc* dir_wcc) {
-  if (!on_event_loop_)
-    return dir.volume->symlink(dir.ctx, dir.inode, name, target, sa, out, obj_attr, dir_wcc);
-  return attempted(
-      dir.volume->try_symlink(dir.ctx, dir.inode, name, target, sa, out, obj_attr, dir_wcc));
+  return volume_call(dir.volume, dir.ctx, SymlinkArgs{dir.inode, name, target, sa},
+                     fs::call::to_created(out, obj_attr, dir_wcc));
 }
 
 fs::Status Nfs3Call::mknod(const Target& dir, std::string_view name, fs::FileType type,
                            const fs::SetAttr& sa, uint32_t rdev_major, uint32_t rdev_minor,
                            fs::InodeId* out, std::optional<fs::Attr>* obj_attr,
                            fs::Wcc* dir_wcc) {
-  if (!on_event_loop_)
-    return dir.volume->mknod(dir.ctx, dir.inode, name, type, sa, rdev_major, rdev_minor, out,
-                             obj_attr, dir_wcc);
-  return attempted(dir.volume->try_mknod(dir.ctx, dir.inode, name, type, sa, rdev_major,
-                                         rdev_minor, out, obj_attr, dir_wcc));
+  return volume_call(dir.volume, dir.ctx,
+                     MknodArgs{dir.inode, name, type, sa, rdev_major, rdev_minor},
+                     fs::call::to_created(out, obj_attr, dir_wcc));
 }
 
 fs::Status Nfs3Call::remove(const Target& dir, std::string_view name, fs::Wcc* dir_wcc) {
-  if (!on_event_loop_) return dir.volume->remove(dir.ctx, dir.inode, name, dir_wcc);
-  return attempted(dir.volume->try_remove(dir.ctx, dir.inode, name, dir_wcc));
+  return volume_call(dir.volume, dir.ctx, RemoveArgs{dir.inode, name}, fs::call::to_wcc(dir_wcc));
 }
 
 fs::Status Nfs3Call::rmdir(const Target& dir, std::string_view name, fs::Wcc* dir_wcc) {
-  if (!on_event_loop_) return dir.volume->rmdir(dir.ctx, dir.inode, name, dir_wcc);
-  return attempted(dir.volume->try_rmdir(dir.ctx, dir.inode, name, dir_wcc));
+  return volume_call(dir.volume, dir.ctx, RmdirArgs{dir.inode, name}, fs::call::to_wcc(dir_wcc));
 }
 
 fs::Status Nfs3Call::rename(const Target& from, std::string_view from_name, const Target& to,
                             std::string_view to_name, fs::Wcc* from_wcc, fs::Wcc* to_wcc) {
-  if (!on_event_loop_)
-    return from.volume->rename(from.ctx, from.inode, from_name, to.inode, to_name, from_wcc,
-                               to_wcc);
-  return attempted(from.volume->try_rename(from.ctx, from.inode, from_name, to.inode, to_name,
-                                           from_wcc, to_wcc));
+  return volume_call(from.volume, from.ctx, RenameArgs{from.inode, from_name, to.inode, to_name},
+                     fs::call::to_rename(from_wcc, to_wcc));
 }
 
 fs::Status Nfs3Call::link(const Target& file, const Target& dir, std::string_view name,
                           std::optional<fs::Attr>* file_attr, fs::Wcc* dir_wcc) {
-  if (!on_event_loop_)
-    return file.volume->link(dir.ctx, file.inode, dir.inode, name, file_attr, dir_wcc);
-  return attempted(
-      file.volume->try_link(dir.ctx, file.inode, dir.inode, name, file_attr, dir_wcc));
+  return volume_call(file.volume, dir.ctx, LinkArgs{file.inode, dir.inode, name},
+                     fs::call::to_link(file_attr, dir_wcc));
 }
 
 }  // namespace nasd::nfs::nfs3

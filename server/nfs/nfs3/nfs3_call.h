@@ -154,7 +154,7 @@ class Nfs3Call {
   // most `count` bytes either way.
   fs::Status read(const Target& t, uint64_t offset, uint32_t count, util::ByteSlices* data,
                   bool* eof, std::optional<fs::Attr>* attr);
-  // WRITE: on the event loop only data the volume takes from memory (Volume::try_write):
+  // WRITE: on the event loop only data the volume takes from memory (its attempt):
   // UNSTABLE, and a stable WRITE whose commit the volume answers without a wait or by
   // parking the call until the commit is in (a journal's group commit).
   fs::Status write(const Target& t, uint64_t offset, std::span<const uint8_t> data,
@@ -212,8 +212,10 @@ class Nfs3Call {
   const rpc::CallContext& call_;
   std::span<const uint8_t> args_;
   std::vector<uint8_t>* results_;
-  // A non-blocking attempt's answer; "would block" becomes Jukebox and marks the call.
-  fs::Status attempted(std::optional<fs::Status> answer);
+  // The volume call `args` as `ctx` on `volume`, its results moved to the caller by `take`
+  // (fs/call/out_params.h); see the volume calls above.
+  template <class Args, class Take>
+  fs::Status volume_call(fs::Volume* volume, const fs::OpContext& ctx, Args args, Take&& take);
 
   fs::CallIdentity* identity_;  // null for procedures whose reply is not rebuilt
   const bool on_event_loop_;

@@ -134,11 +134,10 @@ rpc::DispatchResult Nfs3Service::run(const rpc::CallContext& call, std::span<con
   // Names this call for the journal, which records it with the volume's reply so the reply
   // cache can be rebuilt after a restart or failover (recovered_replies.h). The key is the
   // duplicate request cache's own, so a rebuilt entry matches the retransmission; Nfs3Call
-  // adds the export its handles are issued under.
+  // adds the export its handles are issued under and puts it in each volume call's request.
   std::optional<fs::CallIdentity> identity;
   if (reply_rebuilt_from_journal(call.proc))
     identity = call_identity_of(rpc::DrcKey::make(call, args));
-  fs::CallIdentityScope scope(identity ? &*identity : nullptr);
   Nfs3Call nfs_call(*deps_, call, args, results, identity ? &*identity : nullptr, on_event_loop);
   try {
     rpc::DispatchResult done = kProcs[call.proc].run(nfs_call);
