@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -103,18 +102,9 @@ void Node::start_rpc() {
   // One set of connection caps for the node, whichever of its addresses a client uses.
   ro.connections = std::make_shared<rpc::ConnectionLimiter>(ro.tcp.max_connections,
                                                             ro.tcp.max_connections_per_address);
-  // Volumes of a failover cluster change hands: a MNT meanwhile waits for the volume's next
-  // owner -- a takeover takes about a lease, then the open and replay -- with a quarter of the
-  // executor threads at most.
-  nfs::MountOptions mount;
-  if (plan_.role == NodeRole::FailoverCluster && plan_.cluster && plan_.cluster->failover) {
-    mount.busy_wait = std::chrono::milliseconds(std::clamp<int64_t>(plan_.cluster->failover->lease_ms * 3, 1000, 60000));
-    mount.max_waiting = std::max(1, static_cast<int>(ro.threads / 4));
-  }
   nfs::NfsPrograms programs = nfs::make_nfs_programs(plan_.config, deployment_->resolver(),
-                                                     plan_.node.data_dir, plan_.node.handle_key, mount);
+                                                     plan_.node.data_dir, plan_.node.handle_key);
   exports_ = programs.exports;
-  mount_ = programs.mount;
   export_namespace_root();
   std::vector<std::shared_ptr<rpc::Service>> services = {programs.nfs, programs.mount};
   for (auto& lock_service : make_lock_services(programs)) services.push_back(lock_service);
@@ -223,7 +213,6 @@ std::string Node::cluster_status() const {
 void Node::stop() {
   if (!started_) return;
   started_ = false;
-  if (mount_) mount_->stop_waiting();
   deployment_->quiesce();
   http_.reset();
   if (control_) control_->stop();

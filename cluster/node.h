@@ -30,7 +30,6 @@ class CallStats;
 }
 namespace nasd::nfs {
 class Exports;
-class MountService;
 struct NfsPrograms;
 struct ExportPolicy;
 }
@@ -121,7 +120,6 @@ class Node {
   std::shared_ptr<rpc::DuplicateRequestCache> drc_;
   std::unique_ptr<Deployment> deployment_;
   std::shared_ptr<nfs::Exports> exports_;
-  std::shared_ptr<nfs::MountService> mount_;  // told to stop its waits first when the node stops
   std::shared_ptr<NamespaceRoot> namespace_root_;  // /r: one entry per volume, on every node
   std::mutex admin_mu_;                            // one volume creation at a time
   std::shared_ptr<rpc::CallStats> stats_;          // of every virtual server of this node

@@ -33,10 +33,8 @@ inline constexpr const char* kMountTableFile = "rmtab";
 // Reads every [export PATH] section; `data_dir` and `handle_key_path` are the node's resolved
 // data folder and handle key file (created on first start). The mount table lives in
 // data_dir/rmtab. Throws ConfigError for bad exports or an empty data_dir,
-// std::runtime_error when the key or mount table cannot be read or created. `mount`: how MNT
-// waits for a volume that is changing hands (a node whose volumes move sets it).
+// std::runtime_error when the key or mount table cannot be read or created.
 NfsPrograms make_nfs_programs(const Config& config, std::shared_ptr<fs::VolumeResolver> volumes,
-                              const std::string& data_dir, const std::string& handle_key_path,
-                              MountOptions mount = {});
+                              const std::string& data_dir, const std::string& handle_key_path);
 
 }  // namespace nasd::nfs

@@ -1,12 +1,6 @@
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
-#include <future>
-#include <thread>
-
-#include "fs/wrapped_volume.h"
 
 #include "tests/nfs/nfs3_test_ops.h"
 
@@ -168,120 +162,6 @@ TEST_F(MountServiceTest, BadCallsAreRefused) {
   EXPECT_EQ(r.accept, rpc::AcceptStat::ProgMismatch);
   EXPECT_EQ(r.low_version, 1u);
   EXPECT_EQ(r.high_version, 3u);
-}
-
-// The main volume while it changes hands: every call answers JUKEBOX and, unless root_known(),
-// its root is not known (a forwarded volume whose new owner has not opened it), until arrived().
-class MovingVolume : public fs::WrappedVolume {
- public:
-  explicit MovingVolume(fs::Volume* inner)
-      : fs::WrappedVolume(std::shared_ptr<fs::Volume>(inner, [](fs::Volume*) {})) {}
-  fs::InodeId root() const override {
-    return moving_ && !root_known_ ? fs::InodeId{} : inner().root();
-  }
-  fs::Status admit(const fs::OpContext&) override {
-    asked_.fetch_add(1);
-    return moving_ ? fs::Status::Jukebox : fs::Status::Ok;
-  }
-  void arrived() { moving_ = false; }
-  void root_known() { root_known_ = true; }
-  int asked() const { return asked_.load(); }
-
- private:
-  std::atomic<bool> moving_{true}, root_known_{false};
-  std::atomic<int> asked_{0};
-};
-
-class MountWhileMovingTest : public MountServiceTest {
- protected:
-  void SetUp() override {
-    MountServiceTest::SetUp();
-    resolver_->add(&moving_);  // in place of the main volume (same id)
-  }
-  // A MountService waiting up to `wait` for a moving volume, `max_waiting` MNTs at once.
-  void waiting_service(std::chrono::milliseconds wait, int max_waiting = 4) {
-    MountOptions o;
-    o.busy_wait = wait;
-    o.max_waiting = max_waiting;
-    mount_ = std::make_unique<MountService>(resolver_, exports_, codec_, table_, o);
-  }
-  void TearDown() override {
-    moving_.arrived();  // ends any wait still running
-    MountServiceTest::TearDown();
-  }
-  MovingVolume moving_{&main_};
-};
-
-TEST_F(MountWhileMovingTest, WithoutAWaitTheMovingVolumeIsRefusedAtOnce) {
-  EXPECT_EQ(mnt("/r/main"), MNT3ERR_SERVERFAULT);  // a node whose volumes never move
-  EXPECT_TRUE(dump().empty());
-}
-
-TEST_F(MountWhileMovingTest, MntWaitsForTheVolumeAndAnswersOnceItArrives) {
-  waiting_service(std::chrono::seconds(30));
-  std::thread mover([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    moving_.arrived();
-  });
-  FileHandle fh;
-  EXPECT_EQ(mnt("/r/main", &fh), MNT3_OK);
-  mover.join();
-  EXPECT_EQ(fh.bytes, root().bytes);
-  EXPECT_EQ(mount_->waiting(), 0);
-  ASSERT_EQ(dump().size(), 1u);
-  // The handle works at once: MNT waited until the volume answered, not only until its root
-  // was known.
-  fattr3 attr{};
-  EXPECT_EQ(getattr(fh, &attr), NFS3_OK);
-}
-
-TEST_F(MountWhileMovingTest, AVolumeWhoseRootIsKnownButThatAnswersJukeboxIsWaitedForToo) {
-  // The export's root itself: before, MNT handed out its handle at once and the client's
-  // FSINFO then met JUKEBOX.
-  waiting_service(std::chrono::seconds(30));
-  moving_.root_known();
-  FileHandle fh;
-  auto answer = std::async(std::launch::async, [&] { return mnt("/r/main/", &fh); });
-  while (moving_.asked() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(answer.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
-  moving_.arrived();
-  EXPECT_EQ(answer.get(), MNT3_OK);
-}
-
-TEST_F(MountWhileMovingTest, AVolumeStillMovingAfterTheWaitIsRefused) {
-  waiting_service(std::chrono::milliseconds(150));
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(mnt("/r/main"), MNT3ERR_SERVERFAULT);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
-  EXPECT_EQ(mount_->waiting(), 0);
-  EXPECT_TRUE(dump().empty());
-}
-
-TEST_F(MountWhileMovingTest, OtherErrorsAreNotWaitedFor) {
-  waiting_service(std::chrono::seconds(30));
-  EXPECT_EQ(mnt("/nope"), MNT3ERR_NOENT);
-  moving_.arrived();
-  EXPECT_EQ(mnt("/r/main/no-such-dir"), MNT3ERR_NOENT);
-}
-
-TEST_F(MountWhileMovingTest, OnlySoManyMntsWaitAtOnce) {
-  waiting_service(std::chrono::seconds(30), /*max_waiting=*/1);
-  auto first = std::async(std::launch::async, [this] { return mnt("/r/main"); });
-  while (mount_->waiting() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  // The second would hold a second executor thread: answered at once.
-  EXPECT_EQ(mnt("/r/main"), MNT3ERR_SERVERFAULT);
-  moving_.arrived();
-  EXPECT_EQ(first.get(), MNT3_OK);
-}
-
-TEST_F(MountWhileMovingTest, StoppingEndsTheWaits) {
-  waiting_service(std::chrono::seconds(30));
-  auto waiting = std::async(std::launch::async, [this] { return mnt("/r/main"); });
-  while (mount_->waiting() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  mount_->stop_waiting();
-  EXPECT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_EQ(waiting.get(), MNT3ERR_SERVERFAULT);
-  EXPECT_EQ(mnt("/r/main"), MNT3ERR_SERVERFAULT);  // no further wait once stopped
 }
 
 TEST(MountTable, CapsTheNumberOfRecordedMounts) {

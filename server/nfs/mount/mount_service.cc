@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -75,20 +74,11 @@ struct MountService::Mounted {
 
 MountService::MountService(std::shared_ptr<fs::VolumeResolver> volumes,
                            std::shared_ptr<Exports> exports, std::shared_ptr<HandleCodec> handles,
-                           std::shared_ptr<MountTable> mounts, MountOptions options)
+                           std::shared_ptr<MountTable> mounts)
     : volumes_(std::move(volumes)),
       exports_(std::move(exports)),
       handles_(std::move(handles)),
-      mounts_(std::move(mounts)),
-      options_(options) {}
-
-void MountService::stop_waiting() {
-  {
-    std::lock_guard lock(wait_mu_);
-    stopped_ = true;
-  }
-  wait_cv_.notify_all();
-}
+      mounts_(std::move(mounts)) {}
 
 std::string_view MountService::proc_name(uint32_t proc) const {
   return proc < num_procs() ? kProcNames[proc] : "UNKNOWN";
@@ -118,14 +108,8 @@ rpc::DispatchResult MountService::dispatch(const rpc::CallContext& call,
   }
 }
 
-uint32_t MountService::resolve(const rpc::CallContext& call, const char* path, Mounted* out,
-                               bool* busy) const {
-  *busy = false;
-  // A volume answering JUKEBOX, or without a known root, is changing hands.
-  auto failed = [busy](fs::Status st) {
-    *busy = st == fs::Status::Jukebox;
-    return to_mountstat(st);
-  };
+uint32_t MountService::resolve(const rpc::CallContext& call, const char* path,
+                               Mounted* out) const {
   std::vector<std::string> components;
   if (std::strchr(path, '\n')) return MNT3ERR_INVAL;  // could not be recorded in the table
   if (!split_export_path(path, &components)) return path[0] == '/' ? MNT3ERR_INVAL : MNT3ERR_NOENT;
@@ -143,15 +127,15 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path, M
   fs::OpContext ctx;
   ctx.cred = policy->credential_for(call.cred);
   fs::InodeId inode = volume->root();
-  // A volume forwarded to an owner that has not answered yet has no known root: never hand out
-  // a handle that will not work.
-  if (inode == fs::InodeId{}) return failed(fs::Status::Jukebox);
+  // A volume forwarded to an owner that has not answered yet has no known root: refuse rather
+  // than hand out a handle that will never work.
+  if (inode == fs::InodeId{}) return MNT3ERR_SERVERFAULT;
   uint32_t volume_id = policy->volume_id;
   for (size_t i = matched; i < components.size(); i++) {
     std::optional<fs::Attr> attr, dir_attr;
     fs::InodeId next;
     fs::Status st = volume->lookup(ctx, inode, components[i], &next, &attr, &dir_attr);
-    if (st != fs::Status::Ok) return failed(st);
+    if (st != fs::Status::Ok) return to_mountstat(st);
     if (auto other = fs::junction_target(next)) {
       // /r/vN: continue at that volume's root, under that volume's own export for this
       // client; a volume none of whose exports lists the client is not entered.
@@ -164,60 +148,21 @@ uint32_t MountService::resolve(const rpc::CallContext& call, const char* path, M
       if (!volume) return MNT3ERR_NOENT;
       volume_id = *other;
       next = volume->root();
-      if (next == fs::InodeId{}) return failed(fs::Status::Jukebox);
+      if (next == fs::InodeId{}) return MNT3ERR_SERVERFAULT;
       attr.reset();
     }
     if (!attr) {
       fs::Attr a;
       st = volume->getattr(ctx, next, &a);
-      if (st != fs::Status::Ok) return failed(st);
+      if (st != fs::Status::Ok) return to_mountstat(st);
       attr = a;
     }
     if (attr->type != fs::FileType::Dir) return MNT3ERR_NOTDIR;
     inode = next;
   }
-  if (matched == components.size()) {
-    // The export's root itself: it must answer too, so that a volume that is changing hands is
-    // waited for here rather than met by the client's next call (FSINFO) as JUKEBOX.
-    fs::Attr a;
-    const fs::Status st = volume->getattr(ctx, inode, &a);
-    if (st != fs::Status::Ok) return failed(st);
-  }
   out->handle = handles_->encode(volume_id, inode, policy->export_id);
   out->path = join_path(components);
   return MNT3_OK;
-}
-
-uint32_t MountService::resolve_waiting(const rpc::CallContext& call, const char* path,
-                                       Mounted* out) {
-  bool busy = false;
-  uint32_t status = resolve(call, path, out, &busy);
-  if (!busy || options_.busy_wait.count() <= 0) return status;
-  if (waiting_.fetch_add(1) >= options_.max_waiting) {
-    waiting_.fetch_sub(1);
-    return status;  // enough executor threads wait already
-  }
-  struct Leave {
-    std::atomic<int>& waiting;
-    ~Leave() { waiting.fetch_sub(1); }
-  } leave{waiting_};
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + options_.busy_wait;
-  // Short pauses first: a planned move is over in a few hundred milliseconds, a takeover after
-  // about a lease. One resolve may itself wait (a forwarded call to a paused owner, bounded by
-  // the call timeout), so the whole wait is busy_wait plus at most one such call.
-  std::chrono::milliseconds pause(20);
-  while (busy) {
-    {
-      std::unique_lock lock(wait_mu_);
-      if (stopped_ || Clock::now() >= deadline) break;
-      wait_cv_.wait_until(lock, std::min(deadline, Clock::now() + pause), [this] { return stopped_; });
-      if (stopped_) break;
-    }
-    pause = std::min(pause * 2, std::chrono::milliseconds(250));
-    status = resolve(call, path, out, &busy);
-  }
-  return status;
 }
 
 rpc::DispatchResult MountService::mnt(const rpc::CallContext& call, std::span<const uint8_t> args,
@@ -226,7 +171,7 @@ rpc::DispatchResult MountService::mnt(const rpc::CallContext& call, std::span<co
   if (!path.decode(args)) return accepted(rpc::AcceptStat::GarbageArgs);
   Mounted m;
   // A path with a NUL byte would be cut short at it and name another directory.
-  uint32_t status = path.encodes_back_to(args) ? resolve_waiting(call, *path, &m)
+  uint32_t status = path.encodes_back_to(args) ? resolve(call, *path, &m)
                                                : static_cast<uint32_t>(MNT3ERR_INVAL);
   if (status == MNT3_OK) mounts_->add(peer_host(call.peer), m.path);
 
