@@ -17,6 +17,8 @@
 #   name = lab                    # required
 #   authority = etcd              # etcd (etcd_endpoints required) or file (leases on shared_dir)
 #   etcd_endpoints = http://10.0.5.1:2379, http://10.0.5.2:2379, http://10.0.5.3:2379
+#   etcd_ca, etcd_cert, etcd_key  # https:// to etcd (files on every host), as in [cluster]
+#   etcd_allow_insecure = true    # http:// to etcd: only on a network the nodes and etcd alone share
 #   shared_dir = /srv/nasd-san    # required: the SAN, the same folder on every host
 #   interface = eth1              # required: the client-facing NIC, the same name on every host
 #   prefix = 24                   # required: the EVS and pool addresses' subnet length
@@ -55,13 +57,13 @@ while IFS= read -r line || [ -n "$line" ]; do
     hosts+=("${BASH_REMATCH[1]}")
     continue
   fi
-  [[ $line =~ ^([a-z_]+)[\ \t]*=[\ \t]*(.*)$ ]] || die "not a [section] or key = value: $line"
+  [[ $line =~ ^([a-z_]+)[[:space:]]*=[[:space:]]*(.*)$ ]] || die "not a [section] or key = value: $line"
   key=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
   [[ $value != *[\$\`\\\"\']* ]] || die "$key: quotes, \$, \` and \\ are not allowed in values"
   case $section in
     cluster)
       case $key in
-        name|authority|etcd_endpoints|shared_dir|interface|prefix|clients|export_options|volume_size|pool|lease_ms|data_dir|config_dir|bin_dir|user) C[$key]=$value ;;
+        name|authority|etcd_endpoints|etcd_ca|etcd_cert|etcd_key|etcd_allow_insecure|shared_dir|interface|prefix|clients|export_options|volume_size|pool|lease_ms|data_dir|config_dir|bin_dir|user) C[$key]=$value ;;
         *) die "[cluster] unknown key '$key'" ;;
       esac ;;
     host:*)
@@ -102,6 +104,10 @@ cluster_conf() {  # HOST: the one cluster config, as HOST's config_dir names the
   echo "shared_dir = ${C[shared_dir]}"
   echo "authority = ${C[authority]}"
   [ "${C[authority]}" != etcd ] || echo "etcd_endpoints = ${C[etcd_endpoints]}"
+  local k
+  for k in etcd_ca etcd_cert etcd_key etcd_allow_insecure; do
+    [ "${C[authority]}" != etcd ] || [ -z "${C[$k]:-}" ] || echo "$k = ${C[$k]}"
+  done
   echo "failback = manual"
   echo "lease_ms = ${C[lease_ms]}"
   for h in "${hosts[@]}"; do
