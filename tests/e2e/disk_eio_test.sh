@@ -49,7 +49,8 @@ cache = 32M
 test_fault_file = fault
 [volume v1]
 id = 1
-size = 1G
+size = 4G
+allocation = thin
 segment_size = 1M
 cache = 32M
 [export /r/v0]
@@ -80,8 +81,9 @@ v1_rate() {
     # A kernel client retries NFS3ERR_JUKEBOX (NVRAM back-pressure) by itself; nfs-cp does not,
     # so a refused copy is tried again a few times. Only copies that went through count.
     local tries=0
-    # A new 1 MiB file each time: v1 is sized for ~900 of them (at 256 MiB a quick run filled it
-    # and the copies failed with NFS3ERR_NOSPC, which looked like a held-back journal).
+    # A new 1 MiB file each time: v1 is sized (thin) for ~3,600 of them. At 1G a quick, quiet
+    # machine wrote ~900 files in the 12 s of both windows, filled it, and the copies failed
+    # with NFS3ERR_NOSPC, which looked like a held-back journal (at 256 MiB a loaded one did).
     until timeout 30 nfs-cp "$dir/mib" "$(url v1/f$RANDOM$RANDOM)" >/dev/null 2>>"$dir/v1-errors"; do
       tries=$((tries + 1))
       (( tries < 5 )) || return 1
