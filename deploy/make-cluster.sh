@@ -103,11 +103,13 @@ cluster_conf() {  # HOST: the one cluster config, as HOST's config_dir names the
   echo "key = $cdir/cluster.key"
   echo "shared_dir = ${C[shared_dir]}"
   echo "authority = ${C[authority]}"
-  [ "${C[authority]}" != etcd ] || echo "etcd_endpoints = ${C[etcd_endpoints]}"
-  local k
-  for k in etcd_ca etcd_cert etcd_key etcd_allow_insecure; do
-    [ "${C[authority]}" != etcd ] || [ -z "${C[$k]:-}" ] || echo "$k = ${C[$k]}"
-  done
+  if [ "${C[authority]}" = etcd ]; then
+    echo "etcd_endpoints = ${C[etcd_endpoints]}"
+    local k
+    for k in etcd_ca etcd_cert etcd_key etcd_allow_insecure; do
+      [ -z "${C[$k]:-}" ] || echo "$k = ${C[$k]}"
+    done
+  fi
   echo "failback = manual"
   echo "lease_ms = ${C[lease_ms]}"
   for h in "${hosts[@]}"; do
